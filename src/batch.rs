@@ -1,0 +1,78 @@
+//! A batch of updates in dense ids: the unit that is logged, applied and acknowledged.
+
+use crate::types::VertexId;
+
+/// Set on a neighbor id (memtable entries, WAL edge records) or a vertex id (vertex records)
+/// to mean "delete". Dense ids stay below 2^31, so the bit is free.
+pub const DEL: u32 = 1 << 31;
+
+/// Strips the [`DEL`] flag.
+#[inline]
+pub fn id_of(x: u32) -> VertexId {
+    x & !DEL
+}
+
+/// Whether the [`DEL`] flag is set.
+#[inline]
+pub fn is_del(x: u32) -> bool {
+    x & DEL != 0
+}
+
+/// One homogeneous run of updates inside a batch, in the order they were given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Section {
+    /// Edge inserts and deletes: `[src, dst]`, with [`DEL`] set on `dst` for a delete.
+    Edges(Vec<[u32; 2]>),
+    /// Vertex inserts and deletes: the id, with [`DEL`] set for a delete.
+    Vertices(Vec<u32>),
+}
+
+impl Section {
+    /// How many user records the section holds.
+    pub fn len(&self) -> usize {
+        match self {
+            Section::Edges(e) => e.len(),
+            Section::Vertices(v) => v.len(),
+        }
+    }
+    /// Whether the section is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Updates translated to dense ids, plus the dictionary entries the translation created.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DenseBatch {
+    /// Dense id given to `new_ids[0]`; the rest follow consecutively.
+    pub first_new_id: u32,
+    /// External ids that received dense ids while translating this batch.
+    pub new_ids: Vec<u64>,
+    /// The updates, in order.
+    pub sections: Vec<Section>,
+}
+
+impl DenseBatch {
+    /// Number of user records (edge and vertex updates).
+    pub fn records(&self) -> u64 {
+        self.sections.iter().map(|s| s.len() as u64).sum()
+    }
+
+    /// Appends an edge update, opening a new section if the last one holds vertices.
+    pub fn push_edge(&mut self, src: u32, dst: u32, delete: bool) {
+        let rec = [src, if delete { dst | DEL } else { dst }];
+        match self.sections.last_mut() {
+            Some(Section::Edges(v)) => v.push(rec),
+            _ => self.sections.push(Section::Edges(vec![rec])),
+        }
+    }
+
+    /// Appends a vertex update, opening a new section if the last one holds edges.
+    pub fn push_vertex(&mut self, v: u32, delete: bool) {
+        let rec = if delete { v | DEL } else { v };
+        match self.sections.last_mut() {
+            Some(Section::Vertices(s)) => s.push(rec),
+            _ => self.sections.push(Section::Vertices(vec![rec])),
+        }
+    }
+}

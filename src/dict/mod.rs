@@ -1,0 +1,268 @@
+//! The persistent dictionary from external 64-bit vertex ids to dense [`VertexId`]s.
+//!
+//! Dense ids are handed out in first-seen order. New assignments are logged in the WAL with
+//! the batch that created them, and appended to the `DICT` file when a flush commits, so the
+//! file plus the log always rebuild the same mapping. File format: chunks of
+//!
+//! ```text
+//! magic "DCHK" u32 | count u32 | first_dense u64 | crc32c u32 (header bytes 0..16 + payload) | 0 u32 x3
+//! count x u64 external ids (dense ids first_dense ..)
+//! ```
+//! The manifest records how many entries and bytes are committed; anything past that is a
+//! flush that never committed and is cut on open.
+
+mod lookup;
+
+pub use lookup::Lookup;
+
+use crate::medium::Medium;
+use crate::types::{VertexId, MAX_VERTICES};
+use crate::{Error, Result};
+
+/// Name of the dictionary segment.
+pub const FILE: &str = "DICT";
+const MAGIC: u32 = 0x4B48_4344; // "DCHK"
+const CHUNK_HEADER: usize = 32;
+
+/// The dictionary: both directions in DRAM, the committed prefix on the medium.
+#[derive(Default)]
+pub struct Dict {
+    to_ext: Vec<u64>,
+    lookup: Lookup,
+    persisted: usize,
+    file_bytes: u64,
+}
+
+impl Dict {
+    /// Number of dense ids handed out.
+    pub fn len(&self) -> usize {
+        self.to_ext.len()
+    }
+
+    /// Whether no id was handed out yet.
+    pub fn is_empty(&self) -> bool {
+        self.to_ext.is_empty()
+    }
+
+    /// The dense id of an external id, if it has one.
+    #[inline]
+    pub fn get(&self, ext: u64) -> Option<VertexId> {
+        self.lookup.get(ext)
+    }
+
+    /// The external id of a dense id.
+    #[inline]
+    pub fn external(&self, v: VertexId) -> u64 {
+        self.to_ext[v as usize]
+    }
+
+    /// All external ids, indexed by dense id.
+    pub fn externals(&self) -> &[u64] {
+        &self.to_ext
+    }
+
+    /// Returns the dense id of `ext`, handing out the next one if it has none.
+    pub fn get_or_assign(&mut self, ext: u64) -> Result<VertexId> {
+        if let Some(v) = self.lookup.get(ext) {
+            return Ok(v);
+        }
+        if self.to_ext.len() as u64 >= MAX_VERTICES {
+            return Err(Error::Invalid(format!(
+                "vertex {ext} would exceed the {MAX_VERTICES} vertices a 32-bit store holds"
+            )));
+        }
+        let v = self.to_ext.len() as VertexId;
+        self.to_ext.push(ext);
+        self.lookup.insert(ext, v, self.to_ext.len());
+        Ok(v)
+    }
+
+    /// Re-applies assignments read back from the WAL. Entries already present must agree.
+    pub fn replay(&mut self, first: u32, ids: &[u64]) -> Result<()> {
+        for (i, &ext) in ids.iter().enumerate() {
+            let v = first as usize + i;
+            if v < self.to_ext.len() {
+                if self.to_ext[v] != ext {
+                    return Err(Error::corrupt(format!(
+                        "WAL gives dense id {v} to vertex {ext}, the dictionary to {}",
+                        self.to_ext[v]
+                    )));
+                }
+            } else if v == self.to_ext.len() {
+                if self.get_or_assign(ext)? != v as VertexId {
+                    return Err(Error::corrupt(format!("WAL assigns vertex {ext} twice")));
+                }
+            } else {
+                return Err(Error::corrupt(format!(
+                    "WAL assigns dense id {v} but the dictionary has only {}",
+                    self.to_ext.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Entries and bytes committed in the file.
+    pub fn committed(&self) -> (usize, u64) {
+        (self.persisted, self.file_bytes)
+    }
+
+    /// Loads the committed prefix (`entries`, `bytes`) of the dictionary file, verifying every
+    /// chunk, and cuts anything past it.
+    pub fn load(medium: &dyn Medium, entries: usize, bytes: u64) -> Result<Dict> {
+        let mut d = Dict::default();
+        if bytes == 0 && !medium.exists(FILE) {
+            return if entries == 0 {
+                Ok(d)
+            } else {
+                Err(Error::corrupt("dictionary file DICT is missing"))
+            };
+        }
+        let seg = medium.open(FILE)?;
+        let len = seg.len()?;
+        if len < bytes {
+            return Err(Error::corrupt(format!(
+                "dictionary DICT has {len} bytes, the manifest commits {bytes}"
+            )));
+        }
+        let map = seg.map()?;
+        let b = &map.bytes()[..bytes as usize];
+        let mut at = 0usize;
+        d.to_ext.reserve(entries);
+        while at < b.len() {
+            let bad = |m: &str| Error::corrupt(format!("dictionary DICT at byte {at}: {m}"));
+            let h = b
+                .get(at..at + CHUNK_HEADER)
+                .ok_or_else(|| bad("truncated chunk"))?;
+            let rd32 = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().unwrap());
+            if rd32(0) != MAGIC {
+                return Err(bad("not a dictionary chunk"));
+            }
+            let count = rd32(4) as usize;
+            let first = u64::from_le_bytes(h[8..16].try_into().unwrap());
+            let payload = b
+                .get(at + CHUNK_HEADER..at + CHUNK_HEADER + count * 8)
+                .ok_or_else(|| bad("chunk runs past the committed end"))?;
+            if crc32c::crc32c_append(crc32c::crc32c(&h[..16]), payload) != rd32(16) {
+                return Err(bad("checksum mismatch"));
+            }
+            if first != d.to_ext.len() as u64 {
+                return Err(bad("chunk out of order"));
+            }
+            for c in payload.chunks_exact(8) {
+                let ext = u64::from_le_bytes(c.try_into().unwrap());
+                let v = d.to_ext.len() as VertexId;
+                if d.lookup.get(ext).is_some() {
+                    return Err(bad(&format!("vertex {ext} appears twice")));
+                }
+                d.to_ext.push(ext);
+                d.lookup.insert(ext, v, d.to_ext.len());
+            }
+            at += CHUNK_HEADER + count * 8;
+        }
+        if d.to_ext.len() != entries {
+            return Err(Error::corrupt(format!(
+                "dictionary DICT holds {} entries, the manifest commits {entries}",
+                d.to_ext.len()
+            )));
+        }
+        drop(map);
+        if len > bytes {
+            seg.set_len(bytes)?;
+            seg.persist()?;
+        }
+        d.persisted = entries;
+        d.file_bytes = bytes;
+        Ok(d)
+    }
+
+    /// Appends entries `[committed, upto)` to the file and persists them. They count as
+    /// committed once the manifest that records the returned `(entries, bytes)` is durable.
+    pub fn write_upto(&mut self, medium: &dyn Medium, upto: usize) -> Result<(usize, u64)> {
+        if upto <= self.persisted {
+            return Ok(self.committed());
+        }
+        let ids = &self.to_ext[self.persisted..upto];
+        let mut buf = Vec::with_capacity(CHUNK_HEADER + ids.len() * 8);
+        buf.extend_from_slice(&MAGIC.to_le_bytes());
+        buf.extend_from_slice(&(ids.len() as u32).to_le_bytes());
+        buf.extend_from_slice(&(self.persisted as u64).to_le_bytes());
+        let payload: &[u8] = bytemuck::cast_slice(ids);
+        let crc = crc32c::crc32c_append(crc32c::crc32c(&buf[..16]), payload);
+        buf.extend_from_slice(&crc.to_le_bytes());
+        buf.extend_from_slice(&[0u8; 12]);
+        buf.extend_from_slice(payload);
+        let seg = if medium.exists(FILE) {
+            medium.open(FILE)?
+        } else {
+            let s = medium.create(FILE)?;
+            medium.sync_dir()?;
+            s
+        };
+        seg.write_at(self.file_bytes, &buf)?;
+        seg.persist()?;
+        self.persisted = upto;
+        self.file_bytes += buf.len() as u64;
+        Ok(self.committed())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::medium::memory::MemoryMedium;
+
+    #[test]
+    fn assign_persist_reload() {
+        let m = MemoryMedium::new();
+        let mut d = Dict::default();
+        let ids = [5u64, 1 << 40, 7, 5, u64::MAX, 0];
+        let dense: Vec<_> = ids.iter().map(|&e| d.get_or_assign(e).unwrap()).collect();
+        assert_eq!(dense, vec![0, 1, 2, 0, 3, 4]);
+        let (n, b) = d.write_upto(&m, 3).unwrap();
+        assert_eq!(n, 3);
+        let (n2, b2) = d.write_upto(&m, 5).unwrap();
+        assert_eq!(n2, 5);
+        assert!(b2 > b);
+        let r = Dict::load(&m, n2, b2).unwrap();
+        assert_eq!(r.externals(), d.externals());
+        assert_eq!(r.get(1 << 40), Some(1));
+        assert_eq!(r.get(8), None);
+        // An uncommitted tail is cut.
+        let r = Dict::load(&m, n, b).unwrap();
+        assert_eq!(r.len(), 3);
+        assert_eq!(m.open(FILE).unwrap().len().unwrap(), b);
+    }
+
+    #[test]
+    fn flipped_byte_is_an_error() {
+        let m = MemoryMedium::new();
+        let mut d = Dict::default();
+        for e in 0..100u64 {
+            d.get_or_assign(e * 3).unwrap();
+        }
+        let (n, b) = d.write_upto(&m, 100).unwrap();
+        for i in [0usize, 5, 9, 17, 40, 300, b as usize - 1] {
+            let seg = m.open(FILE).unwrap();
+            let mut x = [0u8];
+            seg.read_at(i as u64, &mut x).unwrap();
+            seg.write_at(i as u64, &[x[0] ^ 4]).unwrap();
+            assert!(
+                matches!(Dict::load(&m, n, b), Err(Error::Corrupt(_))),
+                "flip at {i}"
+            );
+            seg.write_at(i as u64, &x).unwrap();
+        }
+        assert!(Dict::load(&m, n, b).is_ok());
+    }
+
+    #[test]
+    fn replay_must_agree() {
+        let mut d = Dict::default();
+        d.replay(0, &[10, 20]).unwrap();
+        d.replay(1, &[20, 30]).unwrap();
+        assert_eq!(d.externals(), &[10, 20, 30]);
+        assert!(d.replay(1, &[99]).is_err());
+        assert!(d.replay(5, &[99]).is_err());
+    }
+}

@@ -1,0 +1,71 @@
+//! The one error type every layer returns.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in evograph, phrased for the person who has to act on it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An operating-system I/O call failed on a file we name.
+    #[error("{op} {}: {source}", path.display())]
+    Io {
+        /// What we were doing ("open", "write", "fsync", ...).
+        op: &'static str,
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Stored bytes failed a checksum or an invariant: the store is damaged.
+    #[error("corrupt store: {0}")]
+    Corrupt(String),
+    /// The path exists but is not an evograph store (or was written by an incompatible version).
+    #[error("{} is not an evograph store: {reason}", path.display())]
+    NotAStore {
+        /// The directory that was opened.
+        path: PathBuf,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// Another process (or handle) holds the store open for writing.
+    #[error("store {} is locked by another writer (lock file {}); close it first", path.display(), path.join("LOCK").display())]
+    Locked {
+        /// The store directory.
+        path: PathBuf,
+    },
+    /// An input file could not be parsed.
+    #[error("{}:{line}: {msg}", file.display())]
+    Parse {
+        /// The input file.
+        file: PathBuf,
+        /// 1-based line number (0 when the format has no lines).
+        line: u64,
+        /// What was wrong with it.
+        msg: String,
+    },
+    /// A caller passed an argument that cannot be honoured.
+    #[error("invalid argument: {0}")]
+    Invalid(String),
+    /// A previous write failed half-way; the handle refuses further writes. Reopen to recover.
+    #[error("store is read-only after an earlier write failure ({0}); reopen it to recover")]
+    Poisoned(String),
+}
+
+/// Result alias used across the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Wraps an [`std::io::Error`] with the operation and path it came from.
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Builds a [`Error::Corrupt`] from anything printable.
+    pub fn corrupt(msg: impl Into<String>) -> Self {
+        Error::Corrupt(msg.into())
+    }
+}

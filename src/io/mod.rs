@@ -1,0 +1,277 @@
+//! Input and output of edge lists and update streams.
+//!
+//! Every input format is read through a [`RecordSource`], which hands out batches of
+//! [`Record`]s in external (user) ids. [`open_source`] picks the reader, detecting the format
+//! from the file name or its first line when asked to ([`Format::Auto`]).
+
+mod bin;
+mod detect;
+mod ldbc;
+mod lines;
+mod mtx;
+mod ops;
+mod snap;
+mod text;
+mod write;
+
+pub use bin::BinSource;
+pub use detect::detect_format;
+pub use ldbc::{read_properties, LdbcProperties, LdbcSource};
+pub use mtx::MtxSource;
+pub use ops::OpsSource;
+pub use snap::SnapSource;
+pub use write::{write_bin, write_el};
+
+use crate::error::{Error, Result};
+use crate::types::Record;
+use std::path::Path;
+
+/// An input file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Decide from the extension, or failing that the first line ([`detect_format`]).
+    Auto,
+    /// SNAP text edge list: `src dst [weight]`, `#`/`%` comments.
+    Snap,
+    /// GAP `.el`/`.wel` edge list; read exactly like [`Format::Snap`].
+    El,
+    /// 8-byte binary records: little-endian u32 src then u32 dst (GraphOne/XPGraph).
+    Bin,
+    /// LDBC Graphalytics: a `.properties` file, or the `.v`/`.e` pair.
+    Ldbc,
+    /// Update stream: `+ u v`, `- u v`, `+ u`, `- u`.
+    Ops,
+    /// Matrix Market coordinate file.
+    Mtx,
+}
+
+impl Format {
+    /// Every format, for help texts.
+    pub const ALL: [Format; 7] = [
+        Format::Auto,
+        Format::Snap,
+        Format::El,
+        Format::Bin,
+        Format::Ldbc,
+        Format::Ops,
+        Format::Mtx,
+    ];
+
+    /// The lowercase name [`FromStr`](std::str::FromStr) accepts.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Auto => "auto",
+            Format::Snap => "snap",
+            Format::El => "el",
+            Format::Bin => "bin",
+            Format::Ldbc => "ldbc",
+            Format::Ops => "ops",
+            Format::Mtx => "mtx",
+        }
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+                format!("unknown format '{s}': want one of {}", names.join(", "))
+            })
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What an input says about itself.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceInfo {
+    /// `Some` only when the file states it (LDBC `directed`, Matrix Market symmetry).
+    pub directed: Option<bool>,
+    /// The edges carry a weight column.
+    ///
+    /// For plain edge lists this is judged from the first data line and becomes true later if
+    /// any line carries a weight.
+    pub weighted: bool,
+    /// Total input size in bytes, for progress reporting.
+    pub total_bytes: u64,
+}
+
+/// A stream of update records read from an input.
+pub trait RecordSource: Send {
+    /// Appends up to `max` records to `out`.
+    ///
+    /// Returns `Ok(false)` once the input is exhausted; a call returning `Ok(false)` appended
+    /// nothing, so `while src.next_batch(n, &mut buf)? { .. }` sees every record. `Ok(true)` may
+    /// come with fewer than `max` records. A `max` of 0 is [`Error::Invalid`]. Malformed input
+    /// is [`Error::Parse`] naming the file and line.
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Record>) -> Result<bool>;
+
+    /// What the input declares about itself.
+    fn info(&self) -> &SourceInfo;
+
+    /// Input bytes consumed so far (compare with [`SourceInfo::total_bytes`]).
+    fn bytes_read(&self) -> u64;
+}
+
+/// Opens `path` as `format`, detecting the format first if it is [`Format::Auto`].
+///
+/// Formats whose header carries metadata (LDBC properties, Matrix Market banner and size line)
+/// are validated here, so a bad header fails at open rather than at the first batch.
+pub fn open_source(path: &Path, format: Format) -> Result<Box<dyn RecordSource>> {
+    let format = match format {
+        Format::Auto => detect_format(path)?,
+        f => f,
+    };
+    Ok(match format {
+        Format::Snap | Format::El => Box::new(SnapSource::open(path)?),
+        Format::Bin => Box::new(BinSource::open(path)?),
+        Format::Ldbc => Box::new(LdbcSource::open(path)?),
+        Format::Ops => Box::new(OpsSource::open(path)?),
+        Format::Mtx => Box::new(MtxSource::open(path)?),
+        Format::Auto => {
+            return Err(Error::Invalid(format!(
+                "could not decide the format of {}",
+                path.display()
+            )))
+        }
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// Writes `content` to `name` in a fresh temporary directory (kept alive by the guard).
+    pub(crate) fn temp_file(name: &str, content: &[u8]) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        (dir, path)
+    }
+
+    /// Drains a source in small batches so batch boundaries get exercised.
+    pub(crate) fn collect(src: &mut dyn RecordSource) -> Result<Vec<Record>> {
+        let mut out = Vec::new();
+        while src.next_batch(3, &mut out)? {}
+        Ok(out)
+    }
+
+    fn edges_as_records(edges: &[(u32, u32)]) -> Vec<Record> {
+        edges
+            .iter()
+            .map(|&(s, d)| Record::Insert(u64::from(s), u64::from(d)))
+            .collect()
+    }
+
+    fn sample_edges() -> Vec<(u32, u32)> {
+        let mut edges = vec![(0, 0), (u32::MAX, 0), (0, u32::MAX), (9, 10), (10, 99_999)];
+        edges.extend((0..5000u32).map(|i| (i.wrapping_mul(2_654_435_761), i)));
+        edges
+    }
+
+    #[test]
+    fn format_names_round_trip() {
+        for f in Format::ALL {
+            assert_eq!(f.to_string().parse::<Format>(), Ok(f));
+        }
+        assert!("csv".parse::<Format>().is_err());
+        assert!("SNAP".parse::<Format>().is_err());
+    }
+
+    #[test]
+    fn el_round_trip() {
+        let edges = sample_edges();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.el");
+        write_el(&path, &edges).unwrap();
+        let mut src = open_source(&path, Format::Auto).unwrap();
+        assert_eq!(collect(src.as_mut()).unwrap(), edges_as_records(&edges));
+        assert_eq!(src.bytes_read(), src.info().total_bytes);
+        assert!(!src.info().weighted);
+        // Explicit format, unknown extension.
+        let other = dir.path().join("g.data");
+        std::fs::copy(&path, &other).unwrap();
+        let mut src = open_source(&other, Format::El).unwrap();
+        assert_eq!(collect(src.as_mut()).unwrap(), edges_as_records(&edges));
+    }
+
+    #[test]
+    fn bin_round_trip() {
+        let edges = sample_edges();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.bin");
+        write_bin(&path, &edges).unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            8 * edges.len() as u64
+        );
+        let mut src = open_source(&path, Format::Auto).unwrap();
+        assert_eq!(collect(src.as_mut()).unwrap(), edges_as_records(&edges));
+        assert_eq!(src.bytes_read(), src.info().total_bytes);
+    }
+
+    #[test]
+    fn empty_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["e.el", "e.bin"] {
+            let path = dir.path().join(name);
+            if name.ends_with("el") {
+                write_el(&path, &[]).unwrap();
+            } else {
+                write_bin(&path, &[]).unwrap();
+            }
+            let mut src = open_source(&path, Format::Auto).unwrap();
+            assert!(collect(src.as_mut()).unwrap().is_empty());
+        }
+    }
+
+    #[test]
+    fn missing_file_is_an_io_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nope.el");
+        for format in Format::ALL {
+            let path = match format {
+                Format::Auto | Format::Snap | Format::El => path.clone(),
+                other => dir.path().join(format!("nope.{other}")),
+            };
+            match open_source(&path, format) {
+                Err(Error::Io {
+                    op: "open",
+                    path: p,
+                    source,
+                }) => {
+                    assert_eq!(source.kind(), std::io::ErrorKind::NotFound, "{format}");
+                    assert!(p.starts_with(dir.path()), "{format}: {}", p.display());
+                }
+                Err(other) => panic!("{format}: {other}"),
+                Ok(_) => panic!("{format}: opened a missing file"),
+            }
+        }
+    }
+
+    #[test]
+    fn generated_graph_survives_shuffle_and_write() {
+        let spec = crate::gen::GenSpec {
+            kind: crate::gen::GenKind::Kron,
+            scale: 8,
+            edge_factor: 4,
+            seed: 5,
+        };
+        let mut edges = crate::gen::generate(&spec).unwrap();
+        crate::gen::shuffle(&mut edges, 5);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.wel.txt");
+        write_el(&path, &edges).unwrap();
+        let mut src = SnapSource::with_buffer_size(&path, 100).unwrap();
+        assert_eq!(collect(&mut src).unwrap(), edges_as_records(&edges));
+    }
+}

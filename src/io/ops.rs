@@ -1,0 +1,183 @@
+//! Update streams: one insertion or deletion per line.
+//!
+//! ```text
+//! # comment
+//! + 1 2        insert edge 1 -> 2
+//! + 1 2 0.5    insert a weighted edge
+//! - 1 2        delete edge 1 -> 2
+//! + 7          insert vertex 7
+//! - 7          delete vertex 7 and its edges
+//! ```
+
+use super::lines::{fields, parse_id, parse_weight, show, trim_start, LineReader, DEFAULT_BUF};
+use super::text::{LineParser, TextSource};
+use super::{RecordSource, SourceInfo};
+use crate::error::Result;
+use crate::types::Record;
+use std::path::Path;
+
+/// Parses `+`/`-` update lines.
+struct OpsParser;
+
+const FORMS: &str = "expected '+ u v [w]', '- u v', '+ u' or '- u'";
+
+impl LineParser for OpsParser {
+    fn parse(&mut self, line: &[u8], out: &mut Vec<Record>) -> std::result::Result<(), String> {
+        let line = trim_start(line);
+        if matches!(line.first(), None | Some(b'#')) {
+            return Ok(());
+        }
+        let mut cols = fields(line);
+        let insert = match cols.next() {
+            Some(b"+") => true,
+            Some(b"-") => false,
+            Some(other) => {
+                return Err(format!(
+                    "'{}' is not an update: {FORMS} (the sign stands alone)",
+                    show(other)
+                ))
+            }
+            None => return Ok(()),
+        };
+        let Some(u) = cols.next() else {
+            return Err(format!("missing vertex id: {FORMS}"));
+        };
+        let u = parse_id(u, "vertex id")?;
+        let Some(v) = cols.next() else {
+            out.push(if insert {
+                Record::InsertVertex(u)
+            } else {
+                Record::DeleteVertex(u)
+            });
+            return Ok(());
+        };
+        let v = parse_id(v, "destination id")?;
+        if let Some(w) = cols.next() {
+            if !insert {
+                return Err(format!("a deletion takes no weight: {FORMS}"));
+            }
+            parse_weight(w, "weight")?;
+            // weights: carried once Record has them
+        }
+        if cols.next().is_some() {
+            return Err(format!(
+                "too many columns ({}): {FORMS}",
+                fields(line).count()
+            ));
+        }
+        out.push(if insert {
+            Record::Insert(u, v)
+        } else {
+            Record::Delete(u, v)
+        });
+        Ok(())
+    }
+}
+
+/// Reads an `.ops` update stream (see the module docs for the line forms).
+pub struct OpsSource {
+    inner: TextSource<OpsParser>,
+    info: SourceInfo,
+}
+
+impl OpsSource {
+    /// Opens `path` with the default 1 MiB read buffer.
+    pub fn open(path: &Path) -> Result<Self> {
+        Self::with_buffer_size(path, DEFAULT_BUF)
+    }
+
+    /// Opens `path` reading `buf_size` bytes at a time.
+    pub fn with_buffer_size(path: &Path, buf_size: usize) -> Result<Self> {
+        let reader = LineReader::open(path, buf_size)?;
+        let info = SourceInfo {
+            directed: None,
+            weighted: false,
+            total_bytes: reader.size(),
+        };
+        Ok(OpsSource {
+            inner: TextSource::new(reader, OpsParser),
+            info,
+        })
+    }
+}
+
+impl RecordSource for OpsSource {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Record>) -> Result<bool> {
+        self.inner.next_batch(max, out)
+    }
+
+    fn info(&self) -> &SourceInfo {
+        &self.info
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.inner.bytes_read()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::io::tests::{collect, temp_file};
+    use crate::io::{open_source, Format};
+
+    fn parse(content: &str) -> Result<Vec<Record>> {
+        let (_dir, path) = temp_file("u.ops", content.as_bytes());
+        collect(open_source(&path, Format::Auto)?.as_mut())
+    }
+
+    fn error_line(content: &str) -> (u64, String) {
+        match parse(content) {
+            Err(Error::Parse { line, msg, .. }) => (line, msg),
+            other => panic!("expected a parse error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn parses_all_four_forms() {
+        let recs = parse("# stream\n+ 1 2\n+ 1 3 0.5\r\n\n- 1 2\n+ 7\n\t- 7\n+\t4\t5\n").unwrap();
+        assert_eq!(
+            recs,
+            vec![
+                Record::Insert(1, 2),
+                Record::Insert(1, 3),
+                Record::Delete(1, 2),
+                Record::InsertVertex(7),
+                Record::DeleteVertex(7),
+                Record::Insert(4, 5),
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_lines_name_their_line() {
+        for (content, want_line, want_msg) in [
+            ("+ 1 2\n* 1 2\n", 2, "not an update"),
+            ("+1 2\n", 1, "not an update"),
+            ("+ 1 2\n+\n", 2, "missing vertex id"),
+            ("- 1 2 0.5\n", 1, "no weight"),
+            ("+ 1 2 0.5 6\n", 1, "too many columns"),
+            ("+ 1 2 x\n", 1, "finite"),
+            ("\n\n- a\n", 3, "not an unsigned"),
+            ("+ 1 -2\n", 1, "negative"),
+            ("1 2\n", 1, "not an update"),
+        ] {
+            let (line, msg) = error_line(content);
+            assert_eq!(line, want_line, "{content:?}: {msg}");
+            assert!(msg.contains(want_msg), "{content:?}: {msg}");
+        }
+    }
+
+    #[test]
+    fn tiny_buffer_gives_the_same_records() {
+        let content = "+ 100 200\n- 100 200\n+ 300\n- 300\n";
+        let (_dir, path) = temp_file("t.ops", content.as_bytes());
+        let want = collect(&mut OpsSource::open(&path).unwrap()).unwrap();
+        assert_eq!(want.len(), 4);
+        for buf in [1, 2, 3, 5] {
+            let mut src = OpsSource::with_buffer_size(&path, buf).unwrap();
+            assert_eq!(collect(&mut src).unwrap(), want, "buffer {buf}");
+        }
+    }
+}

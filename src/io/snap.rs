@@ -1,0 +1,274 @@
+//! SNAP-style and GAP `.el`/`.wel` edge lists: `src dst [weight]` per line.
+
+use super::detect::first_data_line;
+use super::lines::{
+    fields, parse_id, parse_weight, quick_pair, trim_start, LineReader, DEFAULT_BUF,
+};
+use super::text::{LineParser, TextSource};
+use super::{RecordSource, SourceInfo};
+use crate::error::Result;
+use crate::types::Record;
+use std::path::Path;
+
+/// Parses `src dst [value...]` edge lines; shared with the LDBC `.e` reader.
+pub(crate) struct EdgeLineParser {
+    /// How many numeric columns may follow `dst` (1 for a weight).
+    values: usize,
+    /// Reject negative values (LDBC weights are never negative; SNAP makes no such promise).
+    non_negative: bool,
+    /// Set once any line carried a value column.
+    pub(crate) saw_weight: bool,
+}
+
+impl EdgeLineParser {
+    /// A parser allowing up to `values` numeric columns after the endpoints.
+    pub(crate) fn new(values: usize) -> Self {
+        EdgeLineParser {
+            values,
+            non_negative: false,
+            saw_weight: false,
+        }
+    }
+
+    /// The same, rejecting negative values.
+    pub(crate) fn non_negative(values: usize) -> Self {
+        EdgeLineParser {
+            non_negative: true,
+            ..Self::new(values)
+        }
+    }
+}
+
+impl LineParser for EdgeLineParser {
+    fn parse(&mut self, line: &[u8], out: &mut Vec<Record>) -> std::result::Result<(), String> {
+        if let Some((src, dst)) = quick_pair(line) {
+            out.push(Record::Insert(src, dst));
+            return Ok(());
+        }
+        let line = trim_start(line);
+        if matches!(line.first(), None | Some(b'#' | b'%')) {
+            return Ok(());
+        }
+        let mut cols = fields(line);
+        let Some(src) = cols.next() else {
+            return Ok(()); // unreachable after trim_start, but a blank line is never an error
+        };
+        let src = parse_id(src, "source id")?;
+        let dst = match cols.next() {
+            Some(d) => parse_id(d, "destination id")?,
+            None => return Err("missing destination id (expected 'src dst [weight]')".into()),
+        };
+        let mut values = 0;
+        for col in cols {
+            values += 1;
+            if values > self.values {
+                return Err(format!(
+                    "too many columns: found {}, expected at most {} (src dst{})",
+                    fields(line).count(),
+                    2 + self.values,
+                    match self.values {
+                        0 => String::new(),
+                        1 => " weight".to_string(),
+                        n => format!(" and {n} values"),
+                    }
+                ));
+            }
+            let w = parse_weight(col, "weight")?;
+            if self.non_negative && w < 0.0 {
+                return Err(format!("weight {w} is negative"));
+            }
+            self.saw_weight = true;
+        }
+        // weights: carried once Record has them
+        out.push(Record::Insert(src, dst));
+        Ok(())
+    }
+}
+
+/// Reads a whitespace-separated edge list (`.el`, `.wel`, `.txt`, `.snap`, `.tsv`).
+///
+/// Comment lines start with `#` or `%`; blank lines and CRLF endings are accepted. Emits
+/// [`Record::Insert`] per edge.
+pub struct SnapSource {
+    inner: TextSource<EdgeLineParser>,
+    info: SourceInfo,
+}
+
+impl SnapSource {
+    /// Opens `path` with the default 1 MiB read buffer.
+    pub fn open(path: &Path) -> Result<Self> {
+        Self::with_buffer_size(path, DEFAULT_BUF)
+    }
+
+    /// Opens `path` reading `buf_size` bytes at a time (lines longer than that still work).
+    pub fn with_buffer_size(path: &Path, buf_size: usize) -> Result<Self> {
+        let reader = LineReader::open(path, buf_size)?;
+        let weighted = first_data_line(path)?.is_some_and(|l| fields(&l).count() >= 3);
+        let info = SourceInfo {
+            directed: None,
+            weighted,
+            total_bytes: reader.size(),
+        };
+        Ok(SnapSource {
+            inner: TextSource::new(reader, EdgeLineParser::new(1)),
+            info,
+        })
+    }
+}
+
+impl RecordSource for SnapSource {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Record>) -> Result<bool> {
+        let more = self.inner.next_batch(max, out)?;
+        self.info.weighted |= self.inner.parser().saw_weight;
+        Ok(more)
+    }
+
+    fn info(&self) -> &SourceInfo {
+        &self.info
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.inner.bytes_read()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::io::tests::{collect, temp_file};
+
+    fn parse(content: &str) -> Result<Vec<Record>> {
+        let (_dir, path) = temp_file("g.el", content.as_bytes());
+        collect(&mut SnapSource::open(&path)?)
+    }
+
+    /// The line number of a parse error, and its message.
+    fn error_line(content: &str) -> (u64, String) {
+        match parse(content) {
+            Err(Error::Parse { line, msg, .. }) => (line, msg),
+            other => panic!("expected a parse error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn parses_edges_comments_blank_lines_and_crlf() {
+        let recs = parse("# header\r\n% also a comment\n1 2\r\n\n  \t\n3\t4 0.5\r\n  5  6  \n7 8")
+            .unwrap();
+        assert_eq!(
+            recs,
+            vec![
+                Record::Insert(1, 2),
+                Record::Insert(3, 4),
+                Record::Insert(5, 6),
+                Record::Insert(7, 8)
+            ]
+        );
+    }
+
+    #[test]
+    fn full_u64_range_is_accepted() {
+        let recs = parse("0 18446744073709551615\n").unwrap();
+        assert_eq!(recs, vec![Record::Insert(0, u64::MAX)]);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let (line, msg) = error_line("1 2\n# c\nx 3\n");
+        assert_eq!(line, 3);
+        assert!(msg.contains("not an unsigned integer"), "{msg}");
+
+        let (line, msg) = error_line("1 2\n3 4\n\n5\n");
+        assert_eq!(line, 4);
+        assert!(msg.contains("missing destination"), "{msg}");
+
+        let (line, msg) = error_line("1 2 0.5 9\n");
+        assert_eq!(line, 1);
+        assert!(
+            msg.contains("too many columns") && msg.contains("found 4"),
+            "{msg}"
+        );
+
+        let (line, msg) = error_line("1 2\n1 -2\n");
+        assert_eq!(line, 2);
+        assert!(msg.contains("negative"), "{msg}");
+
+        let (line, msg) = error_line("1 2\r\n3 4\r\n18446744073709551616 1\r\n");
+        assert_eq!(line, 3);
+        assert!(msg.contains("64 bits"), "{msg}");
+
+        let (line, msg) = error_line("1 2 heavy\n");
+        assert_eq!(line, 1);
+        assert!(msg.contains("finite"), "{msg}");
+
+        let (line, _) = error_line("1 2 nan\n");
+        assert_eq!(line, 1);
+    }
+
+    #[test]
+    fn parse_error_displays_file_and_line() {
+        let (_dir, path) = temp_file("bad.el", b"1 2\nfoo bar\n");
+        let err = collect(&mut SnapSource::open(&path).unwrap()).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("bad.el:2:"), "{text}");
+    }
+
+    #[test]
+    fn records_split_across_the_buffer_boundary() {
+        let content =
+            "# comment longer than the buffer\n123456 7890\r\n1 22 0.25\n333 4444\n55555 6";
+        let want = vec![
+            Record::Insert(123456, 7890),
+            Record::Insert(1, 22),
+            Record::Insert(333, 4444),
+            Record::Insert(55555, 6),
+        ];
+        let (_dir, path) = temp_file("split.el", content.as_bytes());
+        for buf in [1, 2, 3, 5, 7, 11] {
+            let mut src = SnapSource::with_buffer_size(&path, buf).unwrap();
+            assert_eq!(collect(&mut src).unwrap(), want, "buffer {buf}");
+            assert_eq!(src.bytes_read(), content.len() as u64);
+        }
+    }
+
+    #[test]
+    fn errors_after_a_buffer_boundary_keep_their_line() {
+        let (_dir, path) = temp_file("late.el", b"10 20\n30 40\n50 x\n");
+        let mut src = SnapSource::with_buffer_size(&path, 4).unwrap();
+        match collect(&mut src) {
+            Err(Error::Parse { line: 3, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn batches_respect_max_and_end_cleanly() {
+        let (_dir, path) = temp_file("b.el", b"1 2\n3 4\n5 6\n7 8\n9 10\n");
+        let mut src = SnapSource::open(&path).unwrap();
+        let mut out = Vec::new();
+        assert!(src.next_batch(2, &mut out).unwrap());
+        assert_eq!(out.len(), 2);
+        assert!(src.next_batch(2, &mut out).unwrap());
+        assert_eq!(out.len(), 4, "next_batch appends");
+        assert!(src.next_batch(2, &mut out).unwrap());
+        assert_eq!(out.len(), 5);
+        assert!(!src.next_batch(2, &mut out).unwrap());
+        assert!(!src.next_batch(2, &mut out).unwrap());
+        assert_eq!(out.len(), 5);
+        assert!(matches!(
+            src.next_batch(0, &mut out),
+            Err(Error::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn info_reports_weights_and_size() {
+        let (_dir, path) = temp_file("w.wel", b"# w\n1 2 0.5\n");
+        let src = SnapSource::open(&path).unwrap();
+        assert!(src.info().weighted);
+        assert_eq!(src.info().directed, None);
+        assert_eq!(src.info().total_bytes, 12);
+        let (_dir2, path) = temp_file("u.el", b"1 2\n");
+        assert!(!SnapSource::open(&path).unwrap().info().weighted);
+    }
+}

@@ -1,0 +1,32 @@
+//! evograph: a persistent store for evolving graphs.
+//!
+//! The crate is layered as `../DESIGN.md` describes, bottom up:
+//!
+//! - [`medium`]: where bytes become durable (files with `fdatasync`, or volatile memory).
+//! - [`wal`]: the checksummed, segmented edge log with group commit.
+//! - [`memtable`]: per-vertex DRAM buffers that absorb random updates.
+//! - [`run`]: immutable CSR segments, the on-medium form of the graph.
+//! - [`manifest`]: the two-slot root that names the live runs; one atomic switch commits.
+//! - [`dict`]: the persistent dictionary from external 64-bit ids to dense [`VertexId`]s.
+//! - [`store`]: [`Graph`], tying the layers together: ingest, flush, compaction, recovery.
+//! - [`snapshot`]: consistent read views implementing [`GraphView`].
+//! - [`io`] and [`gen`]: input formats and graph generators used by the command line.
+
+pub mod batch;
+pub mod dict;
+pub mod error;
+pub mod gen;
+pub mod io;
+pub mod manifest;
+pub mod medium;
+pub mod memtable;
+pub mod run;
+pub mod snapshot;
+pub mod store;
+pub mod types;
+pub mod wal;
+
+pub use error::{Error, Result};
+pub use snapshot::{GraphView, Snapshot};
+pub use store::{Graph, Options};
+pub use types::{Durability, Record, VertexId};

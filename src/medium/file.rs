@@ -1,0 +1,144 @@
+//! The file medium: a directory of files, `pwrite` + `fdatasync`, mmap for reads.
+
+use super::{Mapped, Medium, MediumStats, SegmentFile};
+use crate::{Error, Result};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Segments are files in one directory.
+pub struct FileMedium {
+    dir: PathBuf,
+    stats: Arc<MediumStats>,
+}
+
+impl FileMedium {
+    /// A medium rooted at `dir`, which must exist.
+    pub fn new(dir: &Path) -> Self {
+        FileMedium {
+            dir: dir.to_path_buf(),
+            stats: Arc::default(),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    fn wrap(&self, path: PathBuf, file: File) -> Box<dyn SegmentFile> {
+        Box::new(FileSegment {
+            path,
+            file,
+            stats: self.stats.clone(),
+        })
+    }
+}
+
+impl Medium for FileMedium {
+    fn kind(&self) -> &'static str {
+        "file"
+    }
+    fn create(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
+        let path = self.path(name);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(|e| Error::io("create", &path, e))?;
+        Ok(self.wrap(path, file))
+    }
+    fn open(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
+        let path = self.path(name);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io("open", &path, e))?;
+        Ok(self.wrap(path, file))
+    }
+    fn exists(&self, name: &str) -> bool {
+        self.path(name).exists()
+    }
+    fn remove(&self, name: &str) -> Result<()> {
+        let path = self.path(name);
+        std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))
+    }
+    fn rename(&self, from: &str, to: &str) -> Result<()> {
+        let (a, b) = (self.path(from), self.path(to));
+        std::fs::rename(&a, &b).map_err(|e| Error::io("rename", &a, e))
+    }
+    fn list(&self) -> Result<Vec<String>> {
+        let rd = std::fs::read_dir(&self.dir).map_err(|e| Error::io("list", &self.dir, e))?;
+        let mut names = Vec::new();
+        for entry in rd {
+            let entry = entry.map_err(|e| Error::io("list", &self.dir, e))?;
+            if entry.file_type().map(|t| t.is_file()).unwrap_or(false) {
+                if let Some(n) = entry.file_name().to_str() {
+                    names.push(n.to_string());
+                }
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+    fn sync_dir(&self) -> Result<()> {
+        let d = File::open(&self.dir).map_err(|e| Error::io("open", &self.dir, e))?;
+        self.stats.on_persist();
+        d.sync_all().map_err(|e| Error::io("fsync", &self.dir, e))
+    }
+    fn stats(&self) -> &MediumStats {
+        &self.stats
+    }
+}
+
+struct FileSegment {
+    path: PathBuf,
+    file: File,
+    stats: Arc<MediumStats>,
+}
+
+impl SegmentFile for FileSegment {
+    fn write_at(&self, offset: u64, data: &[u8]) -> Result<()> {
+        self.stats.on_write(data.len());
+        self.file
+            .write_all_at(data, offset)
+            .map_err(|e| Error::io("write", &self.path, e))
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.file
+            .read_exact_at(buf, offset)
+            .map_err(|e| Error::io("read", &self.path, e))
+    }
+    fn persist(&self) -> Result<()> {
+        self.stats.on_persist();
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io("fdatasync", &self.path, e))
+    }
+    fn len(&self) -> Result<u64> {
+        self.file
+            .metadata()
+            .map(|m| m.len())
+            .map_err(|e| Error::io("stat", &self.path, e))
+    }
+    fn set_len(&self, len: u64) -> Result<()> {
+        self.file
+            .set_len(len)
+            .map_err(|e| Error::io("truncate", &self.path, e))
+    }
+    fn map(&self) -> Result<Mapped> {
+        if self.len()? == 0 {
+            return Ok(Mapped::empty());
+        }
+        // SAFETY: evograph maps only segments it no longer writes (sealed runs, the dictionary
+        // prefix below its committed length, WAL segments during recovery), and the store's
+        // lock file keeps other evograph processes from writing them. A foreign process
+        // truncating the file under us is outside what any mmap-based store can defend against.
+        let map = unsafe { memmap2::Mmap::map(&self.file) }
+            .map_err(|e| Error::io("mmap", &self.path, e))?;
+        Ok(Mapped::from_mmap(map))
+    }
+}

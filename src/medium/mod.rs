@@ -1,0 +1,72 @@
+//! Media: where bytes become durable.
+//!
+//! A [`Medium`] is a flat namespace of segment files. The engine decides *which* bytes to
+//! write; the medium decides *how* they become durable. Every durable byte of a store goes
+//! through [`SegmentFile::write_at`] followed by [`SegmentFile::persist`], and every file
+//! creation, rename or removal is made durable by [`Medium::sync_dir`]. Nothing else in the
+//! crate touches the filesystem for store data.
+//!
+//! Implemented now: [`file::FileMedium`] (pwrite + fdatasync, mmap for reads) and
+//! [`memory::MemoryMedium`] (volatile). The design's pmem, battery and sim media plug in
+//! behind the same two traits.
+
+pub mod file;
+mod mapped;
+pub mod memory;
+mod stats;
+
+pub use mapped::Mapped;
+pub use stats::{MediumStats, StatsSnapshot};
+
+use crate::Result;
+
+/// A durable byte store holding named segment files.
+pub trait Medium: Send + Sync + 'static {
+    /// Short name for reports ("file", "memory").
+    fn kind(&self) -> &'static str;
+    /// Creates (or truncates) a segment.
+    fn create(&self, name: &str) -> Result<Box<dyn SegmentFile>>;
+    /// Opens an existing segment for reading and writing.
+    fn open(&self, name: &str) -> Result<Box<dyn SegmentFile>>;
+    /// Whether a segment of that name exists.
+    fn exists(&self, name: &str) -> bool;
+    /// Removes a segment (not durable until [`Medium::sync_dir`]).
+    fn remove(&self, name: &str) -> Result<()>;
+    /// Renames a segment atomically (not durable until [`Medium::sync_dir`]).
+    fn rename(&self, from: &str, to: &str) -> Result<()>;
+    /// Names of all segments.
+    fn list(&self) -> Result<Vec<String>>;
+    /// Makes creations, renames and removals durable.
+    fn sync_dir(&self) -> Result<()>;
+    /// Total bytes of all segments right now.
+    fn bytes_used(&self) -> Result<u64> {
+        let mut total = 0;
+        for name in self.list()? {
+            total += self.open(&name)?.len()?;
+        }
+        Ok(total)
+    }
+    /// Write and persist counters, for write-amplification figures.
+    fn stats(&self) -> &MediumStats;
+}
+
+/// One segment file of a [`Medium`].
+pub trait SegmentFile: Send + Sync {
+    /// Writes `data` at `offset`, extending the segment if needed. Not durable until persisted.
+    fn write_at(&self, offset: u64, data: &[u8]) -> Result<()>;
+    /// Reads exactly `buf.len()` bytes at `offset`.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// Makes every byte written so far durable.
+    fn persist(&self) -> Result<()>;
+    /// Current length in bytes.
+    fn len(&self) -> Result<u64>;
+    /// Whether the segment is empty.
+    fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+    /// Cuts (or extends with zeros) the segment to `len` bytes.
+    fn set_len(&self, len: u64) -> Result<()>;
+    /// A read-only view of the whole segment as it is now. Callers map only segments that
+    /// are no longer written (runs, recovered WAL segments).
+    fn map(&self) -> Result<Mapped>;
+}

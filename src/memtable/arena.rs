@@ -1,0 +1,78 @@
+//! A slab arena of `u32` slots, carved into chunks that are never freed one by one: the
+//! whole arena goes when its memtable is sealed. No per-edge heap allocation.
+
+/// Slots addressable within one slab (the low 16 bits of an address).
+const SLAB_BITS: u32 = 16;
+const MAX_SLAB: usize = 1 << SLAB_BITS;
+const FIRST_SLAB: usize = 1 << 12;
+
+/// Slabs that grow from 16 KiB to 256 KiB, addressed by `slab << 16 | offset`.
+#[derive(Default)]
+pub struct Arena {
+    slabs: Vec<Box<[u32]>>,
+    used: usize,
+    bytes: usize,
+}
+
+impl Arena {
+    /// Allocates a chunk of `n` slots (`n <= 65536`) and returns its address.
+    #[inline]
+    pub fn alloc(&mut self, n: usize) -> u32 {
+        let fits = self.slabs.last().is_some_and(|s| self.used + n <= s.len());
+        if !fits {
+            let size = self
+                .slabs
+                .last()
+                .map_or(FIRST_SLAB, |s| (s.len() * 2).min(MAX_SLAB))
+                .max(n);
+            self.slabs.push(vec![0u32; size].into_boxed_slice());
+            self.bytes += size * 4;
+            self.used = 0;
+        }
+        let addr = ((self.slabs.len() - 1) as u32) << SLAB_BITS | self.used as u32;
+        self.used += n;
+        addr
+    }
+
+    /// The `n` slots starting at `addr`.
+    #[inline]
+    pub fn slots(&self, addr: u32, n: usize) -> &[u32] {
+        let s = &self.slabs[(addr >> SLAB_BITS) as usize];
+        let o = (addr & (MAX_SLAB as u32 - 1)) as usize;
+        &s[o..o + n]
+    }
+
+    /// Mutable access to the slot at `addr`.
+    #[inline]
+    pub fn slot_mut(&mut self, addr: u32) -> &mut u32 {
+        let s = &mut self.slabs[(addr >> SLAB_BITS) as usize];
+        &mut s[(addr & (MAX_SLAB as u32 - 1)) as usize]
+    }
+
+    /// DRAM held by the slabs.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_do_not_overlap() {
+        let mut a = Arena::default();
+        let mut chunks = vec![];
+        for i in 0..5000u32 {
+            let n = 4 << (i % 7);
+            let addr = a.alloc(n);
+            for k in 0..n as u32 {
+                *a.slot_mut(addr + k) = i;
+            }
+            chunks.push((addr, n, i));
+        }
+        for (addr, n, i) in chunks {
+            assert!(a.slots(addr, n).iter().all(|&x| x == i));
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! The memtable: DRAM buffers that absorb random updates (XPGraph's vertex-centric buffers).
+//!
+//! Updates are appended, unsorted and unresolved, to per-vertex chunk chains
+//! ([`vbuf::VBlock`]), out-buffers keyed by source and in-buffers keyed by destination.
+//! A batch is applied in parallel by vertex blocks ([`apply`]). When the memtable is frozen
+//! it is *sealed* ([`seal`]) into an in-DRAM run: per vertex, sorted, last update wins,
+//! resolved against the runs before it.
+
+mod apply;
+pub mod arena;
+mod seal;
+pub mod vbuf;
+
+use crate::run::{build::RunMeta, Run};
+use crate::types::VertexId;
+use std::sync::Arc;
+use vbuf::{VBlock, BLOCK, BLOCK_BITS};
+
+/// Unflushed updates of one LSN range.
+pub struct Memtable {
+    undirected: bool,
+    out: Vec<VBlock>,
+    inn: Vec<VBlock>,
+    vertex_ops: Vec<u32>,
+    /// First LSN this memtable holds.
+    pub min_lsn: u64,
+    /// LSN after the last one applied.
+    pub max_lsn: u64,
+    /// Vertex ids applied are below this.
+    pub vertex_space: u32,
+    bytes: usize,
+}
+
+impl Memtable {
+    /// An empty memtable starting at `lsn`.
+    pub fn new(undirected: bool, lsn: u64, vertex_space: u32) -> Self {
+        Memtable {
+            undirected,
+            out: Vec::new(),
+            inn: Vec::new(),
+            vertex_ops: Vec::new(),
+            min_lsn: lsn,
+            max_lsn: lsn,
+            vertex_space,
+            bytes: 0,
+        }
+    }
+
+    /// Grows the vertex space to `n` (ids below `n` may now be applied).
+    pub fn ensure_vertices(&mut self, n: u32) {
+        self.vertex_space = self.vertex_space.max(n);
+    }
+
+    fn ensure_blocks(&mut self) {
+        let nb = (self.vertex_space as usize).div_ceil(BLOCK);
+        while self.out.len() < nb {
+            self.out.push(VBlock::default());
+            if !self.undirected {
+                self.inn.push(VBlock::default());
+            }
+        }
+    }
+
+    /// Applies edge updates (`[src, dst | DEL?]`) in order, using the current rayon pool.
+    pub fn apply_edges(&mut self, edges: &[[u32; 2]]) {
+        if edges.is_empty() {
+            return;
+        }
+        self.ensure_blocks();
+        apply::apply(&mut self.out, &mut self.inn, self.undirected, edges);
+        self.bytes = self
+            .out
+            .iter()
+            .chain(&self.inn)
+            .map(|b| b.bytes())
+            .sum::<usize>()
+            + self.vertex_ops.capacity() * 4;
+    }
+
+    /// Records a vertex's new state (`v`, with `DEL` when deleted).
+    pub fn apply_vertex(&mut self, x: u32) {
+        self.vertex_ops.push(x);
+    }
+
+    /// Updates buffered (edge entries, both directions, plus vertex updates).
+    pub fn ops(&self) -> u64 {
+        self.out
+            .iter()
+            .chain(&self.inn)
+            .map(|b| b.ops())
+            .sum::<u64>()
+            + self.vertex_ops.len() as u64
+    }
+
+    /// Whether nothing was applied.
+    pub fn is_empty(&self) -> bool {
+        self.ops() == 0
+    }
+
+    /// DRAM held by buffers, as last measured.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Appends `v`'s buffered updates in direction `d`, in arrival order, to `out`.
+    pub fn gather(&self, d: crate::run::Dir, v: VertexId, out: &mut Vec<u32>) {
+        let blocks = match d {
+            crate::run::Dir::In if !self.undirected => &self.inn,
+            _ => &self.out,
+        };
+        let (b, lv) = split(v);
+        if let Some(blk) = blocks.get(b) {
+            blk.gather(lv, out);
+        }
+    }
+
+    /// Seals the memtable into an in-DRAM run resolved against `older` (oldest first).
+    pub fn seal(&self, older: &[Arc<Run>], id: u64) -> Run {
+        let meta = RunMeta {
+            id,
+            level: 0,
+            min_lsn: self.min_lsn,
+            max_lsn: self.max_lsn,
+            vertex_space: self.vertex_space as u64,
+        };
+        seal::seal(self, older, meta)
+    }
+}
+
+#[inline]
+fn split(v: VertexId) -> (usize, usize) {
+    ((v >> BLOCK_BITS) as usize, (v as usize) & (BLOCK - 1))
+}

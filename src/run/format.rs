@@ -1,0 +1,253 @@
+//! The byte layout of a run file.
+//!
+//! ```text
+//! header (256 B): 30 little-endian u64 words, see `RunHeader::encode`; the last word holds
+//!                 the crc32c of the words before it
+//! body:           sections, each starting 8-byte aligned, in this order:
+//!                 out.vids u32[] | out.offs u64[] | out.adds u32[] | out.toffs u64[] | out.tombs u32[]
+//!                 in.vids  u32[] | in.offs  u64[] | in.adds  u32[] | in.toffs  u64[] | in.tombs  u32[]
+//!                 vertex_ops u32[] (bit 31 = deleted)
+//! crc table:      u32 crc32c per 1 MiB block of the body, then padding to 8 bytes
+//! ```
+//! `vids` lists the vertices a sparse direction holds (empty when dense: then index `i` is
+//! vertex `i`). `offs[i]..offs[i+1]` delimit vertex `i`'s neighbors in `adds`, sorted
+//! ascending; `toffs`/`tombs` likewise delimit its tombstones (both empty when there are none).
+
+use crate::{Error, Result};
+
+/// Bytes before the first section.
+pub const HEADER_LEN: usize = 256;
+/// Body bytes covered by one checksum.
+pub const CRC_BLOCK: usize = 1 << 20;
+const MAGIC: u64 = u64::from_le_bytes(*b"EVGRUN01");
+/// Format version written by this build.
+pub const VERSION: u64 = 1;
+/// Number of sections in the body.
+pub const SECTIONS: usize = 11;
+
+/// Flag: the run holds in-adjacency.
+pub const HAS_IN: u64 = 1;
+/// Flag: the out direction is indexed densely.
+pub const OUT_DENSE: u64 = 2;
+/// Flag: the in direction is indexed densely.
+pub const IN_DENSE: u64 = 4;
+
+/// Element counts of one direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DirCounts {
+    /// Entries in the vertex index.
+    pub n_index: u64,
+    /// Neighbor ids.
+    pub n_adds: u64,
+    /// Tombstones.
+    pub n_tombs: u64,
+}
+
+/// Everything the header says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunHeader {
+    /// [`HAS_IN`], [`OUT_DENSE`], [`IN_DENSE`].
+    pub flags: u64,
+    /// Unique id; the file is `run-<id>.run`.
+    pub id: u64,
+    /// Compaction level (0 for a flushed memtable).
+    pub level: u64,
+    /// First LSN whose effects the run holds.
+    pub min_lsn: u64,
+    /// LSN after the last one whose effects the run holds.
+    pub max_lsn: u64,
+    /// Vertex ids in the run are below this.
+    pub vertex_space: u64,
+    /// Number of vertex-state entries.
+    pub n_vertex_ops: u64,
+    /// Counts for out and in.
+    pub dirs: [DirCounts; 2],
+    /// Byte offset of each section.
+    pub section_off: [u64; SECTIONS],
+    /// Byte offset of the crc table.
+    pub crc_table_off: u64,
+    /// Number of checksummed body blocks.
+    pub crc_blocks: u64,
+    /// crc32c of the crc table.
+    pub crc_table_crc: u64,
+    /// Total file length.
+    pub file_len: u64,
+}
+
+impl RunHeader {
+    /// Byte length of each section, from the counts.
+    pub fn section_lens(&self) -> [u64; SECTIONS] {
+        let mut l = [0u64; SECTIONS];
+        for d in 0..2 {
+            let c = &self.dirs[d];
+            let dense = self.flags & if d == 0 { OUT_DENSE } else { IN_DENSE } != 0;
+            let present = d == 0 || self.flags & HAS_IN != 0;
+            if !present {
+                continue;
+            }
+            l[d * 5] = if dense { 0 } else { c.n_index * 4 };
+            l[d * 5 + 1] = (c.n_index + 1) * 8;
+            l[d * 5 + 2] = c.n_adds * 4;
+            l[d * 5 + 3] = if c.n_tombs > 0 {
+                (c.n_index + 1) * 8
+            } else {
+                0
+            };
+            l[d * 5 + 4] = c.n_tombs * 4;
+        }
+        l[10] = self.n_vertex_ops * 4;
+        l
+    }
+
+    /// Fills in section offsets, the crc table position and the file length.
+    pub fn lay_out(&mut self) {
+        let mut at = HEADER_LEN as u64;
+        for (i, len) in self.section_lens().into_iter().enumerate() {
+            self.section_off[i] = at;
+            at = (at + len).next_multiple_of(8);
+        }
+        self.crc_table_off = at;
+        self.crc_blocks = (at - HEADER_LEN as u64).div_ceil(CRC_BLOCK as u64);
+        self.file_len = (at + self.crc_blocks * 4).next_multiple_of(8);
+    }
+
+    /// The 256 header bytes.
+    pub fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut w: Vec<u64> = vec![
+            MAGIC,
+            VERSION | (self.flags << 32),
+            self.id,
+            self.level,
+            self.min_lsn,
+            self.max_lsn,
+            self.vertex_space,
+            self.n_vertex_ops,
+        ];
+        for d in &self.dirs {
+            w.extend([d.n_index, d.n_adds, d.n_tombs]);
+        }
+        w.extend(self.section_off);
+        w.extend([
+            self.crc_table_off,
+            self.crc_blocks,
+            self.crc_table_crc,
+            self.file_len,
+        ]);
+        let mut out = [0u8; HEADER_LEN];
+        for (i, x) in w.iter().enumerate() {
+            out[i * 8..i * 8 + 8].copy_from_slice(&x.to_le_bytes());
+        }
+        let n = w.len() * 8;
+        let crc = crc32c::crc32c(&out[..n]) as u64;
+        out[n..n + 8].copy_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Parses and checks a header; `name` is used in errors.
+    pub fn decode(b: &[u8], name: &str) -> Result<RunHeader> {
+        let bad = |m: &str| Error::corrupt(format!("run {name}: {m}"));
+        if b.len() < HEADER_LEN {
+            return Err(bad("shorter than its header"));
+        }
+        let w = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap());
+        if w(0) != MAGIC {
+            return Err(bad("bad magic"));
+        }
+        let n = 8 + 6 + SECTIONS + 4;
+        if crc32c::crc32c(&b[..n * 8]) as u64 != w(n) {
+            return Err(bad("header checksum mismatch"));
+        }
+        if w(1) & 0xffff_ffff != VERSION {
+            return Err(bad(&format!(
+                "unsupported format version {}",
+                w(1) & 0xffff_ffff
+            )));
+        }
+        let mut h = RunHeader {
+            flags: w(1) >> 32,
+            id: w(2),
+            level: w(3),
+            min_lsn: w(4),
+            max_lsn: w(5),
+            vertex_space: w(6),
+            n_vertex_ops: w(7),
+            ..Default::default()
+        };
+        for d in 0..2 {
+            h.dirs[d] = DirCounts {
+                n_index: w(8 + d * 3),
+                n_adds: w(9 + d * 3),
+                n_tombs: w(10 + d * 3),
+            };
+        }
+        for i in 0..SECTIONS {
+            h.section_off[i] = w(14 + i);
+        }
+        h.crc_table_off = w(25);
+        h.crc_blocks = w(26);
+        h.crc_table_crc = w(27);
+        h.file_len = w(28);
+        // The offsets must be the ones the counts imply; anything else is damage.
+        let mut expect = h.clone();
+        expect.lay_out();
+        if expect.section_off != h.section_off
+            || expect.crc_table_off != h.crc_table_off
+            || expect.file_len != h.file_len
+            || expect.crc_blocks != h.crc_blocks
+        {
+            return Err(bad("section layout does not match its counts"));
+        }
+        Ok(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> RunHeader {
+        let mut h = RunHeader {
+            flags: HAS_IN | OUT_DENSE,
+            id: 7,
+            level: 1,
+            min_lsn: 10,
+            max_lsn: 99,
+            vertex_space: 1000,
+            n_vertex_ops: 3,
+            dirs: [
+                DirCounts {
+                    n_index: 1000,
+                    n_adds: 5000,
+                    n_tombs: 2,
+                },
+                DirCounts {
+                    n_index: 40,
+                    n_adds: 5000,
+                    n_tombs: 0,
+                },
+            ],
+            ..Default::default()
+        };
+        h.lay_out();
+        h
+    }
+
+    #[test]
+    fn round_trip() {
+        let h = sample();
+        assert_eq!(RunHeader::decode(&h.encode(), "t").unwrap(), h);
+        for (i, off) in h.section_off.iter().enumerate() {
+            assert_eq!(off % 8, 0, "section {i} misaligned");
+        }
+    }
+
+    #[test]
+    fn any_flip_is_caught() {
+        let b = sample().encode();
+        for i in 0..(8 + 6 + SECTIONS + 5) * 8 {
+            let mut c = b;
+            c[i] ^= 0x20;
+            assert!(RunHeader::decode(&c, "t").is_err(), "flip at {i}");
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! Compaction: merging consecutive runs into one.
+//!
+//! Because runs are resolved (see the module docs), the events for one edge across
+//! consecutive runs alternate add, tombstone, add, ... So the merged run needs only the
+//! first and last event of each edge: both adds, the edge is new (add); both tombstones, an
+//! older edge is gone (tombstone); mixed, nothing changed. Merging into the base (the oldest
+//! run) drops tombstones entirely: finding one there means a run is damaged.
+
+use super::build::{self, DirPart, RunMeta};
+use super::{Dir, Run};
+use crate::batch::{id_of, is_del};
+use crate::types::VertexId;
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Vertices handled by one parallel task.
+const CHUNK: u32 = 1 << 14;
+
+/// Merges `inputs` (consecutive, oldest first) into one in-DRAM run described by `meta`.
+/// `base` says the inputs start at the oldest run, so no tombstone may survive.
+pub fn merge(inputs: &[Arc<Run>], meta: RunMeta, base: bool) -> Result<Run> {
+    let space = meta.vertex_space;
+    let has_in = inputs.first().is_some_and(|r| r.inn.is_some());
+    let dirs: &[Dir] = if has_in {
+        &[Dir::Out, Dir::In]
+    } else {
+        &[Dir::Out]
+    };
+    let mut assembled = Vec::new();
+    for &d in dirs {
+        let chunks: Vec<u32> = (0..space.div_ceil(CHUNK as u64) as u32).collect();
+        let parts = chunks
+            .par_iter()
+            .map(|&c| {
+                let lo = c * CHUNK;
+                let hi = (lo as u64 + CHUNK as u64).min(space) as u32;
+                merge_range(inputs, d, lo, hi, base)
+            })
+            .collect::<Result<Vec<DirPart>>>()?;
+        assembled.push(build::assemble(parts, space));
+    }
+    let inn = if has_in { assembled.pop() } else { None };
+    let out = assembled.pop().expect("out direction");
+    Ok(build::finish(
+        meta,
+        out,
+        inn,
+        merge_vertex_ops(inputs, base),
+    ))
+}
+
+fn merge_range(
+    inputs: &[Arc<Run>],
+    d: Dir,
+    lo: VertexId,
+    hi: VertexId,
+    base: bool,
+) -> Result<DirPart> {
+    let dirs: Vec<_> = inputs.iter().map(|r| r.dir(d)).collect();
+    let mut cur: Vec<std::ops::Range<usize>> = dirs.iter().map(|x| x.index_range(lo, hi)).collect();
+    let mut part = DirPart::default();
+    let mut scratch: Vec<u32> = Vec::new();
+    let mut events: Vec<(u32, u32)> = Vec::new();
+    let mut adds: Vec<u32> = Vec::new();
+    let mut tombs: Vec<u32> = Vec::new();
+    let mut hits: Vec<usize> = Vec::with_capacity(inputs.len());
+    loop {
+        // Next vertex any input holds.
+        let Some(v) = (0..dirs.len())
+            .filter(|&i| !cur[i].is_empty())
+            .map(|i| dirs[i].vid_at(cur[i].start))
+            .min()
+        else {
+            break;
+        };
+        hits.clear();
+        let mut any_tomb = false;
+        for i in 0..dirs.len() {
+            if !cur[i].is_empty() && dirs[i].vid_at(cur[i].start) == v {
+                any_tomb |= !dirs[i].tombs_at(cur[i].start).is_empty();
+                hits.push(i);
+            }
+        }
+        if !any_tomb {
+            if let [i] = hits[..] {
+                part.push(v, dirs[i].adds_at(cur[i].start), &[]);
+            } else {
+                scratch.clear();
+                for &i in &hits {
+                    scratch.extend_from_slice(dirs[i].adds_at(cur[i].start));
+                }
+                scratch.sort_unstable();
+                part.push(v, &scratch, &[]);
+            }
+        } else {
+            events.clear();
+            for &i in &hits {
+                let k = cur[i].start;
+                let tag = (i as u32) << 1;
+                events.extend(dirs[i].adds_at(k).iter().map(|&x| (x, tag)));
+                events.extend(dirs[i].tombs_at(k).iter().map(|&x| (x, tag | 1)));
+            }
+            events.sort_unstable();
+            adds.clear();
+            tombs.clear();
+            for g in events.chunk_by(|a, b| a.0 == b.0) {
+                let (first, last) = (g[0].1 & 1, g[g.len() - 1].1 & 1);
+                match (first, last) {
+                    (0, 0) => adds.push(g[0].0),
+                    (1, 1) if base => {
+                        return Err(Error::corrupt(format!(
+                            "run {} tombstones edge {v}->{} that no older run holds",
+                            inputs[(g[0].1 >> 1) as usize].header.id,
+                            g[0].0
+                        )))
+                    }
+                    (1, 1) => tombs.push(g[0].0),
+                    _ => {}
+                }
+            }
+            part.push(v, &adds, &tombs);
+        }
+        for &i in &hits {
+            cur[i].start += 1;
+        }
+    }
+    Ok(part)
+}
+
+fn merge_vertex_ops(inputs: &[Arc<Run>], base: bool) -> Vec<u32> {
+    let mut all: Vec<(u32, usize, u32)> = Vec::new();
+    for (i, r) in inputs.iter().enumerate() {
+        all.extend(r.vertex_ops.get().iter().map(|&x| (id_of(x), i, x)));
+    }
+    all.sort_unstable();
+    let mut out = Vec::new();
+    for g in all.chunk_by(|a, b| a.0 == b.0) {
+        let last = g[g.len() - 1].2;
+        // Alive is every vertex's default; the base keeps only deletions.
+        if !(base && !is_del(last)) {
+            out.push(last);
+        }
+    }
+    out
+}

@@ -1,0 +1,244 @@
+//! Runs: immutable CSR segments, the on-medium form of the graph.
+//!
+//! A run holds, per direction, each vertex's neighbors sorted ascending and the tombstones
+//! that cancel neighbors held by older runs. Runs are *resolved*: a run adds only edges that
+//! did not exist in the runs before it and tombstones only edges that did, so a vertex's
+//! degree is a plain sum over runs and merging never needs to look outside its inputs.
+//!
+//! - [`format`]: the byte layout and header.
+//! - [`build`]: assembling a run from per-vertex output.
+//! - [`file`]: writing a run to a medium and opening (and verifying) one.
+//! - [`merge`]: compaction of consecutive runs.
+
+pub mod build;
+pub mod file;
+pub mod format;
+pub mod merge;
+
+use crate::medium::{Mapped, Medium};
+use crate::types::VertexId;
+pub use format::RunHeader;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Which adjacency.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    /// Out-neighbors (edge sources index them).
+    Out,
+    /// In-neighbors (edge destinations index them).
+    In,
+}
+
+/// A typed section: owned in DRAM, or a view into a mapped file.
+pub enum Sec<T> {
+    /// Built in DRAM (a sealed memtable or a merge not yet reopened from its file).
+    Owned(Vec<T>),
+    /// `len` elements at byte offset `off` of a mapped file.
+    Mapped(Mapped, usize, usize),
+}
+
+impl<T: bytemuck::Pod> Sec<T> {
+    /// The elements.
+    #[inline]
+    pub fn get(&self) -> &[T] {
+        match self {
+            Sec::Owned(v) => v,
+            Sec::Mapped(m, off, len) => {
+                bytemuck::cast_slice(&m.bytes()[*off..*off + len * std::mem::size_of::<T>()])
+            }
+        }
+    }
+}
+
+impl<T> Default for Sec<T> {
+    fn default() -> Self {
+        Sec::Owned(Vec::new())
+    }
+}
+
+/// One direction of a run: a vertex index, sorted neighbors, tombstones.
+#[derive(Default)]
+pub struct DirData {
+    /// Whether index `i` is vertex `i` (else `vids` names the indexed vertices).
+    pub dense: bool,
+    /// Sorted ids of the indexed vertices (sparse only).
+    pub vids: Sec<u32>,
+    /// Neighbor offsets, one more than indexed vertices.
+    pub offs: Sec<u64>,
+    /// Neighbor ids, sorted per vertex.
+    pub adds: Sec<u32>,
+    /// Tombstone offsets (empty when the run has no tombstones).
+    pub toffs: Sec<u64>,
+    /// Tombstoned neighbor ids, sorted per vertex.
+    pub tombs: Sec<u32>,
+}
+
+impl DirData {
+    /// Index of `v` in this direction, if it holds anything for it.
+    #[inline]
+    pub fn index_of(&self, v: VertexId) -> Option<usize> {
+        if self.dense {
+            let n = self.offs.get().len().saturating_sub(1);
+            ((v as usize) < n).then_some(v as usize)
+        } else {
+            self.vids.get().binary_search(&v).ok()
+        }
+    }
+
+    /// Number of indexed vertices.
+    pub fn n_index(&self) -> usize {
+        self.offs.get().len().saturating_sub(1)
+    }
+
+    /// Vertex id at index `i`.
+    #[inline]
+    pub fn vid_at(&self, i: usize) -> VertexId {
+        if self.dense {
+            i as VertexId
+        } else {
+            self.vids.get()[i]
+        }
+    }
+
+    /// Neighbors at index `i`.
+    #[inline]
+    pub fn adds_at(&self, i: usize) -> &[u32] {
+        let o = self.offs.get();
+        &self.adds.get()[o[i] as usize..o[i + 1] as usize]
+    }
+
+    /// Tombstones at index `i`.
+    #[inline]
+    pub fn tombs_at(&self, i: usize) -> &[u32] {
+        let t = self.toffs.get();
+        if t.is_empty() {
+            return &[];
+        }
+        &self.tombs.get()[t[i] as usize..t[i + 1] as usize]
+    }
+
+    /// Neighbors this run adds for `v`.
+    #[inline]
+    pub fn adds(&self, v: VertexId) -> &[u32] {
+        self.index_of(v).map_or(&[], |i| self.adds_at(i))
+    }
+
+    /// Tombstones this run holds for `v`.
+    #[inline]
+    pub fn tombs(&self, v: VertexId) -> &[u32] {
+        if self.toffs.get().is_empty() {
+            return &[];
+        }
+        self.index_of(v).map_or(&[], |i| self.tombs_at(i))
+    }
+
+    /// Index range of the vertices in `lo..hi`.
+    pub fn index_range(&self, lo: VertexId, hi: VertexId) -> std::ops::Range<usize> {
+        if self.dense {
+            let n = self.n_index();
+            (lo as usize).min(n)..(hi as usize).min(n)
+        } else {
+            let v = self.vids.get();
+            v.partition_point(|&x| x < lo)..v.partition_point(|&x| x < hi)
+        }
+    }
+
+    /// Total neighbor ids.
+    pub fn n_adds(&self) -> u64 {
+        self.adds.get().len() as u64
+    }
+
+    /// Total tombstones.
+    pub fn n_tombs(&self) -> u64 {
+        self.tombs.get().len() as u64
+    }
+
+    /// DRAM or medium bytes the direction occupies.
+    pub fn bytes(&self) -> u64 {
+        (self.vids.get().len() * 4
+            + self.offs.get().len() * 8
+            + self.adds.get().len() * 4
+            + self.toffs.get().len() * 8
+            + self.tombs.get().len() * 4) as u64
+    }
+}
+
+/// The file behind a run; removed when the run is both obsolete and no longer referenced.
+pub struct RunFile {
+    /// Segment name.
+    pub name: String,
+    medium: Arc<dyn Medium>,
+    obsolete: AtomicBool,
+}
+
+impl RunFile {
+    /// The file's bytes as the medium holds them now.
+    pub fn medium_bytes(&self) -> crate::Result<Option<Mapped>> {
+        self.medium.open(&self.name)?.map().map(Some)
+    }
+}
+
+impl Drop for RunFile {
+    fn drop(&mut self) {
+        if self.obsolete.load(Ordering::Acquire) {
+            // A leftover file is harmless: open deletes runs the manifest does not name.
+            let _ = self.medium.remove(&self.name);
+        }
+    }
+}
+
+/// An immutable run: in DRAM (sealed, not yet flushed) or backed by a file.
+pub struct Run {
+    /// Identity, LSN range, counts.
+    pub header: RunHeader,
+    /// Out-adjacency.
+    pub out: DirData,
+    /// In-adjacency; `None` for undirected stores, whose in-adjacency is the out-adjacency.
+    pub inn: Option<DirData>,
+    /// Vertex states set in this run: id, bit 31 set when deleted.
+    pub vertex_ops: Sec<u32>,
+    /// The backing file, if flushed.
+    pub file: Option<RunFile>,
+}
+
+impl Run {
+    /// One direction.
+    #[inline]
+    pub fn dir(&self, d: Dir) -> &DirData {
+        match (d, &self.inn) {
+            (Dir::In, Some(i)) => i,
+            _ => &self.out,
+        }
+    }
+
+    /// Whether the run lives in DRAM only.
+    pub fn in_dram(&self) -> bool {
+        self.file.is_none()
+    }
+
+    /// Marks the file for removal once the last reader lets go of the run.
+    pub fn retire(&self) {
+        if let Some(f) = &self.file {
+            f.obsolete.store(true, Ordering::Release);
+        }
+    }
+
+    /// Bytes the run's sections occupy.
+    pub fn bytes(&self) -> u64 {
+        self.out.bytes()
+            + self.inn.as_ref().map_or(0, |d| d.bytes())
+            + self.vertex_ops.get().len() as u64 * 4
+    }
+
+    /// Name of the file of run `id`.
+    pub fn file_name(id: u64) -> String {
+        format!("run-{id:016x}.run")
+    }
+
+    /// The id in a run file name, if it is one.
+    pub fn parse_file_name(name: &str) -> Option<u64> {
+        let hex = name.strip_prefix("run-")?.strip_suffix(".run")?;
+        (hex.len() == 16).then(|| u64::from_str_radix(hex, 16).ok())?
+    }
+}

@@ -1,0 +1,105 @@
+//! A plain in-memory CSR: the baseline kernels are compared against, and a reference view
+//! for tests.
+
+use super::GraphView;
+use crate::types::VertexId;
+use rayon::prelude::*;
+
+/// Compressed sparse rows for out- and in-adjacency, neighbors sorted and deduplicated.
+pub struct Csr {
+    n: usize,
+    undirected: bool,
+    out_off: Vec<u64>,
+    out: Vec<VertexId>,
+    in_off: Vec<u64>,
+    inn: Vec<VertexId>,
+}
+
+fn build(n: usize, mut pairs: Vec<(u32, u32)>) -> (Vec<u64>, Vec<u32>) {
+    pairs.par_sort_unstable();
+    pairs.dedup();
+    let mut off = vec![0u64; n + 1];
+    for &(s, _) in &pairs {
+        off[s as usize + 1] += 1;
+    }
+    for i in 0..n {
+        off[i + 1] += off[i];
+    }
+    (off, pairs.into_iter().map(|(_, d)| d).collect())
+}
+
+impl Csr {
+    /// Builds from edges over vertices `0..n`; undirected graphs store both directions.
+    /// Duplicate edges collapse (set semantics).
+    pub fn from_edges(n: usize, edges: &[(VertexId, VertexId)], undirected: bool) -> Csr {
+        let mut fwd: Vec<(u32, u32)> = edges.to_vec();
+        if undirected {
+            fwd.extend(edges.iter().filter(|(s, d)| s != d).map(|&(s, d)| (d, s)));
+        }
+        let rev: Vec<(u32, u32)> = fwd.iter().map(|&(s, d)| (d, s)).collect();
+        let (out_off, out) = build(n, fwd);
+        let (in_off, inn) = build(n, rev);
+        Csr {
+            n,
+            undirected,
+            out_off,
+            out,
+            in_off,
+            inn,
+        }
+    }
+
+    /// Sorted out-neighbors of `v`.
+    pub fn out(&self, v: VertexId) -> &[VertexId] {
+        &self.out[self.out_off[v as usize] as usize..self.out_off[v as usize + 1] as usize]
+    }
+
+    /// Sorted in-neighbors of `v`.
+    pub fn inn(&self, v: VertexId) -> &[VertexId] {
+        &self.inn[self.in_off[v as usize] as usize..self.in_off[v as usize + 1] as usize]
+    }
+
+    /// DRAM bytes held.
+    pub fn bytes(&self) -> u64 {
+        ((self.out_off.len() + self.in_off.len()) * 8 + (self.out.len() + self.inn.len()) * 4)
+            as u64
+    }
+}
+
+impl GraphView for Csr {
+    fn num_vertices(&self) -> usize {
+        self.n
+    }
+    fn num_edges(&self) -> u64 {
+        self.out.len() as u64
+    }
+    fn is_undirected(&self) -> bool {
+        self.undirected
+    }
+    fn vertex_exists(&self, v: VertexId) -> bool {
+        (v as usize) < self.n
+    }
+    fn out_degree(&self, v: VertexId) -> usize {
+        self.out(v).len()
+    }
+    fn in_degree(&self, v: VertexId) -> usize {
+        self.inn(v).len()
+    }
+    fn for_each_out<F: FnMut(VertexId)>(&self, v: VertexId, f: F) {
+        self.out(v).iter().copied().for_each(f)
+    }
+    fn for_each_in<F: FnMut(VertexId)>(&self, v: VertexId, f: F) {
+        self.inn(v).iter().copied().for_each(f)
+    }
+    fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
+        self.out(u).binary_search(&v).is_ok()
+    }
+    fn out_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
+        out.clear();
+        out.extend_from_slice(self.out(v));
+    }
+    fn in_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
+        out.clear();
+        out.extend_from_slice(self.inn(v));
+    }
+}

@@ -1,0 +1,232 @@
+//! `check`: every checksum and invariant, reported rather than trusted.
+
+use super::Inner;
+use crate::run::{file::verify_blocks, Dir, Run};
+use crate::snapshot::GraphView;
+use crate::Result;
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// The outcome of [`crate::Graph::check`].
+#[derive(Debug, Default)]
+pub struct CheckReport {
+    /// Problems found; empty when the store is sound.
+    pub problems: Vec<String>,
+    /// Notes that are not errors (e.g. a torn manifest slot from an earlier crash).
+    pub notes: Vec<String>,
+    /// Runs checked.
+    pub runs: usize,
+    /// Edges checked.
+    pub edges: u64,
+    /// Vertices checked.
+    pub vertices: u64,
+}
+
+impl CheckReport {
+    /// Whether no problem was found.
+    pub fn is_sound(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+fn check_run(r: &Run, space: u64) -> Vec<String> {
+    let mut p = Vec::new();
+    let name = format!("run {}", r.header.id);
+    if let Some(f) = &r.file {
+        // Re-read the file bytes: DRAM copies are not what is on the medium.
+        match f.medium_bytes() {
+            Ok(Some(b)) => {
+                if let Err(e) = verify_blocks(&b, &r.header) {
+                    p.push(format!("{name}: {e}"));
+                }
+            }
+            Ok(None) => {}
+            Err(e) => p.push(format!("{name}: {e}")),
+        }
+    }
+    if r.header.vertex_space > space {
+        p.push(format!(
+            "{name}: covers {} ids, dictionary has {space}",
+            r.header.vertex_space
+        ));
+    }
+    for (dname, d) in [("out", Some(&r.out)), ("in", r.inn.as_ref())] {
+        let Some(d) = d else { continue };
+        if !d.dense && d.vids.get().windows(2).any(|w| w[0] >= w[1]) {
+            p.push(format!(
+                "{name} {dname}: vertex index not strictly ascending"
+            ));
+        }
+        let bad = (0..d.n_index()).into_par_iter().find_any(|&i| {
+            let a = d.adds_at(i);
+            let t = d.tombs_at(i);
+            a.windows(2).any(|w| w[0] >= w[1])
+                || t.windows(2).any(|w| w[0] >= w[1])
+                || a.iter().chain(t).any(|&x| x as u64 >= space)
+                || d.vid_at(i) as u64 >= space
+        });
+        if let Some(i) = bad {
+            p.push(format!(
+                "{name} {dname}: neighbors of vertex {} unsorted, duplicated or out of range",
+                d.vid_at(i)
+            ));
+        }
+    }
+    p
+}
+
+impl Inner {
+    pub(super) fn check(&self) -> Result<CheckReport> {
+        let mut rep = CheckReport::default();
+        {
+            let m = self.maint.lock().unwrap();
+            if m.manifest.other_slot_damaged {
+                rep.notes.push(
+                "one MANIFEST slot is damaged (a commit torn by a crash, or corruption); the other slot is in force"
+                    .into(),
+            );
+            }
+            let (entries, bytes) = self.dict.read().unwrap().committed();
+            match crate::dict::Dict::load(&*self.medium, entries, bytes) {
+                Ok(d) => {
+                    if d.externals() != &self.dict.read().unwrap().externals()[..entries] {
+                        rep.problems
+                            .push("dictionary file disagrees with the dictionary in memory".into());
+                    }
+                }
+                Err(e) => rep.problems.push(format!("dictionary: {e}")),
+            }
+        }
+        let snap = self.snapshot()?;
+        let space = snap.num_vertices() as u64;
+        let runs: Vec<Arc<Run>> = snap.runs().to_vec();
+        rep.runs = runs.len();
+        for r in &runs {
+            rep.problems.extend(check_run(r, space));
+        }
+        for w in runs.windows(2) {
+            if w[0].header.max_lsn != w[1].header.min_lsn {
+                rep.problems.push(format!(
+                    "runs {} and {} leave a gap in the LSN range",
+                    w[0].header.id, w[1].header.id
+                ));
+            }
+        }
+        if !rep.problems.is_empty() {
+            return Ok(rep);
+        }
+        // Resolution: every tombstone cancels an edge live before its run, every add is new.
+        let problems: Vec<String> = self.pool.install(|| {
+            let dirs: &[Dir] = if self.undirected {
+                &[Dir::Out]
+            } else {
+                &[Dir::Out, Dir::In]
+            };
+            dirs.iter()
+                .flat_map(|&d| {
+                    (1..runs.len())
+                        .into_par_iter()
+                        .flat_map_iter(|j| {
+                            let older = crate::snapshot::Snapshot::new(
+                                runs[..j].to_vec().into(),
+                                Arc::default(),
+                                space as usize,
+                                self.undirected,
+                                Arc::from(Vec::new()),
+                            );
+                            let dd = runs[j].dir(d);
+                            let mut out = Vec::new();
+                            for i in 0..dd.n_index() {
+                                let v = dd.vid_at(i);
+                                let live = |x: u32| match d {
+                                    Dir::Out => older.has_edge(v, x),
+                                    Dir::In => older.has_edge(x, v),
+                                };
+                                if let Some(&x) = dd.adds_at(i).iter().find(|&&x| live(x)) {
+                                    out.push(format!(
+                                        "run {} re-adds live edge at {v}/{x}",
+                                        runs[j].header.id
+                                    ));
+                                    break;
+                                }
+                                if let Some(&x) = dd.tombs_at(i).iter().find(|&&x| !live(x)) {
+                                    out.push(format!(
+                                        "run {} tombstones missing edge at {v}/{x}",
+                                        runs[j].header.id
+                                    ));
+                                    break;
+                                }
+                            }
+                            out
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        });
+        rep.problems.extend(problems);
+        if runs.first().is_some_and(|r| r.out.n_tombs() > 0) {
+            rep.problems.push("the oldest run holds tombstones".into());
+        }
+        // Degree sums and out/in symmetry on the resolved graph.
+        let n = snap.num_vertices();
+        let (out_sum, in_sum, asym) = self.pool.install(|| {
+            (0..n as u32)
+                .into_par_iter()
+                .map(|v| {
+                    let mut asym = 0u64;
+                    let mut od = 0u64;
+                    snap.for_each_out(v, |w| {
+                        od += 1;
+                        // For undirected stores, in-adjacency is out-adjacency: check w -> v.
+                        let ok = if self.undirected {
+                            snap.has_edge(w, v)
+                        } else {
+                            in_has(&snap, w, v)
+                        };
+                        if !ok {
+                            asym += 1;
+                        }
+                    });
+                    let id = snap.in_degree(v) as u64;
+                    if od != snap.out_degree(v) as u64 {
+                        asym += 1;
+                    }
+                    (od, id, asym)
+                })
+                .reduce(|| (0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2))
+        });
+        if out_sum != in_sum {
+            rep.problems.push(format!(
+                "out-degrees sum to {out_sum}, in-degrees to {in_sum}"
+            ));
+        }
+        if asym > 0 {
+            rep.problems.push(format!(
+                "{asym} edges lack their mirror in the other direction"
+            ));
+        }
+        if out_sum != snap.num_edges() {
+            rep.problems.push(format!(
+                "degree sum {out_sum} differs from the edge count {}",
+                snap.num_edges()
+            ));
+        }
+        for v in 0..n as u32 {
+            if !snap.vertex_exists(v) && (snap.out_degree(v) > 0 || snap.in_degree(v) > 0) {
+                rep.problems.push(format!(
+                    "deleted vertex {} still has edges",
+                    snap.external_id(v)
+                ));
+                break;
+            }
+        }
+        rep.edges = out_sum;
+        rep.vertices = snap.live_vertices() as u64;
+        Ok(rep)
+    }
+}
+
+/// Whether `w`'s in-adjacency holds `v`: the mirror of the out-edge `v -> w`.
+fn in_has(s: &crate::snapshot::Snapshot, w: u32, v: u32) -> bool {
+    s.has_dir_edge(Dir::In, w, v)
+}

@@ -1,0 +1,219 @@
+//! Background work: seal frozen memtables, flush sealed runs, compact.
+//!
+//! Flush is where a run becomes durable: [`crate::run::file::write`] persists the file,
+//! the dictionary's new entries are persisted, and the manifest commit makes both part of
+//! the store; only then may the WAL below the run's LSN be recycled. Compaction is tiered:
+//! when `fanout` runs share a level they are merged into one run of the next level, so each
+//! edge is rewritten O(log) times and the number of runs stays bounded.
+
+use super::{Inner, Maint};
+use crate::manifest::{Root, RunRef};
+use crate::run::build::RunMeta;
+use crate::run::{self, Run};
+use crate::Result;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// The background thread: waits for frozen memtables and keeps the store tidy.
+pub(super) fn flusher_loop(inner: Arc<Inner>) {
+    loop {
+        {
+            let mut st = inner.state.lock().unwrap();
+            while !st.work && !inner.shutdown.load(Ordering::Acquire) {
+                st = inner.state_cv.wait(st).unwrap();
+            }
+            if inner.shutdown.load(Ordering::Acquire) {
+                return;
+            }
+            st.work = false;
+        }
+        if let Err(e) = inner.flush_pending() {
+            inner.poison(&e);
+            return;
+        }
+    }
+}
+
+impl Inner {
+    /// Seals every frozen memtable, oldest first, into in-DRAM runs.
+    pub(super) fn seal_pending(&self) -> Result<()> {
+        let _g = self.seal_lock.lock().unwrap();
+        loop {
+            let (f, older) = {
+                let st = self.state.lock().unwrap();
+                match st.frozen.front() {
+                    Some(f) => (f.clone(), st.runs.clone()),
+                    None => return Ok(()),
+                }
+            };
+            let mem = f
+                .mem
+                .lock()
+                .unwrap()
+                .take()
+                .expect("frozen memtable sealed once");
+            let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
+            let run = Arc::new(self.pool.install(|| mem.seal(&older, id)));
+            drop(mem);
+            let _ = f.sealed.set(run.clone());
+            let mut st = self.state.lock().unwrap();
+            let mut runs = st.runs.to_vec();
+            runs.push(run);
+            st.runs = runs.into();
+            st.frozen.pop_front();
+            drop(st);
+            self.state_cv.notify_all();
+        }
+    }
+
+    /// Seals, flushes and compacts what is pending, without freezing the active memtable.
+    pub(super) fn flush_pending(&self) -> Result<()> {
+        self.seal_pending()?;
+        let mut m = self.maint.lock().unwrap();
+        self.flush_dram(&mut m)?;
+        self.compact_levels(&mut m)
+    }
+
+    /// Freezes the active memtable and makes everything applied so far part of run files.
+    pub(super) fn flush(&self) -> Result<()> {
+        self.check_poisoned()?;
+        {
+            let mut w = self.writer.lock().unwrap();
+            self.freeze_locked(&mut w);
+        }
+        self.flush_pending().inspect_err(|e| self.poison(e))
+    }
+
+    /// Flush, then merge every run into one base run.
+    pub(super) fn compact_full(&self) -> Result<()> {
+        self.flush()?;
+        let mut m = self.maint.lock().unwrap();
+        let runs = self.file_runs();
+        let needs = runs.len() > 1 || runs.first().is_some_and(|r| r.out.n_tombs() > 0);
+        if needs {
+            let level = runs.iter().map(|r| r.header.level).max().unwrap_or(0);
+            self.merge_and_install(&mut m, &runs, level.max(1))
+                .inspect_err(|e| self.poison(e))?;
+        }
+        Ok(())
+    }
+
+    fn file_runs(&self) -> Vec<Arc<Run>> {
+        let st = self.state.lock().unwrap();
+        st.runs
+            .iter()
+            .take_while(|r| !r.in_dram())
+            .cloned()
+            .collect()
+    }
+
+    fn root_for(&self, m: &Maint, runs: &[Arc<Run>], wal_start: u64) -> Root {
+        let (dict_entries, dict_bytes) = self.dict.read().unwrap().committed();
+        let mut root = m.manifest.root().clone();
+        root.dict_entries = dict_entries as u64;
+        root.dict_bytes = dict_bytes;
+        root.wal_start_lsn = wal_start;
+        root.next_run_id = self.next_run_id.load(Ordering::Acquire);
+        root.bytes_written = m.bytes_written_base + self.medium.stats().snapshot().bytes_written;
+        root.runs = runs
+            .iter()
+            .map(|r| RunRef {
+                id: r.header.id,
+                level: r.header.level,
+                min_lsn: r.header.min_lsn,
+                max_lsn: r.header.max_lsn,
+                file_len: r.header.file_len,
+            })
+            .collect();
+        root
+    }
+
+    /// Writes sealed in-DRAM runs to files, oldest first, committing each.
+    fn flush_dram(&self, m: &mut Maint) -> Result<()> {
+        loop {
+            let dram = {
+                let st = self.state.lock().unwrap();
+                st.runs.iter().find(|r| r.in_dram()).cloned()
+            };
+            let Some(r) = dram else { return Ok(()) };
+            let file_run = Arc::new(run::file::write(&r, &self.medium)?);
+            self.dict
+                .write()
+                .unwrap()
+                .write_upto(&*self.medium, r.header.vertex_space as usize)?;
+            let mut files = self.file_runs();
+            files.push(file_run.clone());
+            let root = self.root_for(m, &files, r.header.max_lsn);
+            m.manifest.commit(root)?;
+            self.replace_runs(&[r.clone()], file_run);
+            if let Some(wal) = &self.wal {
+                wal.recycle_below(r.header.max_lsn);
+            }
+        }
+    }
+
+    /// Merges groups of `fanout` same-level runs until none is left.
+    fn compact_levels(&self, m: &mut Maint) -> Result<()> {
+        let fanout = self.opts.fanout.max(2);
+        loop {
+            let runs = self.file_runs();
+            let group = runs
+                .chunk_by(|a, b| a.header.level == b.header.level)
+                .find(|g| g.len() >= fanout)
+                .map(|g| g.to_vec());
+            let Some(group) = group else { return Ok(()) };
+            let level = group[0].header.level + 1;
+            self.merge_and_install(m, &group, level)?;
+        }
+    }
+
+    /// Merges consecutive file runs `inputs` into one run file and commits it in their place.
+    fn merge_and_install(&self, m: &mut Maint, inputs: &[Arc<Run>], level: u64) -> Result<()> {
+        let all = self.file_runs();
+        let base = Arc::ptr_eq(&inputs[0], &all[0]);
+        let meta = RunMeta {
+            id: self.next_run_id.fetch_add(1, Ordering::AcqRel),
+            level,
+            min_lsn: inputs[0].header.min_lsn,
+            max_lsn: inputs[inputs.len() - 1].header.max_lsn,
+            vertex_space: inputs
+                .iter()
+                .map(|r| r.header.vertex_space)
+                .max()
+                .unwrap_or(0),
+        };
+        let merged = self
+            .pool
+            .install(|| run::merge::merge(inputs, meta, base))?;
+        let file_run = Arc::new(run::file::write(&merged, &self.medium)?);
+        drop(merged);
+        let start = all.iter().position(|r| Arc::ptr_eq(r, &inputs[0])).unwrap();
+        let mut files = all[..start].to_vec();
+        files.push(file_run.clone());
+        files.extend_from_slice(&all[start + inputs.len()..]);
+        let wal_start = m.manifest.root().wal_start_lsn;
+        let root = self.root_for(m, &files, wal_start);
+        m.manifest.commit(root)?;
+        self.replace_runs(inputs, file_run);
+        for r in inputs {
+            r.retire();
+        }
+        Ok(())
+    }
+
+    /// Publishes `new` in place of the consecutive runs `old`.
+    fn replace_runs(&self, old: &[Arc<Run>], new: Arc<Run>) {
+        let mut st = self.state.lock().unwrap();
+        let start = st
+            .runs
+            .iter()
+            .position(|r| Arc::ptr_eq(r, &old[0]))
+            .expect("replaced runs are live");
+        let mut runs = st.runs[..start].to_vec();
+        runs.push(new);
+        runs.extend_from_slice(&st.runs[start + old.len()..]);
+        st.runs = runs.into();
+        drop(st);
+        self.state_cv.notify_all();
+    }
+}

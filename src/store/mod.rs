@@ -1,0 +1,290 @@
+//! The store: WAL, memtable, runs and manifest tied together.
+//!
+//! Write path ([`write`]): translate external ids, apply to the active memtable, queue the
+//! batch's WAL block; the acknowledgement waits for the block to be durable. Background path
+//! ([`maintain`]): freeze full memtables, seal them into in-DRAM runs, flush those to run
+//! files (write, persist, commit the manifest, recycle the WAL), and merge runs level by
+//! level. Open ([`open`]): read the manifest, verify the runs and dictionary, replay the WAL.
+
+mod check;
+mod lock;
+mod maintain;
+mod open;
+mod options;
+mod stats;
+mod write;
+
+pub use check::CheckReport;
+pub use options::{MediumKind, Options};
+pub use stats::{LevelStats, Stats};
+
+use crate::dict::Dict;
+use crate::manifest::Manifest;
+use crate::medium::Medium;
+use crate::memtable::Memtable;
+use crate::run::Run;
+use crate::snapshot::Snapshot;
+use crate::types::{Durability, Record, VertexId};
+use crate::wal::Wal;
+use crate::{Error, Result};
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock};
+use std::thread::JoinHandle;
+
+/// Proof that a batch was accepted; [`Graph::wait`] turns it into an acknowledgement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Ticket(u64);
+
+impl Ticket {
+    /// The LSN after the batch's last record.
+    pub fn lsn(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A graph store: open (or create) with [`Graph::open`], then insert, delete, snapshot.
+///
+/// `Graph` is `Sync`: several threads may submit batches; they are applied in one order,
+/// and their WAL blocks share `fdatasync`s (group commit).
+pub struct Graph {
+    inner: Arc<Inner>,
+    flusher: Mutex<Option<JoinHandle<()>>>,
+    closed: AtomicBool,
+}
+
+/// State owned by whoever holds the writer lock.
+struct Writer {
+    mem: Memtable,
+    next_lsn: u64,
+    deleted: Arc<Vec<u64>>,
+}
+
+/// A frozen memtable on its way to becoming a run.
+struct Frozen {
+    mem: Mutex<Option<Memtable>>,
+    sealed: OnceLock<Arc<Run>>,
+    bytes: usize,
+}
+
+/// The published read state: runs oldest first, then memtables frozen but not yet sealed.
+struct State {
+    runs: Arc<[Arc<Run>]>,
+    frozen: VecDeque<Arc<Frozen>>,
+    work: bool,
+}
+
+struct Maint {
+    manifest: Manifest,
+    bytes_written_base: u64,
+}
+
+struct Inner {
+    path: PathBuf,
+    medium: Arc<dyn Medium>,
+    opts: Options,
+    undirected: bool,
+    pool: rayon::ThreadPool,
+    writer: Mutex<Writer>,
+    dict: RwLock<Dict>,
+    state: Mutex<State>,
+    state_cv: Condvar,
+    seal_lock: Mutex<()>,
+    maint: Mutex<Maint>,
+    wal: Option<Wal>,
+    next_run_id: AtomicU64,
+    poisoned: Mutex<Option<String>>,
+    shutdown: AtomicBool,
+    wal_bytes_replayed: u64,
+    _lock: Option<lock::StoreLock>,
+}
+
+impl Graph {
+    /// Opens the store at `path`, creating it if allowed and absent, and recovering it
+    /// (WAL replay) if it was not closed cleanly.
+    pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Graph> {
+        open::open(path.as_ref(), opts)
+    }
+
+    /// A store that lives in DRAM only.
+    pub fn in_memory(mut opts: Options) -> Result<Graph> {
+        opts.medium = MediumKind::Memory;
+        opts.create = true;
+        open::open(Path::new(":memory:"), opts)
+    }
+
+    fn from_inner(inner: Arc<Inner>) -> Graph {
+        let flusher = if inner.opts.background {
+            let i = inner.clone();
+            std::thread::Builder::new()
+                .name("evograph-flush".into())
+                .spawn(move || maintain::flusher_loop(i))
+                .ok()
+        } else {
+            None
+        };
+        Graph {
+            inner,
+            flusher: Mutex::new(flusher),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// Queues a batch: it is applied (visible to later snapshots) when this returns, and
+    /// durable once [`Graph::wait`] on the ticket returns.
+    pub fn submit(&self, records: &[Record]) -> Result<Ticket> {
+        self.inner.submit(records)
+    }
+
+    /// Waits until the batch behind `t` is acknowledged under the store's durability mode.
+    pub fn wait(&self, t: Ticket) -> Result<()> {
+        self.inner.wait(t)
+    }
+
+    /// Applies a batch and waits for its acknowledgement.
+    pub fn apply(&self, records: &[Record]) -> Result<()> {
+        let t = self.submit(records)?;
+        self.wait(t)
+    }
+
+    /// Inserts edges (external ids); existing edges are left as they are.
+    pub fn insert_edges(&self, edges: &[(u64, u64)]) -> Result<()> {
+        let recs: Vec<Record> = edges.iter().map(|&(s, d)| Record::Insert(s, d)).collect();
+        self.apply(&recs)
+    }
+
+    /// Deletes edges (external ids); missing edges are ignored.
+    pub fn delete_edges(&self, edges: &[(u64, u64)]) -> Result<()> {
+        let recs: Vec<Record> = edges.iter().map(|&(s, d)| Record::Delete(s, d)).collect();
+        self.apply(&recs)
+    }
+
+    /// Makes a vertex exist.
+    pub fn insert_vertex(&self, v: u64) -> Result<()> {
+        self.apply(&[Record::InsertVertex(v)])
+    }
+
+    /// Deletes a vertex and all its edges.
+    pub fn delete_vertex(&self, v: u64) -> Result<()> {
+        self.apply(&[Record::DeleteVertex(v)])
+    }
+
+    /// A consistent view of everything applied so far.
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        self.inner.snapshot()
+    }
+
+    /// Writes everything applied so far into run files and commits them.
+    pub fn flush(&self) -> Result<()> {
+        self.inner.flush()
+    }
+
+    /// Flushes, then merges all runs into one base run.
+    pub fn compact(&self) -> Result<()> {
+        self.inner.compact_full()
+    }
+
+    /// The dense id of an external id, if the vertex was ever seen.
+    pub fn dense_id(&self, ext: u64) -> Option<VertexId> {
+        self.inner.dict.read().unwrap().get(ext)
+    }
+
+    /// The store directory (`:memory:` for DRAM-only stores).
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Whether the store is undirected.
+    pub fn is_undirected(&self) -> bool {
+        self.inner.undirected
+    }
+
+    /// The store's durability mode.
+    pub fn durability(&self) -> Durability {
+        self.inner.opts.durability
+    }
+
+    /// Counters and sizes.
+    pub fn stats(&self) -> Result<Stats> {
+        self.inner.stats()
+    }
+
+    /// Verifies every checksum and invariant; see [`CheckReport`].
+    pub fn check(&self) -> Result<CheckReport> {
+        self.inner.check()
+    }
+
+    /// Bytes of WAL replayed when this handle opened the store.
+    pub fn wal_bytes_replayed(&self) -> u64 {
+        self.inner.wal_bytes_replayed
+    }
+
+    /// Flushes everything, stops background work and releases the store.
+    pub fn close(self) -> Result<()> {
+        self.shutdown(true)
+    }
+
+    fn shutdown(&self, flush: bool) -> Result<()> {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        self.inner.shutdown.store(true, Ordering::Release);
+        self.inner.state_cv.notify_all();
+        if let Some(t) = self.flusher.lock().unwrap().take() {
+            let _ = t.join();
+        }
+        let res = if flush && self.inner.poison_error().is_none() {
+            self.inner.flush()
+        } else {
+            Ok(())
+        };
+        if let Some(wal) = &self.inner.wal {
+            wal.sync()?;
+        }
+        res
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        let _ = self.shutdown(true);
+    }
+}
+
+impl Inner {
+    fn poison_error(&self) -> Option<String> {
+        if let Some(e) = self.poisoned.lock().unwrap().clone() {
+            return Some(e);
+        }
+        self.wal.as_ref().and_then(|w| w.error())
+    }
+
+    fn check_poisoned(&self) -> Result<()> {
+        match self.poison_error() {
+            Some(e) => Err(Error::Poisoned(e)),
+            None => Ok(()),
+        }
+    }
+
+    fn poison(&self, e: &Error) {
+        self.poisoned
+            .lock()
+            .unwrap()
+            .get_or_insert_with(|| e.to_string());
+        self.state_cv.notify_all();
+    }
+
+    fn wait(&self, t: Ticket) -> Result<()> {
+        match (&self.wal, self.opts.durability) {
+            (Some(wal), Durability::Sync) => wal.wait_durable(t.0).inspect_err(|e| self.poison(e)),
+            _ => self.check_poisoned(),
+        }
+    }
+
+    /// Memtable bytes at which the active memtable is frozen: a third of the budget, so
+    /// that the active, a frozen and a sealed copy fit in it together.
+    fn freeze_bytes(&self) -> usize {
+        (self.opts.memtable_bytes / 3).max(1)
+    }
+}

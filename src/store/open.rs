@@ -1,0 +1,291 @@
+//! Opening a store: every open is a recovery.
+//!
+//! Order matters: refuse foreign directories before touching them, take the lock, read the
+//! manifest, load and verify the dictionary and the runs it names, delete files it does not
+//! name (leftovers of a crash between writing and committing), then replay the WAL from the
+//! manifest's start LSN into a fresh memtable.
+
+use super::lock::StoreLock;
+use super::{Graph, Inner, Maint, MediumKind, Options, State, Writer};
+use crate::batch::{id_of, is_del, Section};
+use crate::dict::{self, Dict};
+use crate::manifest::{self, Manifest, Root};
+use crate::medium::{file::FileMedium, memory::MemoryMedium, Medium};
+use crate::memtable::Memtable;
+use crate::run::{self, Run};
+use crate::types::Durability;
+use crate::wal::{self, Wal};
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+
+/// Files an evograph store may contain besides runs and WAL segments.
+fn is_store_file(name: &str) -> bool {
+    name == manifest::FILE
+        || name == dict::FILE
+        || name == "LOCK"
+        || Run::parse_file_name(name).is_some()
+        || wal::segment::parse_name(name).is_some()
+        || name.starts_with("wal-spare-")
+}
+
+pub(super) fn open(path: &Path, opts: Options) -> Result<Graph> {
+    let (medium, lock): (Arc<dyn Medium>, _) = match opts.medium {
+        MediumKind::Memory => (Arc::new(MemoryMedium::new()), None),
+        MediumKind::File => {
+            let not_store = |reason: &str| Error::NotAStore {
+                path: path.to_path_buf(),
+                reason: reason.to_string(),
+            };
+            if !path.exists() {
+                if !opts.create {
+                    return Err(not_store("it does not exist"));
+                }
+                std::fs::create_dir_all(path).map_err(|e| Error::io("create", path, e))?;
+            }
+            if !path.is_dir() {
+                return Err(not_store("it is not a directory"));
+            }
+            if !path.join(manifest::FILE).exists() {
+                let foreign = std::fs::read_dir(path)
+                    .map_err(|e| Error::io("list", path, e))?
+                    .filter_map(|e| e.ok())
+                    .find(|e| !is_store_file(&e.file_name().to_string_lossy()));
+                if let Some(f) = foreign {
+                    return Err(not_store(&format!(
+                        "it has no MANIFEST and holds other files (such as {})",
+                        f.file_name().to_string_lossy()
+                    )));
+                }
+                if !opts.create {
+                    return Err(not_store("it has no MANIFEST"));
+                }
+            }
+            let lock = StoreLock::acquire(path)?;
+            (Arc::new(FileMedium::new(path)), Some(lock))
+        }
+    };
+    let threads = if opts.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        opts.threads
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("evograph-worker-{i}"))
+        .build()
+        .map_err(|e| Error::Invalid(format!("thread pool: {e}")))?;
+
+    let manifest = if medium.exists(manifest::FILE) {
+        Manifest::open(&*medium)?
+    } else {
+        // A new store: nothing else may be there yet (a half-created store has no runs).
+        Manifest::create(&*medium, Root::new(opts.undirected.unwrap_or(false)))?
+    };
+    let root = manifest.root().clone();
+    if let Some(u) = opts.undirected {
+        if u != root.undirected {
+            return Err(Error::Invalid(format!(
+                "store {} is {}; it cannot be opened as {}",
+                path.display(),
+                if root.undirected {
+                    "undirected"
+                } else {
+                    "directed"
+                },
+                if u { "undirected" } else { "directed" }
+            )));
+        }
+    }
+    let dict = Dict::load(&*medium, root.dict_entries as usize, root.dict_bytes)?;
+    let runs = pool.install(|| open_runs(&medium, &root, opts.verify_on_open))?;
+    remove_strays(&*medium, &root)?;
+
+    let mut deleted: Vec<u64> = Vec::new();
+    for r in &runs {
+        for &x in r.vertex_ops.get() {
+            let v = id_of(x) as usize;
+            if deleted.len() <= v / 64 {
+                deleted.resize(v / 64 + 1, 0);
+            }
+            if is_del(x) {
+                deleted[v / 64] |= 1 << (v % 64);
+            } else {
+                deleted[v / 64] &= !(1 << (v % 64));
+            }
+        }
+    }
+
+    // Replay the log into a memtable.
+    let mut dict = dict;
+    let mut mem = Memtable::new(root.undirected, root.wal_start_lsn, dict.len() as u32);
+    let rec = {
+        let mut replay = |blk: &wal::block::Block, skip: u64| -> Result<()> {
+            dict.replay(blk.batch.first_new_id, &blk.batch.new_ids)?;
+            mem.ensure_vertices(dict.len() as u32);
+            let mut skip = skip as usize;
+            for s in &blk.batch.sections {
+                let n = s.len();
+                let from = skip.min(n);
+                skip -= from;
+                match s {
+                    Section::Edges(e) => {
+                        if e[from..].iter().any(|&[a, b]| {
+                            a as usize >= dict.len() || id_of(b) as usize >= dict.len()
+                        }) {
+                            return Err(Error::corrupt(format!(
+                                "WAL block at LSN {} names a vertex the dictionary lacks",
+                                blk.first_lsn
+                            )));
+                        }
+                        pool.install(|| mem.apply_edges(&e[from..]));
+                    }
+                    Section::Vertices(v) => {
+                        for &x in &v[from..] {
+                            let i = id_of(x) as usize;
+                            if i >= dict.len() {
+                                return Err(Error::corrupt(
+                                    "WAL vertex record beyond the dictionary",
+                                ));
+                            }
+                            if deleted.len() <= i / 64 {
+                                deleted.resize(i / 64 + 1, 0);
+                            }
+                            if is_del(x) {
+                                deleted[i / 64] |= 1 << (i % 64);
+                            } else {
+                                deleted[i / 64] &= !(1 << (i % 64));
+                            }
+                            mem.apply_vertex(x);
+                        }
+                    }
+                }
+            }
+            mem.max_lsn = blk.first_lsn + blk.records;
+            Ok(())
+        };
+        wal::recover(&*medium, root.wal_start_lsn, &mut replay)?
+    };
+    let replayed = rec.bytes_replayed;
+    let next_lsn = rec.next_lsn;
+    mem.max_lsn = next_lsn;
+    let wal = match opts.durability {
+        Durability::None => None,
+        mode => Some(Wal::start(medium.clone(), rec, mode)?),
+    };
+    let next_run_id = root
+        .next_run_id
+        .max(runs.iter().map(|r| r.header.id + 1).max().unwrap_or(1));
+    let inner = Arc::new(Inner {
+        path: path.to_path_buf(),
+        medium: medium.clone(),
+        undirected: root.undirected,
+        pool,
+        writer: Mutex::new(Writer {
+            mem,
+            next_lsn,
+            deleted: Arc::new(deleted),
+        }),
+        dict: RwLock::new(dict),
+        state: Mutex::new(State {
+            runs: runs.into_iter().map(Arc::new).collect::<Vec<_>>().into(),
+            frozen: VecDeque::new(),
+            work: false,
+        }),
+        state_cv: Condvar::new(),
+        seal_lock: Mutex::new(()),
+        maint: Mutex::new(Maint {
+            bytes_written_base: root.bytes_written,
+            manifest,
+        }),
+        wal,
+        next_run_id: AtomicU64::new(next_run_id),
+        poisoned: Mutex::new(None),
+        shutdown: AtomicBool::new(false),
+        wal_bytes_replayed: replayed,
+        opts,
+        _lock: lock,
+    });
+    if inner.wal.is_none() && replayed > 0 {
+        // Without a log of our own, make what the old log held part of the runs now, then
+        // drop the old log.
+        inner.flush()?;
+        for name in medium.list()? {
+            if wal::segment::parse_name(&name).is_some() {
+                medium.remove(&name)?;
+            }
+        }
+        medium.sync_dir()?;
+    }
+    Ok(Graph::from_inner(inner))
+}
+
+fn open_runs(medium: &Arc<dyn Medium>, root: &Root, verify: bool) -> Result<Vec<Run>> {
+    let runs: Vec<Run> = root
+        .runs
+        .par_iter()
+        .map(|rr| {
+            let name = Run::file_name(rr.id);
+            if !medium.exists(&name) {
+                return Err(Error::corrupt(format!(
+                    "run file {name} named by the manifest is missing"
+                )));
+            }
+            let r = run::file::open(medium, &name, verify)?;
+            let h = &r.header;
+            if h.id != rr.id
+                || h.file_len != rr.file_len
+                || h.min_lsn != rr.min_lsn
+                || h.max_lsn != rr.max_lsn
+            {
+                return Err(Error::corrupt(format!(
+                    "run {name} does not match the manifest's description"
+                )));
+            }
+            if h.vertex_space > root.dict_entries {
+                return Err(Error::corrupt(format!(
+                    "run {name} covers {} vertices but the dictionary has {}",
+                    h.vertex_space, root.dict_entries
+                )));
+            }
+            Ok(r)
+        })
+        .collect::<Result<_>>()?;
+    for w in runs.windows(2) {
+        if w[0].header.max_lsn != w[1].header.min_lsn {
+            return Err(Error::corrupt(format!(
+                "runs {} and {} leave a gap in the LSN range",
+                w[0].header.id, w[1].header.id
+            )));
+        }
+    }
+    if let Some(last) = runs.last() {
+        if last.header.max_lsn != root.wal_start_lsn {
+            return Err(Error::corrupt(
+                "the newest run does not end where the WAL starts",
+            ));
+        }
+    }
+    Ok(runs)
+}
+
+/// Removes run files the manifest does not name (a crash between write and commit, or a
+/// retired run whose removal did not happen) and spare WAL segments.
+fn remove_strays(medium: &dyn Medium, root: &Root) -> Result<()> {
+    let mut removed = false;
+    for name in medium.list()? {
+        let stray_run =
+            Run::parse_file_name(&name).is_some_and(|id| !root.runs.iter().any(|r| r.id == id));
+        if stray_run || name.starts_with("wal-spare-") {
+            medium.remove(&name)?;
+            removed = true;
+        }
+    }
+    if removed {
+        medium.sync_dir()?;
+    }
+    Ok(())
+}

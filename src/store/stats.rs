@@ -1,0 +1,115 @@
+//! Counters and sizes of an open store.
+
+use super::Inner;
+use crate::Result;
+use serde::Serialize;
+
+/// Runs at one compaction level.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LevelStats {
+    /// The level.
+    pub level: u64,
+    /// Run files at this level.
+    pub runs: usize,
+    /// Neighbor ids (out direction) in them.
+    pub edges: u64,
+    /// Their file bytes.
+    pub bytes: u64,
+}
+
+/// What `evograph stats` prints.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stats {
+    /// Vertices that exist.
+    pub vertices: u64,
+    /// Dense ids handed out (existing and deleted vertices).
+    pub vertex_ids: u64,
+    /// Directed edges in runs and sealed memtables (undirected edges count twice, self-loops once).
+    pub edges: u64,
+    /// Whether the store is undirected.
+    pub undirected: bool,
+    /// Durability mode of this handle.
+    pub durability: String,
+    /// Run files per level.
+    pub levels: Vec<LevelStats>,
+    /// Sealed memtables not yet flushed.
+    pub dram_runs: usize,
+    /// Updates buffered in the active and frozen memtables (per direction).
+    pub memtable_updates: u64,
+    /// DRAM held by the active memtable.
+    pub memtable_bytes: u64,
+    /// Bytes of all files of the store.
+    pub medium_bytes: u64,
+    /// Bytes written to the medium by this handle.
+    pub bytes_written_session: u64,
+    /// Bytes written since the store was created (as of the last commit, plus this session).
+    pub bytes_written_total: u64,
+    /// Persists (fdatasync) issued by this handle.
+    pub persists_session: u64,
+    /// WAL bytes replayed when this handle opened the store.
+    pub wal_bytes_replayed: u64,
+    /// Next LSN (records logged since creation).
+    pub next_lsn: u64,
+}
+
+impl Inner {
+    pub(super) fn stats(&self) -> Result<Stats> {
+        let (mem_ops, mem_bytes, next_lsn, deleted) = {
+            let w = self.writer.lock().unwrap();
+            let deleted: u64 = w.deleted.iter().map(|x| x.count_ones() as u64).sum();
+            (w.mem.ops(), w.mem.bytes() as u64, w.next_lsn, deleted)
+        };
+        let st = self.state.lock().unwrap();
+        let frozen_ops: u64 = st
+            .frozen
+            .iter()
+            .filter_map(|f| f.mem.lock().unwrap().as_ref().map(|m| m.ops()))
+            .sum();
+        let mut levels: Vec<LevelStats> = Vec::new();
+        let mut edges = 0i64;
+        let mut dram_runs = 0;
+        for r in st.runs.iter() {
+            edges += r.out.n_adds() as i64 - r.out.n_tombs() as i64;
+            if r.in_dram() {
+                dram_runs += 1;
+                continue;
+            }
+            let l = r.header.level;
+            match levels.iter_mut().find(|x| x.level == l) {
+                Some(x) => {
+                    x.runs += 1;
+                    x.edges += r.out.n_adds();
+                    x.bytes += r.header.file_len;
+                }
+                None => levels.push(LevelStats {
+                    level: l,
+                    runs: 1,
+                    edges: r.out.n_adds(),
+                    bytes: r.header.file_len,
+                }),
+            }
+        }
+        drop(st);
+        levels.sort_by_key(|l| l.level);
+        let ids = self.dict.read().unwrap().len() as u64;
+        let io = self.medium.stats().snapshot();
+        let base = self.maint.lock().unwrap().bytes_written_base;
+        Ok(Stats {
+            vertices: ids - deleted,
+            vertex_ids: ids,
+            edges: edges.max(0) as u64,
+            undirected: self.undirected,
+            durability: self.opts.durability.to_string(),
+            levels,
+            dram_runs,
+            memtable_updates: mem_ops + frozen_ops,
+            memtable_bytes: mem_bytes,
+            medium_bytes: self.medium.bytes_used()?,
+            bytes_written_session: io.bytes_written,
+            bytes_written_total: base + io.bytes_written,
+            persists_session: io.persists,
+            wal_bytes_replayed: self.wal_bytes_replayed,
+            next_lsn,
+        })
+    }
+}

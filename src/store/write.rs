@@ -1,0 +1,298 @@
+//! The write path: external ids to dense ids, memtable apply, WAL submit, freeze.
+
+use super::{Frozen, Inner, Ticket, Writer};
+use crate::batch::{id_of, is_del, DenseBatch, Section, DEL};
+use crate::memtable::Memtable;
+use crate::run::Dir;
+use crate::snapshot::{GraphView, Snapshot};
+use crate::types::{Record, VertexId};
+use crate::Result;
+use rayon::prelude::*;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, OnceLock};
+
+const MISSING: u32 = u32::MAX;
+
+fn is_deleted(bits: &[u64], v: u32) -> bool {
+    bits.get(v as usize / 64)
+        .is_some_and(|w| w >> (v % 64) & 1 == 1)
+}
+
+fn set_deleted(bits: &mut Arc<Vec<u64>>, v: u32, del: bool) {
+    let b = Arc::make_mut(bits);
+    let i = v as usize / 64;
+    if b.len() <= i {
+        b.resize(i + 1, 0);
+    }
+    if del {
+        b[i] |= 1 << (v % 64);
+    } else {
+        b[i] &= !(1 << (v % 64));
+    }
+}
+
+impl Inner {
+    pub(super) fn submit(&self, recs: &[Record]) -> Result<Ticket> {
+        self.check_poisoned()?;
+        let mut w = self.writer.lock().unwrap();
+        let batch = self.translate_and_apply(&mut w, recs)?;
+        let records = batch.records();
+        if records == 0 {
+            return Ok(Ticket(w.next_lsn));
+        }
+        let first = w.next_lsn;
+        let end = match &self.wal {
+            Some(wal) => wal.submit(&batch, first).inspect_err(|e| self.poison(e))?,
+            None => first + records,
+        };
+        w.next_lsn = end;
+        w.mem.max_lsn = end;
+        if w.mem.bytes() >= self.freeze_bytes() {
+            self.freeze_locked(&mut w);
+            self.backpressure()?;
+        }
+        Ok(Ticket(end))
+    }
+
+    /// Translates `recs` to dense ids, applying each finished section to the memtable.
+    /// Sections are applied before the WAL block is written; the acknowledgement still
+    /// waits for the block, and a failed WAL write poisons the store.
+    fn translate_and_apply(&self, w: &mut Writer, recs: &[Record]) -> Result<DenseBatch> {
+        let ids = self.translate_ids(recs)?;
+        let mut batch = ids.1;
+        let dense = ids.0;
+        let mut applied = 0usize;
+        let any_deleted = w.deleted.iter().any(|&x| x != 0);
+        let slow = any_deleted
+            || recs
+                .iter()
+                .any(|r| matches!(r, Record::InsertVertex(_) | Record::DeleteVertex(_)));
+        if !slow {
+            // Fast path: only edge updates and no deleted vertices to revive.
+            let edges: Vec<[u32; 2]> = recs
+                .par_iter()
+                .zip(dense.par_iter())
+                .filter(|(_, d)| d[0] != MISSING && d[1] != MISSING)
+                .map(|(r, d)| match r {
+                    Record::Delete(..) => [d[0], d[1] | DEL],
+                    _ => [d[0], d[1]],
+                })
+                .collect();
+            if !edges.is_empty() {
+                batch.sections.push(Section::Edges(edges));
+            }
+        } else {
+            for (r, d) in recs.iter().zip(&dense) {
+                match *r {
+                    Record::Insert(..) => {
+                        for x in [d[0], d[1]] {
+                            if is_deleted(&w.deleted, x) {
+                                set_deleted(&mut w.deleted, x, false);
+                                batch.push_vertex(x, false);
+                            }
+                        }
+                        batch.push_edge(d[0], d[1], false);
+                    }
+                    Record::Delete(..) => {
+                        if d[0] != MISSING && d[1] != MISSING {
+                            batch.push_edge(d[0], d[1], true);
+                        }
+                    }
+                    Record::InsertVertex(_) => {
+                        if is_deleted(&w.deleted, d[0]) {
+                            set_deleted(&mut w.deleted, d[0], false);
+                            batch.push_vertex(d[0], false);
+                        }
+                    }
+                    Record::DeleteVertex(_) => {
+                        let x = d[0];
+                        if x == MISSING || is_deleted(&w.deleted, x) {
+                            continue;
+                        }
+                        // Expansion reads the memtable, so everything before it goes in first.
+                        self.apply_sections(w, &batch.sections[applied..]);
+                        applied = batch.sections.len();
+                        // New sections: the ones before are applied already.
+                        let dels: Vec<[u32; 2]> = self
+                            .live_edges_of(w, x)?
+                            .into_iter()
+                            .map(|(s, t)| [s, t | DEL])
+                            .collect();
+                        if !dels.is_empty() {
+                            batch.sections.push(Section::Edges(dels));
+                        }
+                        batch.sections.push(Section::Vertices(vec![x | DEL]));
+                        set_deleted(&mut w.deleted, x, true);
+                    }
+                }
+            }
+        }
+        self.apply_sections(w, &batch.sections[applied..]);
+        Ok(batch)
+    }
+
+    /// Looks up (in parallel) and assigns (in order) dense ids. Deletes never create ids.
+    fn translate_ids(&self, recs: &[Record]) -> Result<(Vec<[u32; 2]>, DenseBatch)> {
+        let mut dense: Vec<[u32; 2]> = {
+            let dict = self.dict.read().unwrap();
+            let look = |x: u64| dict.get(x).unwrap_or(MISSING);
+            recs.par_iter()
+                .with_min_len(4096)
+                .map(|r| match *r {
+                    Record::Insert(s, d) | Record::Delete(s, d) => [look(s), look(d)],
+                    Record::InsertVertex(v) | Record::DeleteVertex(v) => [look(v), 0],
+                })
+                .collect()
+        };
+        let mut batch = DenseBatch::default();
+        let missing = dense.par_iter().any(|d| d[0] == MISSING || d[1] == MISSING);
+        if missing {
+            let mut dict = self.dict.write().unwrap();
+            batch.first_new_id = dict.len() as u32;
+            for (r, d) in recs.iter().zip(dense.iter_mut()) {
+                match *r {
+                    Record::Insert(s, t) => {
+                        if d[0] == MISSING {
+                            d[0] = dict.get_or_assign(s)?;
+                        }
+                        if d[1] == MISSING {
+                            d[1] = dict.get_or_assign(t)?;
+                        }
+                    }
+                    Record::InsertVertex(v) if d[0] == MISSING => d[0] = dict.get_or_assign(v)?,
+                    // A delete may name a vertex assigned earlier in this batch.
+                    Record::Delete(s, t) => {
+                        d[0] = dict.get(s).unwrap_or(MISSING);
+                        d[1] = dict.get(t).unwrap_or(MISSING);
+                    }
+                    Record::DeleteVertex(v) => d[0] = dict.get(v).unwrap_or(MISSING),
+                    _ => {}
+                }
+            }
+            batch.new_ids = dict.externals()[batch.first_new_id as usize..].to_vec();
+        }
+        Ok((dense, batch))
+    }
+
+    fn apply_sections(&self, w: &mut Writer, sections: &[Section]) {
+        let n = self.dict.read().unwrap().len() as u32;
+        w.mem.ensure_vertices(n);
+        for s in sections {
+            match s {
+                Section::Edges(e) => self.pool.install(|| w.mem.apply_edges(e)),
+                Section::Vertices(v) => v.iter().for_each(|&x| w.mem.apply_vertex(x)),
+            }
+        }
+    }
+
+    /// Every edge touching `x` right now, as `[src, dst]`.
+    fn live_edges_of(&self, w: &Writer, x: VertexId) -> Result<Vec<(u32, u32)>> {
+        self.seal_pending()?;
+        let runs = self.state.lock().unwrap().runs.clone();
+        let view = Snapshot::new(
+            runs,
+            Arc::default(),
+            w.mem.vertex_space as usize,
+            self.undirected,
+            Arc::from(Vec::new()),
+        );
+        let mut edges = Vec::new();
+        let live = |d: Dir| -> BTreeSet<u32> {
+            let mut set = BTreeSet::new();
+            match d {
+                Dir::Out => view.for_each_out(x, |y| {
+                    set.insert(y);
+                }),
+                Dir::In => view.for_each_in(x, |y| {
+                    set.insert(y);
+                }),
+            }
+            let mut ops = Vec::new();
+            w.mem.gather(d, x, &mut ops);
+            for op in ops {
+                if is_del(op) {
+                    set.remove(&id_of(op));
+                } else {
+                    set.insert(op);
+                }
+            }
+            set
+        };
+        edges.extend(live(Dir::Out).into_iter().map(|y| (x, y)));
+        if !self.undirected {
+            edges.extend(live(Dir::In).into_iter().map(|y| (y, x)));
+        }
+        Ok(edges)
+    }
+
+    /// Moves the active memtable to the frozen queue (called with the writer lock held).
+    pub(super) fn freeze_locked(&self, w: &mut Writer) -> bool {
+        let n = self.dict.read().unwrap().len() as u32;
+        let fresh = Memtable::new(self.undirected, w.next_lsn, n);
+        let mem = std::mem::replace(&mut w.mem, fresh);
+        if mem.is_empty() {
+            return false;
+        }
+        let bytes = mem.bytes();
+        let f = Arc::new(Frozen {
+            mem: Mutex::new(Some(mem)),
+            sealed: OnceLock::new(),
+            bytes,
+        });
+        let mut st = self.state.lock().unwrap();
+        st.frozen.push_back(f);
+        st.work = true;
+        drop(st);
+        self.state_cv.notify_all();
+        true
+    }
+
+    /// Holds the writer back while frozen and sealed-but-unflushed memtables exceed two
+    /// thirds of the budget; without a background thread, does the work itself.
+    fn backpressure(&self) -> Result<()> {
+        if !self.opts.background {
+            return self.flush_pending();
+        }
+        let limit = self.opts.memtable_bytes.saturating_sub(self.freeze_bytes());
+        let mut st = self.state.lock().unwrap();
+        loop {
+            let pending: usize = st.frozen.iter().map(|f| f.bytes).sum::<usize>()
+                + st.runs
+                    .iter()
+                    .filter(|r| r.in_dram())
+                    .map(|r| r.bytes() as usize)
+                    .sum::<usize>();
+            if pending <= limit
+                || st.frozen.len() + st.runs.iter().filter(|r| r.in_dram()).count() <= 1
+            {
+                return Ok(());
+            }
+            self.check_poisoned()?;
+            st = self.state_cv.wait(st).unwrap();
+        }
+    }
+
+    pub(super) fn snapshot(&self) -> Result<Snapshot> {
+        self.check_poisoned()?;
+        let (runs, frozen, deleted, n) = {
+            let mut w = self.writer.lock().unwrap();
+            self.freeze_locked(&mut w);
+            let st = self.state.lock().unwrap();
+            let n = self.dict.read().unwrap().len();
+            (st.runs.clone(), st.frozen.clone(), w.deleted.clone(), n)
+        };
+        self.seal_pending()?;
+        let mut all: Vec<_> = runs.to_vec();
+        for f in frozen {
+            all.push(f.sealed.get().expect("sealed by seal_pending").clone());
+        }
+        let externals: Arc<[u64]> = Arc::from(&self.dict.read().unwrap().externals()[..n]);
+        Ok(Snapshot::new(
+            all.into(),
+            deleted,
+            n,
+            self.undirected,
+            externals,
+        ))
+    }
+}

@@ -1,0 +1,17 @@
+//! The write-ahead edge log: segmented, checksummed commit blocks with group commit.
+//!
+//! - [`block`]: the byte format of a commit block.
+//! - [`segment`]: segment files and their headers.
+//! - [`writer`]: the group-commit thread; the `fdatasync` that acknowledges lives here.
+//! - [`recover`]: replay to the last valid block, telling torn tails from damage.
+//!
+//! Segments wholly below the manifest's start LSN are recycled (renamed and overwritten),
+//! as XPGraph recycles its circular edge log.
+
+pub mod block;
+pub mod recover;
+pub mod segment;
+pub mod writer;
+
+pub use recover::{recover, Recovered, SegmentInfo};
+pub use writer::Wal;

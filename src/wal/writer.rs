@@ -1,0 +1,355 @@
+//! The group-commit writer: one thread owns the log files; submitters queue encoded blocks
+//! and wait for the LSN they need to become durable.
+//!
+//! This is where a WAL byte becomes durable: [`Log::append`] writes a group of blocks with
+//! one `write_at`, and [`Log::persist`] is the `fdatasync` that every acknowledgement in
+//! `sync` mode waits for.
+
+use super::block;
+use super::recover::{Recovered, SegmentInfo};
+use super::segment::{self, SegmentHeader};
+use crate::batch::DenseBatch;
+use crate::medium::{Medium, SegmentFile};
+use crate::types::Durability;
+use crate::{Error, Result};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Segments are cut at about this size; a block never spans two segments.
+pub const SEGMENT_BYTES: u64 = 64 << 20;
+/// Recycled segments kept for reuse instead of being deleted.
+const SPARES: usize = 2;
+
+struct Queue {
+    blocks: Vec<u8>,
+    queued_end: u64,
+    error: Option<String>,
+    shutdown: bool,
+    force_persist: bool,
+    recycle_below: u64,
+    spare_buf: Vec<u8>,
+}
+
+struct Shared {
+    q: Mutex<Queue>,
+    work: Condvar,
+    done: Condvar,
+    durable: AtomicU64,
+    written: AtomicU64,
+    bytes: AtomicU64,
+}
+
+/// Handle to the log: submit blocks, wait for durability, recycle old segments.
+pub struct Wal {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+    mode: Durability,
+}
+
+impl Wal {
+    /// Starts the writer thread, continuing the log where recovery left it.
+    pub fn start(medium: Arc<dyn Medium>, rec: Recovered, mode: Durability) -> Result<Wal> {
+        let next = rec.next_lsn;
+        let log = Log::open(medium, rec)?;
+        let shared = Arc::new(Shared {
+            q: Mutex::new(Queue {
+                blocks: Vec::new(),
+                queued_end: next,
+                error: None,
+                shutdown: false,
+                force_persist: false,
+                recycle_below: 0,
+                spare_buf: Vec::new(),
+            }),
+            work: Condvar::new(),
+            done: Condvar::new(),
+            durable: AtomicU64::new(next),
+            written: AtomicU64::new(next),
+            bytes: AtomicU64::new(0),
+        });
+        let sh = shared.clone();
+        let interval = match mode {
+            Durability::Interval(ms) => Some(Duration::from_millis(ms)),
+            _ => None,
+        };
+        let thread = std::thread::Builder::new()
+            .name("evograph-wal".into())
+            .spawn(move || writer_loop(sh, log, interval))
+            .map_err(|e| Error::io("spawn", "evograph-wal", e))?;
+        Ok(Wal {
+            shared,
+            thread: Some(thread),
+            mode,
+        })
+    }
+
+    /// Encodes `batch` as the block holding LSNs `first_lsn..` and queues it. Blocks must be
+    /// submitted in LSN order (the store's writer lock guarantees it).
+    pub fn submit(&self, batch: &DenseBatch, first_lsn: u64) -> Result<u64> {
+        let end = first_lsn + batch.records();
+        let durable = self.shared.durable.load(Ordering::Acquire);
+        let mut q = self.shared.q.lock().unwrap();
+        if let Some(e) = &q.error {
+            return Err(Error::Poisoned(e.clone()));
+        }
+        block::encode(batch, first_lsn, durable, &mut q.blocks);
+        q.queued_end = end;
+        drop(q);
+        self.shared.work.notify_one();
+        Ok(end)
+    }
+
+    /// Blocks until every record below `lsn` is durable.
+    pub fn wait_durable(&self, lsn: u64) -> Result<()> {
+        if self.shared.durable.load(Ordering::Acquire) >= lsn {
+            return Ok(());
+        }
+        let mut q = self.shared.q.lock().unwrap();
+        loop {
+            if let Some(e) = &q.error {
+                return Err(Error::Poisoned(e.clone()));
+            }
+            if self.shared.durable.load(Ordering::Acquire) >= lsn {
+                return Ok(());
+            }
+            if self.mode != Durability::Sync {
+                q.force_persist = true;
+                self.shared.work.notify_one();
+            }
+            q = self.shared.done.wait(q).unwrap();
+        }
+    }
+
+    /// Makes everything submitted so far durable, whatever the mode.
+    pub fn sync(&self) -> Result<()> {
+        let end = self.shared.q.lock().unwrap().queued_end;
+        let mut q = self.shared.q.lock().unwrap();
+        q.force_persist = true;
+        drop(q);
+        self.shared.work.notify_one();
+        self.wait_durable(end)
+    }
+
+    /// Records below this LSN are in runs the manifest names: their segments may go.
+    pub fn recycle_below(&self, lsn: u64) {
+        let mut q = self.shared.q.lock().unwrap();
+        q.recycle_below = q.recycle_below.max(lsn);
+        drop(q);
+        self.shared.work.notify_one();
+    }
+
+    /// The LSN up to which records are durable.
+    pub fn durable_lsn(&self) -> u64 {
+        self.shared.durable.load(Ordering::Acquire)
+    }
+
+    /// Bytes of blocks written since this handle started.
+    pub fn bytes_written(&self) -> u64 {
+        self.shared.bytes.load(Ordering::Relaxed)
+    }
+
+    /// An error the writer hit, if any; the store must refuse further writes.
+    pub fn error(&self) -> Option<String> {
+        self.shared.q.lock().unwrap().error.clone()
+    }
+
+    /// Persists what is queued and stops the writer thread.
+    pub fn shutdown(mut self) -> Result<()> {
+        self.stop()
+    }
+
+    fn stop(&mut self) -> Result<()> {
+        {
+            let mut q = self.shared.q.lock().unwrap();
+            q.shutdown = true;
+            q.force_persist = true;
+        }
+        self.shared.work.notify_one();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        match self.error() {
+            Some(e) => Err(Error::Poisoned(e)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Wal {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+fn writer_loop(sh: Arc<Shared>, mut log: Log, interval: Option<Duration>) {
+    let mut last_persist = Instant::now();
+    let mut buf = Vec::new();
+    loop {
+        let (end, force, shutdown, recycle);
+        {
+            let mut q = sh.q.lock().unwrap();
+            loop {
+                let timed_out = interval.is_some_and(|i| {
+                    last_persist.elapsed() >= i && log.next_lsn > sh.durable.load(Ordering::Acquire)
+                });
+                if !q.blocks.is_empty() || q.shutdown || q.force_persist || timed_out {
+                    break;
+                }
+                q = match interval {
+                    Some(i) => sh.work.wait_timeout(q, i).unwrap().0,
+                    None => sh.work.wait(q).unwrap(),
+                };
+            }
+            std::mem::swap(&mut buf, &mut q.blocks);
+            if q.blocks.capacity() == 0 {
+                q.blocks = std::mem::take(&mut q.spare_buf);
+            }
+            end = q.queued_end;
+            force = std::mem::take(&mut q.force_persist);
+            shutdown = q.shutdown;
+            recycle = q.recycle_below;
+        }
+        let res = (|| -> Result<()> {
+            if !buf.is_empty() {
+                log.append(&buf, end)?;
+                sh.written.store(end, Ordering::Release);
+                sh.bytes.fetch_add(buf.len() as u64, Ordering::Relaxed);
+            }
+            let due = interval.is_none_or(|i| last_persist.elapsed() >= i);
+            if (due || force || shutdown) && log.next_lsn > sh.durable.load(Ordering::Acquire) {
+                log.persist()?;
+                last_persist = Instant::now();
+                sh.durable.store(log.next_lsn, Ordering::Release);
+            }
+            log.recycle(recycle)
+        })();
+        buf.clear();
+        {
+            let mut q = sh.q.lock().unwrap();
+            if q.spare_buf.capacity() < buf.capacity() {
+                q.spare_buf = std::mem::take(&mut buf);
+            }
+            if let Err(e) = res {
+                q.error.get_or_insert(e.to_string());
+            }
+        }
+        sh.done.notify_all();
+        if shutdown && sh.q.lock().unwrap().blocks.is_empty() {
+            return;
+        }
+    }
+}
+
+/// The writer thread's view of the files.
+struct Log {
+    medium: Arc<dyn Medium>,
+    segments: VecDeque<SegmentInfo>,
+    cur: Box<dyn SegmentFile>,
+    offset: u64,
+    next_lsn: u64,
+    spares: Vec<String>,
+}
+
+impl Log {
+    fn open(medium: Arc<dyn Medium>, rec: Recovered) -> Result<Log> {
+        let mut segments: VecDeque<SegmentInfo> = rec.segments.into();
+        let (cur, offset) = match segments.back() {
+            Some(last) => (medium.open(&segment::name(last.seq))?, rec.end_offset),
+            None => {
+                let info = SegmentInfo {
+                    seq: 1,
+                    first_lsn: rec.next_lsn,
+                };
+                segments.push_back(info);
+                (new_segment(&*medium, info, None)?, segment::HEADER_LEN)
+            }
+        };
+        Ok(Log {
+            medium,
+            segments,
+            cur,
+            offset,
+            next_lsn: rec.next_lsn,
+            spares: Vec::new(),
+        })
+    }
+
+    /// Writes a group of encoded blocks ending at LSN `end`.
+    fn append(&mut self, blocks: &[u8], end: u64) -> Result<()> {
+        if self.offset + blocks.len() as u64 > SEGMENT_BYTES && self.offset > segment::HEADER_LEN {
+            self.rotate()?;
+        }
+        self.cur.write_at(self.offset, blocks)?;
+        self.offset += blocks.len() as u64;
+        self.next_lsn = end;
+        Ok(())
+    }
+
+    /// The fdatasync every `sync` acknowledgement waits for.
+    fn persist(&mut self) -> Result<()> {
+        self.cur.persist()
+    }
+
+    fn rotate(&mut self) -> Result<()> {
+        // Cut stale bytes of a recycled file and persist everything before moving on:
+        // recovery relies on every segment but the last being complete and durable.
+        self.cur.set_len(self.offset)?;
+        self.cur.persist()?;
+        let last = *self.segments.back().expect("log always has a segment");
+        let info = SegmentInfo {
+            seq: last.seq + 1,
+            first_lsn: self.next_lsn,
+        };
+        self.cur = new_segment(&*self.medium, info, self.spares.pop())?;
+        self.segments.push_back(info);
+        self.offset = segment::HEADER_LEN;
+        Ok(())
+    }
+
+    /// Retires segments whose records all lie below `lsn`.
+    fn recycle(&mut self, lsn: u64) -> Result<()> {
+        let mut changed = false;
+        while self.segments.len() > 1 && self.segments[1].first_lsn <= lsn {
+            let old = self.segments.pop_front().unwrap();
+            let name = segment::name(old.seq);
+            if self.spares.len() < SPARES {
+                let spare = format!("wal-spare-{}.log", old.seq);
+                self.medium.rename(&name, &spare)?;
+                self.spares.push(spare);
+            } else {
+                self.medium.remove(&name)?;
+            }
+            changed = true;
+        }
+        if changed {
+            self.medium.sync_dir()?;
+        }
+        Ok(())
+    }
+}
+
+fn new_segment(
+    medium: &dyn Medium,
+    info: SegmentInfo,
+    spare: Option<String>,
+) -> Result<Box<dyn SegmentFile>> {
+    let name = segment::name(info.seq);
+    let seg = match spare {
+        Some(s) => {
+            medium.rename(&s, &name)?;
+            medium.open(&name)?
+        }
+        None => medium.create(&name)?,
+    };
+    let hdr = SegmentHeader {
+        seq: info.seq,
+        first_lsn: info.first_lsn,
+    };
+    seg.write_at(0, &hdr.encode())?;
+    seg.persist()?;
+    medium.sync_dir()?;
+    Ok(seg)
+}

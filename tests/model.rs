@@ -1,0 +1,102 @@
+//! Property test: random sequences of updates, snapshots, flushes, compactions and reopens,
+//! checked after every step against a plain in-memory model.
+
+mod common;
+
+use common::{assert_matches, Model};
+use evograph::store::Options;
+use evograph::{Durability, Graph, Record, Snapshot};
+use proptest::prelude::*;
+
+#[derive(Clone, Debug)]
+enum Step {
+    Batch(Vec<Record>),
+    Snapshot,
+    Flush,
+    Compact,
+    Reopen,
+}
+
+fn record(ids: u64) -> impl Strategy<Value = Record> {
+    prop_oneof![
+        8 => (0..ids, 0..ids).prop_map(|(u, v)| Record::Insert(u * 1000 + 7, v * 1000 + 7)),
+        3 => (0..ids, 0..ids).prop_map(|(u, v)| Record::Delete(u * 1000 + 7, v * 1000 + 7)),
+        1 => (0..ids).prop_map(|v| Record::InsertVertex(v * 1000 + 7)),
+        1 => (0..ids).prop_map(|v| Record::DeleteVertex(v * 1000 + 7)),
+    ]
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        10 => prop::collection::vec(record(12), 1..40).prop_map(Step::Batch),
+        2 => Just(Step::Snapshot),
+        2 => Just(Step::Flush),
+        1 => Just(Step::Compact),
+        1 => Just(Step::Reopen),
+    ]
+}
+
+fn opts(undirected: bool, background: bool) -> Options {
+    Options {
+        // Tiny budgets freeze after every batch: many runs, merges and backpressure.
+        memtable_bytes: if background { 1 } else { 1 << 30 },
+        undirected: Some(undirected),
+        durability: Durability::Sync,
+        threads: 2,
+        fanout: 2,
+        background,
+        ..Options::default()
+    }
+}
+
+fn run(steps: Vec<Step>, undirected: bool, background: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let mut g = Graph::open(&path, opts(undirected, background)).unwrap();
+    let mut model = Model::new(undirected);
+    let mut held: Vec<(Snapshot, Model)> = Vec::new();
+    for (i, s) in steps.into_iter().enumerate() {
+        match s {
+            Step::Batch(recs) => {
+                g.apply(&recs).unwrap();
+                recs.iter().for_each(|r| model.apply(r));
+            }
+            Step::Snapshot => held.push((g.snapshot().unwrap(), model.clone())),
+            Step::Flush => g.flush().unwrap(),
+            Step::Compact => g.compact().unwrap(),
+            Step::Reopen => {
+                g.close().unwrap();
+                g = Graph::open(&path, opts(undirected, background)).unwrap();
+            }
+        }
+        let snap = g.snapshot().unwrap();
+        assert_matches(&snap, &model, &format!("after step {i}"));
+        for (k, (s, m)) in held.iter().enumerate() {
+            assert_matches(s, m, &format!("held snapshot {k} after step {i}"));
+        }
+    }
+    let rep = g.check().unwrap();
+    assert!(rep.is_sound(), "check: {:?}", rep.problems);
+    g.close().unwrap();
+    let g = Graph::open(&path, opts(undirected, background)).unwrap();
+    assert_matches(&g.snapshot().unwrap(), &model, "after final reopen");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+
+    #[test]
+    fn directed_matches_model(steps in prop::collection::vec(step(), 1..30)) {
+        run(steps, false, false);
+    }
+
+    #[test]
+    fn undirected_matches_model(steps in prop::collection::vec(step(), 1..30)) {
+        run(steps, true, false);
+    }
+
+    #[test]
+    fn background_flusher_matches_model(steps in prop::collection::vec(step(), 1..30)) {
+        run(steps, false, true);
+    }
+}
