@@ -1,1 +1,64 @@
-fn main() {}
+//! The `evograph` command: generate graphs, ingest them durably, inspect and maintain stores.
+
+mod check;
+mod compact;
+mod export;
+mod generate;
+mod ingest;
+mod progress;
+mod stats;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// evograph: a persistent store for evolving graphs.
+///
+/// A store is a directory. `ingest` creates it and streams updates in with crash-consistent
+/// durability; `stats`, `check`, `export` and `compact` inspect and maintain it.
+#[derive(Parser)]
+#[command(name = "evograph", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    Generate(generate::Args),
+    Ingest(ingest::Args),
+    Export(export::Args),
+    Stats(stats::Args),
+    Check(check::Args),
+    Compact(compact::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let res = match cli.cmd {
+        Cmd::Generate(a) => generate::run(a),
+        Cmd::Ingest(a) => ingest::run(a),
+        Cmd::Export(a) => export::run(a),
+        Cmd::Stats(a) => stats::run(a),
+        Cmd::Check(a) => check::run(a),
+        Cmd::Compact(a) => compact::run(a),
+    };
+    match res {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("evograph: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Opens an existing store without changing it (for the inspecting commands).
+fn open_existing(path: &std::path::Path, read_only: bool) -> evograph::Result<evograph::Graph> {
+    evograph::Graph::open(
+        path,
+        evograph::Options {
+            create: false,
+            read_only,
+            ..Default::default()
+        },
+    )
+}

@@ -109,7 +109,7 @@ impl Dict {
 
     /// Loads the committed prefix (`entries`, `bytes`) of the dictionary file, verifying every
     /// chunk, and cuts anything past it.
-    pub fn load(medium: &dyn Medium, entries: usize, bytes: u64) -> Result<Dict> {
+    pub fn load(medium: &dyn Medium, entries: usize, bytes: u64, repair: bool) -> Result<Dict> {
         let mut d = Dict::default();
         if bytes == 0 && !medium.exists(FILE) {
             return if entries == 0 {
@@ -167,7 +167,7 @@ impl Dict {
             )));
         }
         drop(map);
-        if len > bytes {
+        if repair && len > bytes {
             seg.set_len(bytes)?;
             seg.persist()?;
         }
@@ -224,12 +224,12 @@ mod tests {
         let (n2, b2) = d.write_upto(&m, 5).unwrap();
         assert_eq!(n2, 5);
         assert!(b2 > b);
-        let r = Dict::load(&m, n2, b2).unwrap();
+        let r = Dict::load(&m, n2, b2, true).unwrap();
         assert_eq!(r.externals(), d.externals());
         assert_eq!(r.get(1 << 40), Some(1));
         assert_eq!(r.get(8), None);
         // An uncommitted tail is cut.
-        let r = Dict::load(&m, n, b).unwrap();
+        let r = Dict::load(&m, n, b, true).unwrap();
         assert_eq!(r.len(), 3);
         assert_eq!(m.open(FILE).unwrap().len().unwrap(), b);
     }
@@ -248,12 +248,12 @@ mod tests {
             seg.read_at(i as u64, &mut x).unwrap();
             seg.write_at(i as u64, &[x[0] ^ 4]).unwrap();
             assert!(
-                matches!(Dict::load(&m, n, b), Err(Error::Corrupt(_))),
+                matches!(Dict::load(&m, n, b, true), Err(Error::Corrupt(_))),
                 "flip at {i}"
             );
             seg.write_at(i as u64, &x).unwrap();
         }
-        assert!(Dict::load(&m, n, b).is_ok());
+        assert!(Dict::load(&m, n, b, true).is_ok());
     }
 
     #[test]

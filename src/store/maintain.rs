@@ -77,6 +77,9 @@ impl Inner {
     /// Freezes the active memtable and makes everything applied so far part of run files.
     pub(super) fn flush(&self) -> Result<()> {
         self.check_poisoned()?;
+        if self.opts.read_only {
+            return Err(crate::Error::Invalid("the store was opened read-only".into()));
+        }
         {
             let mut w = self.writer.lock().unwrap();
             self.freeze_locked(&mut w);

@@ -234,7 +234,7 @@ impl Graph {
         if let Some(t) = self.flusher.lock().unwrap().take() {
             let _ = t.join();
         }
-        let res = if flush && self.inner.poison_error().is_none() {
+        let res = if flush && !self.inner.opts.read_only && self.inner.poison_error().is_none() {
             self.inner.flush()
         } else {
             Ok(())

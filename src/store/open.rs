@@ -32,7 +32,12 @@ fn is_store_file(name: &str) -> bool {
         || name.starts_with("wal-spare-")
 }
 
-pub(super) fn open(path: &Path, opts: Options) -> Result<Graph> {
+pub(super) fn open(path: &Path, mut opts: Options) -> Result<Graph> {
+    if opts.read_only {
+        opts.create = false;
+        opts.background = false;
+        opts.durability = Durability::None;
+    }
     let (medium, lock): (Arc<dyn Medium>, _) = match opts.medium {
         MediumKind::Memory => (Arc::new(MemoryMedium::new()), None),
         MediumKind::File => {
@@ -100,9 +105,12 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Graph> {
             )));
         }
     }
-    let dict = Dict::load(&*medium, root.dict_entries as usize, root.dict_bytes)?;
+    let repair = !opts.read_only;
+    let dict = Dict::load(&*medium, root.dict_entries as usize, root.dict_bytes, repair)?;
     let runs = pool.install(|| open_runs(&medium, &root, opts.verify_on_open))?;
-    remove_strays(&*medium, &root)?;
+    if repair {
+        remove_strays(&*medium, &root)?;
+    }
 
     let mut deleted: Vec<u64> = Vec::new();
     for r in &runs {
@@ -167,7 +175,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Graph> {
             mem.max_lsn = blk.first_lsn + blk.records;
             Ok(())
         };
-        wal::recover(&*medium, root.wal_start_lsn, &mut replay)?
+        wal::recover(&*medium, root.wal_start_lsn, repair, &mut replay)?
     };
     let replayed = rec.bytes_replayed;
     let next_lsn = rec.next_lsn;
@@ -209,7 +217,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Graph> {
         opts,
         _lock: lock,
     });
-    if inner.wal.is_none() && replayed > 0 {
+    if inner.wal.is_none() && replayed > 0 && repair {
         // Without a log of our own, make what the old log held part of the runs now, then
         // drop the old log.
         inner.flush()?;

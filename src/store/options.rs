@@ -34,6 +34,9 @@ pub struct Options {
     pub fanout: usize,
     /// Flush and compact on a background thread (else only on explicit calls).
     pub background: bool,
+    /// Open without changing any file: no WAL repair, no flush on close, writes refused.
+    /// The WAL is still replayed (into DRAM) so reads see every acknowledged update.
+    pub read_only: bool,
 }
 
 impl Default for Options {
@@ -48,6 +51,7 @@ impl Default for Options {
             verify_on_open: true,
             fanout: 4,
             background: true,
+            read_only: false,
         }
     }
 }

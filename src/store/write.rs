@@ -34,6 +34,9 @@ fn set_deleted(bits: &mut Arc<Vec<u64>>, v: u32, del: bool) {
 impl Inner {
     pub(super) fn submit(&self, recs: &[Record]) -> Result<Ticket> {
         self.check_poisoned()?;
+        if self.opts.read_only {
+            return Err(crate::Error::Invalid("the store was opened read-only".into()));
+        }
         let mut w = self.writer.lock().unwrap();
         let batch = self.translate_and_apply(&mut w, recs)?;
         let records = batch.records();

@@ -43,6 +43,7 @@ pub struct Recovered {
 pub fn recover(
     medium: &dyn Medium,
     start_lsn: u64,
+    repair: bool,
     mut apply: impl FnMut(&Block, u64) -> Result<()>,
 ) -> Result<Recovered> {
     let mut all: Vec<u64> = medium
@@ -77,8 +78,10 @@ pub fn recover(
                 )));
             }
         }
-        for (seq, _) in &headers {
-            medium.remove(&segment::name(*seq))?;
+        if repair {
+            for (seq, _) in &headers {
+                medium.remove(&segment::name(*seq))?;
+            }
         }
         return Ok(Recovered {
             next_lsn: start_lsn,
@@ -159,8 +162,10 @@ pub fn recover(
         if (off as u64) < seg.len()? {
             // Cut the torn tail so that a later, shorter write cannot be followed by stale
             // blocks that happen to be intact.
-            seg.set_len(off as u64)?;
-            seg.persist()?;
+            if repair {
+                seg.set_len(off as u64)?;
+                seg.persist()?;
+            }
             ended = true;
         }
         idx += 1;
@@ -174,7 +179,7 @@ pub fn recover(
     // Drop segments past the end (never durable) and wholly below the start.
     let keep: Vec<u64> = out.segments.iter().map(|s| s.seq).collect();
     let mut removed = false;
-    for (seq, _) in &headers {
+    for (seq, _) in headers.iter().filter(|_| repair) {
         if !keep.contains(seq) {
             medium.remove(&segment::name(*seq))?;
             removed = true;

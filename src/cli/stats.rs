@@ -1,0 +1,44 @@
+//! `evograph stats`: sizes and counters of a store.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Print vertices, edges, runs per level, memtable contents and bytes on the medium.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Store directory.
+    store: PathBuf,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> evograph::Result<ExitCode> {
+    let g = crate::open_existing(&a.store, true)?;
+    let s = g.stats()?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&s).expect("stats serialize"));
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("store           {}", a.store.display());
+    println!("kind            {}", if s.undirected { "undirected" } else { "directed" });
+    println!("vertices        {} ({} ids)", s.vertices, s.vertex_ids);
+    println!("edges           {} (directed; unflushed updates not counted)", s.edges);
+    for l in &s.levels {
+        println!(
+            "level {:<9} {} run(s), {} edges, {} bytes",
+            l.level, l.runs, l.edges, l.bytes
+        );
+    }
+    println!("memtable        {} updates (from WAL replay)", s.memtable_updates);
+    println!("medium bytes    {}", s.medium_bytes);
+    println!("bytes written   {} since creation", s.bytes_written_total);
+    if s.edges > 0 {
+        println!(
+            "bytes per edge  {:.2} at rest, {:.2} written",
+            s.medium_bytes as f64 / s.edges as f64,
+            s.bytes_written_total as f64 / s.edges as f64
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
