@@ -20,6 +20,7 @@ pub mod io;
 pub mod manifest;
 pub mod medium;
 pub mod memtable;
+mod prefetch;
 pub mod run;
 pub mod snapshot;
 pub mod store;

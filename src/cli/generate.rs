@@ -45,13 +45,13 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         edge_factor: a.edge_factor,
         seed: a.seed,
     };
-    let format = a.format.unwrap_or(
-        if a.output.extension().is_some_and(|e| e == "bin") {
+    let format = a
+        .format
+        .unwrap_or(if a.output.extension().is_some_and(|e| e == "bin") {
             OutFormat::Bin
         } else {
             OutFormat::El
-        },
-    );
+        });
     let t = std::time::Instant::now();
     let pb = progress::spinner("generating");
     let mut edges = gen::generate(&spec)?;

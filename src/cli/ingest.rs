@@ -50,7 +50,9 @@ pub struct Args {
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
     if a.batch == 0 {
-        return Err(evograph::Error::Invalid("--batch must be at least 1".into()));
+        return Err(evograph::Error::Invalid(
+            "--batch must be at least 1".into(),
+        ));
     }
     // Open the input before the store: a missing or unreadable input changes nothing.
     let src = io::open_source(&a.input, a.format)?;

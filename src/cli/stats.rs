@@ -17,20 +17,36 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let g = crate::open_existing(&a.store, true)?;
     let s = g.stats()?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&s).expect("stats serialize"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&s).expect("stats serialize")
+        );
         return Ok(ExitCode::SUCCESS);
     }
     println!("store           {}", a.store.display());
-    println!("kind            {}", if s.undirected { "undirected" } else { "directed" });
+    println!(
+        "kind            {}",
+        if s.undirected {
+            "undirected"
+        } else {
+            "directed"
+        }
+    );
     println!("vertices        {} ({} ids)", s.vertices, s.vertex_ids);
-    println!("edges           {} (directed; unflushed updates not counted)", s.edges);
+    println!(
+        "edges           {} (directed; unflushed updates not counted)",
+        s.edges
+    );
     for l in &s.levels {
         println!(
             "level {:<9} {} run(s), {} edges, {} bytes",
             l.level, l.runs, l.edges, l.bytes
         );
     }
-    println!("memtable        {} updates (from WAL replay)", s.memtable_updates);
+    println!(
+        "memtable        {} updates (from WAL replay)",
+        s.memtable_updates
+    );
     println!("medium bytes    {}", s.medium_bytes);
     println!("bytes written   {} since creation", s.bytes_written_total);
     if s.edges > 0 {

@@ -31,6 +31,14 @@ impl Lookup {
         }
     }
 
+    /// Hints that `get(ext)` comes soon.
+    #[inline]
+    pub fn prefetch(&self, ext: u64) {
+        if let Some(slot) = self.flat.get(ext as usize) {
+            crate::prefetch::prefetch(slot);
+        }
+    }
+
     /// Records `ext -> v`; `count` is the number of vertices after this insert.
     pub fn insert(&mut self, ext: u64, v: VertexId, count: usize) {
         if (ext as usize) < self.flat.len() {

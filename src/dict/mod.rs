@@ -50,6 +50,12 @@ impl Dict {
         self.lookup.get(ext)
     }
 
+    /// Hints that `get(ext)` comes soon (a batch looks up ids in random order).
+    #[inline]
+    pub fn prefetch(&self, ext: u64) {
+        self.lookup.prefetch(ext)
+    }
+
     /// The external id of a dense id.
     #[inline]
     pub fn external(&self, v: VertexId) -> u64 {

@@ -5,7 +5,6 @@
 //! few vertices). Each task owns its blocks exclusively, so no locks are taken; within a
 //! task, updates are bucketed by block first so the block's entry table stays in cache.
 
-use super::split;
 use super::vbuf::{VBlock, BLOCK_BITS};
 use crate::batch::{id_of, DEL};
 use rayon::prelude::*;
@@ -114,9 +113,7 @@ impl Task<'_> {
             });
         }
         for (i, blk) in self.blocks.iter_mut().enumerate() {
-            for &(k, x) in &buf[start[i]..start[i + 1]] {
-                blk.push(split(k).1, x);
-            }
+            blk.push_all(&buf[start[i]..start[i + 1]]);
         }
     }
 }

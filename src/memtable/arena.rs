@@ -49,6 +49,13 @@ impl Arena {
         &mut s[(addr & (MAX_SLAB as u32 - 1)) as usize]
     }
 
+    /// Address of the slot at `addr`, for prefetching.
+    #[inline]
+    pub fn slot_ptr(&self, addr: u32) -> *const u32 {
+        let s = &self.slabs[(addr >> SLAB_BITS) as usize];
+        s[(addr & (MAX_SLAB as u32 - 1)) as usize..].as_ptr()
+    }
+
     /// DRAM held by the slabs.
     pub fn bytes(&self) -> usize {
         self.bytes

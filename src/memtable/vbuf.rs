@@ -6,6 +6,7 @@
 //! [`crate::batch::DEL`] marking a delete, in arrival order.
 
 use super::arena::Arena;
+use crate::prefetch::prefetch;
 
 /// Vertices per block. Blocks are the unit of parallel apply and seal.
 pub const BLOCK_BITS: u32 = 14;
@@ -80,6 +81,28 @@ impl VBlock {
         e.count += 1;
         *self.arena.slot_mut(addr) = x;
         self.ops += 1;
+    }
+
+    /// Appends a run of `(vertex, entry)` updates (vertices of this block, by their low bits),
+    /// prefetching the vertex entries and buffer slots of updates a little ahead.
+    pub fn push_all(&mut self, items: &[(u32, u32)]) {
+        const AHEAD_ENTRY: usize = 16;
+        const AHEAD_SLOT: usize = 8;
+        let lv = |k: u32| (k as usize) & (BLOCK - 1);
+        for j in 0..items.len() {
+            if let Some(&(k, _)) = items.get(j + AHEAD_ENTRY) {
+                prefetch(&self.entries[lv(k)]);
+            }
+            if let Some(&(k, _)) = items.get(j + AHEAD_SLOT) {
+                let e = &self.entries[lv(k)];
+                if e.left != 0 {
+                    let pos = cap(e.class) - e.left as u32 + 1;
+                    prefetch(self.arena.slot_ptr(e.tail + pos));
+                }
+            }
+            let (k, x) = items[j];
+            self.push(lv(k), x);
+        }
     }
 
     /// Number of entries of local vertex `lv`.

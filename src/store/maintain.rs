@@ -78,7 +78,9 @@ impl Inner {
     pub(super) fn flush(&self) -> Result<()> {
         self.check_poisoned()?;
         if self.opts.read_only {
-            return Err(crate::Error::Invalid("the store was opened read-only".into()));
+            return Err(crate::Error::Invalid(
+                "the store was opened read-only".into(),
+            ));
         }
         {
             let mut w = self.writer.lock().unwrap();

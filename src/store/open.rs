@@ -106,7 +106,12 @@ pub(super) fn open(path: &Path, mut opts: Options) -> Result<Graph> {
         }
     }
     let repair = !opts.read_only;
-    let dict = Dict::load(&*medium, root.dict_entries as usize, root.dict_bytes, repair)?;
+    let dict = Dict::load(
+        &*medium,
+        root.dict_entries as usize,
+        root.dict_bytes,
+        repair,
+    )?;
     let runs = pool.install(|| open_runs(&medium, &root, opts.verify_on_open))?;
     if repair {
         remove_strays(&*medium, &root)?;

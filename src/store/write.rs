@@ -35,7 +35,9 @@ impl Inner {
     pub(super) fn submit(&self, recs: &[Record]) -> Result<Ticket> {
         self.check_poisoned()?;
         if self.opts.read_only {
-            return Err(crate::Error::Invalid("the store was opened read-only".into()));
+            return Err(crate::Error::Invalid(
+                "the store was opened read-only".into(),
+            ));
         }
         let mut w = self.writer.lock().unwrap();
         let batch = self.translate_and_apply(&mut w, recs)?;
@@ -139,13 +141,29 @@ impl Inner {
         let mut dense: Vec<[u32; 2]> = {
             let dict = self.dict.read().unwrap();
             let look = |x: u64| dict.get(x).unwrap_or(MISSING);
-            recs.par_iter()
-                .with_min_len(4096)
-                .map(|r| match *r {
-                    Record::Insert(s, d) | Record::Delete(s, d) => [look(s), look(d)],
-                    Record::InsertVertex(v) | Record::DeleteVertex(v) => [look(v), 0],
-                })
-                .collect()
+            let ends = |r: &Record| match *r {
+                Record::Insert(s, d) | Record::Delete(s, d) => (s, d),
+                Record::InsertVertex(v) | Record::DeleteVertex(v) => (v, v),
+            };
+            const AHEAD: usize = 16;
+            let mut dense = vec![[0u32; 2]; recs.len()];
+            dense
+                .par_chunks_mut(4096)
+                .zip(recs.par_chunks(4096))
+                .for_each(|(out, rs)| {
+                    for (i, r) in rs.iter().enumerate() {
+                        if let Some(a) = rs.get(i + AHEAD) {
+                            let (s, d) = ends(a);
+                            dict.prefetch(s);
+                            dict.prefetch(d);
+                        }
+                        out[i] = match *r {
+                            Record::Insert(s, d) | Record::Delete(s, d) => [look(s), look(d)],
+                            Record::InsertVertex(v) | Record::DeleteVertex(v) => [look(v), 0],
+                        };
+                    }
+                });
+            dense
         };
         let mut batch = DenseBatch::default();
         let missing = dense.par_iter().any(|d| d[0] == MISSING || d[1] == MISSING);
