@@ -2,6 +2,7 @@
 
 mod check;
 mod compact;
+mod demo;
 mod export;
 mod generate;
 mod ingest;
@@ -24,6 +25,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    Demo(demo::Args),
     Generate(generate::Args),
     Ingest(ingest::Args),
     Export(export::Args),
@@ -35,6 +37,7 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let res = match cli.cmd {
+        Cmd::Demo(a) => demo::run(a),
         Cmd::Generate(a) => generate::run(a),
         Cmd::Ingest(a) => ingest::run(a),
         Cmd::Export(a) => export::run(a),

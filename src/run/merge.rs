@@ -65,15 +65,12 @@ fn merge_range(
     let mut adds: Vec<u32> = Vec::new();
     let mut tombs: Vec<u32> = Vec::new();
     let mut hits: Vec<usize> = Vec::with_capacity(inputs.len());
-    loop {
-        // Next vertex any input holds.
-        let Some(v) = (0..dirs.len())
-            .filter(|&i| !cur[i].is_empty())
-            .map(|i| dirs[i].vid_at(cur[i].start))
-            .min()
-        else {
-            break;
-        };
+    // Each round takes the next vertex any input holds.
+    while let Some(v) = (0..dirs.len())
+        .filter(|&i| !cur[i].is_empty())
+        .map(|i| dirs[i].vid_at(cur[i].start))
+        .min()
+    {
         hits.clear();
         let mut any_tomb = false;
         for i in 0..dirs.len() {
@@ -138,7 +135,7 @@ fn merge_vertex_ops(inputs: &[Arc<Run>], base: bool) -> Vec<u32> {
     for g in all.chunk_by(|a, b| a.0 == b.0) {
         let last = g[g.len() - 1].2;
         // Alive is every vertex's default; the base keeps only deletions.
-        if !(base && !is_del(last)) {
+        if !base || is_del(last) {
             out.push(last);
         }
     }

@@ -150,7 +150,7 @@ impl Inner {
             files.push(file_run.clone());
             let root = self.root_for(m, &files, r.header.max_lsn);
             m.manifest.commit(root)?;
-            self.replace_runs(&[r.clone()], file_run);
+            self.replace_runs(std::slice::from_ref(&r), file_run);
             if let Some(wal) = &self.wal {
                 wal.recycle_below(r.header.max_lsn);
             }

@@ -240,7 +240,8 @@ impl Graph {
             Ok(())
         };
         if let Some(wal) = &self.inner.wal {
-            wal.sync()?;
+            // After a successful flush every record is in committed runs: drop the log.
+            wal.shutdown(flush && res.is_ok() && !self.inner.opts.read_only)?;
         }
         res
     }

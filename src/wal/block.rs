@@ -32,7 +32,7 @@ fn put32(out: &mut Vec<u8>, x: u32) {
 }
 
 fn pad8(out: &mut Vec<u8>) {
-    while out.len() % 8 != 0 {
+    while !out.len().is_multiple_of(8) {
         out.push(0);
     }
 }
@@ -243,10 +243,10 @@ mod tests {
         for i in 0..buf.len() {
             let mut c = buf.clone();
             c[i] ^= 0x10;
-            match decode(&c) {
-                Ok(Ok(_)) => panic!("flip at byte {i} went unnoticed"),
-                Ok(Err(_)) | Err(_) => {}
-            }
+            assert!(
+                !matches!(decode(&c), Ok(Ok(_))),
+                "flip at byte {i} went unnoticed"
+            );
         }
     }
 

@@ -29,6 +29,7 @@ struct Queue {
     error: Option<String>,
     shutdown: bool,
     force_persist: bool,
+    discard: bool,
     recycle_below: u64,
     spare_buf: Vec<u8>,
 }
@@ -45,7 +46,7 @@ struct Shared {
 /// Handle to the log: submit blocks, wait for durability, recycle old segments.
 pub struct Wal {
     shared: Arc<Shared>,
-    thread: Option<JoinHandle<()>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
     mode: Durability,
 }
 
@@ -61,6 +62,7 @@ impl Wal {
                 error: None,
                 shutdown: false,
                 force_persist: false,
+                discard: false,
                 recycle_below: 0,
                 spare_buf: Vec::new(),
             }),
@@ -81,7 +83,7 @@ impl Wal {
             .map_err(|e| Error::io("spawn", "evograph-wal", e))?;
         Ok(Wal {
             shared,
-            thread: Some(thread),
+            thread: Mutex::new(Some(thread)),
             mode,
         })
     }
@@ -156,19 +158,17 @@ impl Wal {
         self.shared.q.lock().unwrap().error.clone()
     }
 
-    /// Persists what is queued and stops the writer thread.
-    pub fn shutdown(mut self) -> Result<()> {
-        self.stop()
-    }
-
-    fn stop(&mut self) -> Result<()> {
+    /// Persists what is queued and stops the writer thread. With `discard`, every record is
+    /// known to be in committed runs, so the segment files are removed too.
+    pub fn shutdown(&self, discard: bool) -> Result<()> {
         {
             let mut q = self.shared.q.lock().unwrap();
             q.shutdown = true;
             q.force_persist = true;
+            q.discard |= discard;
         }
         self.shared.work.notify_one();
-        if let Some(t) = self.thread.take() {
+        if let Some(t) = self.thread.lock().unwrap().take() {
             let _ = t.join();
         }
         match self.error() {
@@ -180,7 +180,7 @@ impl Wal {
 
 impl Drop for Wal {
     fn drop(&mut self) {
-        let _ = self.stop();
+        let _ = self.shutdown(false);
     }
 }
 
@@ -188,7 +188,7 @@ fn writer_loop(sh: Arc<Shared>, mut log: Log, interval: Option<Duration>) {
     let mut last_persist = Instant::now();
     let mut buf = Vec::new();
     loop {
-        let (end, force, shutdown, recycle);
+        let (end, force, shutdown, recycle, discard);
         {
             let mut q = sh.q.lock().unwrap();
             loop {
@@ -211,6 +211,7 @@ fn writer_loop(sh: Arc<Shared>, mut log: Log, interval: Option<Duration>) {
             force = std::mem::take(&mut q.force_persist);
             shutdown = q.shutdown;
             recycle = q.recycle_below;
+            discard = q.discard;
         }
         let res = (|| -> Result<()> {
             if !buf.is_empty() {
@@ -238,6 +239,11 @@ fn writer_loop(sh: Arc<Shared>, mut log: Log, interval: Option<Duration>) {
         }
         sh.done.notify_all();
         if shutdown && sh.q.lock().unwrap().blocks.is_empty() {
+            if discard {
+                if let Err(e) = log.discard() {
+                    sh.q.lock().unwrap().error.get_or_insert(e.to_string());
+                }
+            }
             return;
         }
     }
@@ -307,6 +313,17 @@ impl Log {
         self.segments.push_back(info);
         self.offset = segment::HEADER_LEN;
         Ok(())
+    }
+
+    /// Removes every segment and spare: the caller committed runs holding every record.
+    fn discard(&mut self) -> Result<()> {
+        for s in self.segments.drain(..) {
+            self.medium.remove(&segment::name(s.seq))?;
+        }
+        for s in self.spares.drain(..) {
+            self.medium.remove(&s)?;
+        }
+        self.medium.sync_dir()
     }
 
     /// Retires segments whose records all lie below `lsn`.
