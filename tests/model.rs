@@ -36,12 +36,12 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
-fn opts(undirected: bool, background: bool) -> Options {
+fn opts(undirected: bool, background: bool, durability: Durability) -> Options {
     Options {
         // Tiny budgets freeze after every batch: many runs, merges and backpressure.
         memtable_bytes: if background { 1 } else { 1 << 30 },
         undirected: Some(undirected),
-        durability: Durability::Sync,
+        durability,
         threads: 2,
         fanout: 2,
         background,
@@ -49,10 +49,11 @@ fn opts(undirected: bool, background: bool) -> Options {
     }
 }
 
-fn run(steps: Vec<Step>, undirected: bool, background: bool) {
+fn run(steps: Vec<Step>, undirected: bool, background: bool, durability: Durability) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
-    let mut g = Graph::open(&path, opts(undirected, background)).unwrap();
+    let opts = || opts(undirected, background, durability);
+    let mut g = Graph::open(&path, opts()).unwrap();
     let mut model = Model::new(undirected);
     let mut held: Vec<(Snapshot, Model)> = Vec::new();
     for (i, s) in steps.into_iter().enumerate() {
@@ -66,7 +67,7 @@ fn run(steps: Vec<Step>, undirected: bool, background: bool) {
             Step::Compact => g.compact().unwrap(),
             Step::Reopen => {
                 g.close().unwrap();
-                g = Graph::open(&path, opts(undirected, background)).unwrap();
+                g = Graph::open(&path, opts()).unwrap();
             }
         }
         let snap = g.snapshot().unwrap();
@@ -78,25 +79,56 @@ fn run(steps: Vec<Step>, undirected: bool, background: bool) {
     let rep = g.check().unwrap();
     assert!(rep.is_sound(), "check: {:?}", rep.problems);
     g.close().unwrap();
-    let g = Graph::open(&path, opts(undirected, background)).unwrap();
+    let g = Graph::open(&path, opts()).unwrap();
     assert_matches(&g.snapshot().unwrap(), &model, "after final reopen");
+}
+
+/// The same on the memory medium, where reopening is not possible.
+fn run_in_memory(steps: Vec<Step>, undirected: bool) {
+    let g = Graph::in_memory(opts(undirected, true, Durability::Sync)).unwrap();
+    let mut model = Model::new(undirected);
+    for (i, s) in steps.into_iter().enumerate() {
+        match s {
+            Step::Batch(recs) => {
+                g.apply(&recs).unwrap();
+                recs.iter().for_each(|r| model.apply(r));
+            }
+            Step::Compact => g.compact().unwrap(),
+            _ => g.flush().unwrap(),
+        }
+        assert_matches(&g.snapshot().unwrap(), &model, &format!("after step {i}"));
+    }
+    assert!(g.check().unwrap().is_sound());
+}
+
+fn durability() -> impl Strategy<Value = Durability> {
+    prop_oneof![
+        Just(Durability::Sync),
+        Just(Durability::Interval(5)),
+        Just(Durability::None)
+    ]
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
 
     #[test]
-    fn directed_matches_model(steps in prop::collection::vec(step(), 1..30)) {
-        run(steps, false, false);
+    fn directed_matches_model(steps in prop::collection::vec(step(), 1..30), d in durability()) {
+        run(steps, false, false, d);
     }
 
     #[test]
-    fn undirected_matches_model(steps in prop::collection::vec(step(), 1..30)) {
-        run(steps, true, false);
+    fn undirected_matches_model(steps in prop::collection::vec(step(), 1..30), d in durability()) {
+        run(steps, true, false, d);
     }
 
     #[test]
-    fn background_flusher_matches_model(steps in prop::collection::vec(step(), 1..30)) {
-        run(steps, false, true);
+    fn background_flusher_matches_model(steps in prop::collection::vec(step(), 1..30), d in durability()) {
+        run(steps, false, true, d);
+    }
+
+    #[test]
+    fn memory_medium_matches_model(steps in prop::collection::vec(step(), 1..30), u in any::<bool>()) {
+        run_in_memory(steps, u);
     }
 }

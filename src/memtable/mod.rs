@@ -114,16 +114,31 @@ impl Memtable {
         }
     }
 
-    /// Seals the memtable into an in-DRAM run resolved against `older` (oldest first).
-    pub fn seal(&self, older: &[Arc<Run>], id: u64) -> Run {
-        let meta = RunMeta {
+    fn meta(&self, id: u64) -> RunMeta {
+        RunMeta {
             id,
             level: 0,
             min_lsn: self.min_lsn,
             max_lsn: self.max_lsn,
             vertex_space: self.vertex_space as u64,
-        };
+        }
+    }
+
+    /// Seals the memtable into an in-DRAM run resolved against `older` (oldest first).
+    pub fn seal(self, older: &[Arc<Run>], id: u64) -> Run {
+        let meta = self.meta(id);
         seal::seal(self, older, meta)
+    }
+
+    /// Seals the memtable straight into run file `id`, resolved against `older`.
+    pub fn seal_to_file(
+        self,
+        older: &[Arc<Run>],
+        id: u64,
+        medium: &Arc<dyn crate::medium::Medium>,
+    ) -> crate::Result<Run> {
+        let meta = self.meta(id);
+        seal::seal_to_file(self, older, meta, medium)
     }
 }
 

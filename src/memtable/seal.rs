@@ -8,25 +8,88 @@
 use super::vbuf::{VBlock, BLOCK};
 use super::Memtable;
 use crate::batch::{id_of, is_del};
-use crate::run::build::{self, DirPart, RunMeta};
-use crate::run::{Dir, Run};
+use crate::medium::Medium;
+use crate::run::build::{self, DirPart, IndexBuilder, RunMeta};
+use crate::run::file::RunWriter;
+use crate::run::{Dir, DirData, Run};
+use crate::Result;
 use rayon::prelude::*;
 use std::sync::Arc;
 
-pub(super) fn seal(m: &Memtable, older: &[Arc<Run>], meta: RunMeta) -> Run {
+/// Vertex blocks sealed in parallel before their output is taken away.
+const WAVE: usize = 8;
+
+/// Seals into an in-DRAM run (for snapshots taken before the flusher gets to it).
+pub(super) fn seal(m: Memtable, older: &[Arc<Run>], meta: RunMeta) -> Run {
     let space = meta.vertex_space;
-    let out = seal_dir(&m.out, older, Dir::Out, space);
-    let inn = (!m.undirected).then(|| seal_dir(&m.inn, older, Dir::In, space));
-    build::finish(meta, out, inn, last_vertex_ops(&m.vertex_ops))
+    let vops = last_vertex_ops(&m.vertex_ops);
+    let dram = |blocks: Vec<VBlock>, d: Dir| -> DirData {
+        let mut all = Vec::new();
+        seal_dir(blocks, older, d, |parts| {
+            all.extend(parts);
+            Ok(())
+        })
+        .expect("collecting in DRAM cannot fail");
+        build::assemble(all, space)
+    };
+    let out = dram(m.out, Dir::Out);
+    let inn = (!m.undirected).then(|| dram(m.inn, Dir::In));
+    build::finish(meta, out, inn, vops)
 }
 
-fn seal_dir(blocks: &[VBlock], older: &[Arc<Run>], d: Dir, space: u64) -> crate::run::DirData {
-    let parts: Vec<DirPart> = blocks
-        .par_iter()
-        .enumerate()
-        .map(|(b, blk)| seal_block(b, blk, older, d))
-        .collect();
-    build::assemble(parts, space)
+/// Seals straight into a run file: neighbor ids are written wave by wave and each block's
+/// buffers are freed as soon as it is sealed, so sealing needs little DRAM of its own.
+pub(super) fn seal_to_file(
+    m: Memtable,
+    older: &[Arc<Run>],
+    meta: RunMeta,
+    medium: &Arc<dyn Medium>,
+) -> Result<Run> {
+    let space = meta.vertex_space;
+    let vops = last_vertex_ops(&m.vertex_ops);
+    let mut w = RunWriter::create(medium, meta.id)?;
+    let mut built = Vec::new();
+    let dirs = if m.undirected {
+        vec![(m.out, Dir::Out)]
+    } else {
+        vec![(m.out, Dir::Out), (m.inn, Dir::In)]
+    };
+    for (blocks, d) in dirs {
+        let mut ix = IndexBuilder::new(space);
+        seal_dir(blocks, older, d, |parts| {
+            for p in &parts {
+                w.put_adds(&p.adds)?;
+                ix.add(p);
+            }
+            Ok(())
+        })?;
+        w.end_direction()?;
+        built.push(ix.finish(Vec::new()));
+    }
+    let inn = if m.undirected { None } else { built.pop() };
+    let out = built.pop().expect("out direction");
+    w.finish(&meta, &out, inn.as_ref(), &vops)
+}
+
+/// Seals `blocks` wave by wave, handing each wave's parts (in vertex order) to `sink`.
+fn seal_dir(
+    blocks: Vec<VBlock>,
+    older: &[Arc<Run>],
+    d: Dir,
+    mut sink: impl FnMut(Vec<DirPart>) -> Result<()>,
+) -> Result<()> {
+    let mut it = blocks.into_iter().enumerate();
+    loop {
+        let wave: Vec<(usize, VBlock)> = it.by_ref().take(WAVE).collect();
+        if wave.is_empty() {
+            return Ok(());
+        }
+        let parts: Vec<DirPart> = wave
+            .into_par_iter()
+            .map(|(b, blk)| seal_block(b, &blk, older, d))
+            .collect();
+        sink(parts)?;
+    }
 }
 
 fn seal_block(b: usize, blk: &VBlock, older: &[Arc<Run>], d: Dir) -> DirPart {

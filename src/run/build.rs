@@ -1,8 +1,10 @@
 //! Assembling a run from per-vertex output produced in parallel.
 //!
 //! Producers (memtable seal, merge) work on disjoint vertex ranges in parallel, each filling
-//! a [`DirPart`] in vertex order; [`assemble`] concatenates the parts into one direction and
-//! picks a dense index when the run touches a large share of the vertex space.
+//! a [`DirPart`] in vertex order. An [`IndexBuilder`] takes the parts in order and keeps the
+//! index (vertex list, offsets, tombstones) while the neighbor ids go elsewhere: into one
+//! DRAM array ([`assemble`]) or straight to a run file (a streaming merge). The index is
+//! dense when the run touches a large share of the vertex space.
 
 use super::format::{DirCounts, RunHeader, HAS_IN, IN_DENSE, OUT_DENSE};
 use super::{DirData, Run, Sec};
@@ -14,7 +16,8 @@ use rayon::prelude::*;
 pub struct DirPart {
     vids: Vec<u32>,
     counts: Vec<u32>,
-    adds: Vec<u32>,
+    /// Neighbor ids of the pushed vertices, concatenated.
+    pub adds: Vec<u32>,
     tcounts: Vec<u32>,
     tombs: Vec<u32>,
 }
@@ -23,20 +26,21 @@ impl DirPart {
     /// Records vertex `v`'s sorted neighbors and tombstones (skipped when both are empty).
     #[inline]
     pub fn push(&mut self, v: VertexId, adds: &[u32], tombs: &[u32]) {
-        if adds.is_empty() && tombs.is_empty() {
+        self.adds.extend_from_slice(adds);
+        self.close(v, adds.len(), tombs);
+    }
+
+    /// Records vertex `v` whose `n` neighbors the caller already appended to `adds`.
+    #[inline]
+    pub fn close(&mut self, v: VertexId, n: usize, tombs: &[u32]) {
+        if n == 0 && tombs.is_empty() {
             return;
         }
         debug_assert!(self.vids.last().is_none_or(|&l| l < v));
         self.vids.push(v);
-        self.counts.push(adds.len() as u32);
-        self.adds.extend_from_slice(adds);
+        self.counts.push(n as u32);
         self.tcounts.push(tombs.len() as u32);
         self.tombs.extend_from_slice(tombs);
-    }
-
-    /// Neighbor ids pushed so far.
-    pub fn len(&self) -> usize {
-        self.adds.len()
     }
 
     /// Whether nothing was pushed.
@@ -45,47 +49,71 @@ impl DirPart {
     }
 }
 
-/// Concatenates `parts` (in vertex order, disjoint ranges) into one direction.
-pub fn assemble(parts: Vec<DirPart>, vertex_space: u64) -> DirData {
-    let n_vids: usize = parts.iter().map(|p| p.vids.len()).sum();
-    let n_adds: usize = parts.iter().map(|p| p.adds.len()).sum();
-    let n_tombs: usize = parts.iter().map(|p| p.tombs.len()).sum();
-    // Dense costs 8 bytes per vertex of the space, sparse 12 per listed vertex plus a
-    // binary search per lookup: go dense once a quarter of the space is touched.
-    let dense = n_vids as u64 * 4 >= vertex_space;
-    let n_index = if dense { vertex_space as usize } else { n_vids };
-    let mut offs = vec![0u64; n_index + 1];
-    let mut toffs = if n_tombs > 0 {
-        vec![0u64; n_index + 1]
-    } else {
-        Vec::new()
-    };
-    let mut vids = Vec::with_capacity(if dense { 0 } else { n_vids });
-    {
-        let (mut a, mut t, mut i) = (0u64, 0u64, 0usize);
-        for p in &parts {
-            for k in 0..p.vids.len() {
-                let v = p.vids[k] as usize;
-                if dense {
-                    // Vertices between the previous listed one and v hold nothing.
-                    while i < v {
-                        offs[i + 1] = a;
-                        if n_tombs > 0 {
-                            toffs[i + 1] = t;
-                        }
-                        i += 1;
-                    }
-                } else {
-                    vids.push(p.vids[k]);
-                }
-                a += p.counts[k] as u64;
-                t += p.tcounts[k] as u64;
+/// The index of one direction, built from parts in vertex order.
+pub struct IndexBuilder {
+    space: u64,
+    vids: Vec<u32>,
+    counts: Vec<u32>,
+    tcounts: Vec<u32>,
+    tombs: Vec<u32>,
+    n_adds: u64,
+}
+
+impl IndexBuilder {
+    /// A builder for vertex ids below `space`.
+    pub fn new(space: u64) -> Self {
+        IndexBuilder {
+            space,
+            vids: Vec::new(),
+            counts: Vec::new(),
+            tcounts: Vec::new(),
+            tombs: Vec::new(),
+            n_adds: 0,
+        }
+    }
+
+    /// Takes a part's index (its neighbor ids are the caller's to place).
+    pub fn add(&mut self, p: &DirPart) {
+        self.vids.extend_from_slice(&p.vids);
+        self.counts.extend_from_slice(&p.counts);
+        self.tcounts.extend_from_slice(&p.tcounts);
+        self.tombs.extend_from_slice(&p.tombs);
+        self.n_adds += p.adds.len() as u64;
+    }
+
+    /// The finished index; `adds` is the neighbor array (empty when streamed to a file).
+    pub fn finish(self, adds: Vec<u32>) -> DirData {
+        let n_vids = self.vids.len();
+        let n_tombs = self.tombs.len();
+        // Dense costs 8 bytes per vertex of the space, sparse 12 per listed vertex plus a
+        // binary search per lookup: go dense once a quarter of the space is touched.
+        let dense = n_vids as u64 * 4 >= self.space;
+        let n_index = if dense { self.space as usize } else { n_vids };
+        let mut offs = vec![0u64; n_index + 1];
+        let mut toffs = if n_tombs > 0 {
+            vec![0u64; n_index + 1]
+        } else {
+            Vec::new()
+        };
+        let (mut a, mut t) = (0u64, 0u64);
+        let mut i = 0usize;
+        for k in 0..n_vids {
+            let slot = if dense { self.vids[k] as usize } else { k };
+            // Vertices between the previous listed one and this one hold nothing.
+            while i < slot {
                 offs[i + 1] = a;
                 if n_tombs > 0 {
                     toffs[i + 1] = t;
                 }
                 i += 1;
             }
+            a += self.counts[k] as u64;
+            t += self.tcounts[k] as u64;
+            offs[slot + 1] = a;
+            if n_tombs > 0 {
+                toffs[slot + 1] = t;
+            }
+            i = slot + 1;
         }
         while i < n_index {
             offs[i + 1] = a;
@@ -94,26 +122,36 @@ pub fn assemble(parts: Vec<DirPart>, vertex_space: u64) -> DirData {
             }
             i += 1;
         }
-    }
-    let adds = concat(&parts, |p| &p.adds, n_adds);
-    let tombs = concat(&parts, |p| &p.tombs, n_tombs);
-    DirData {
-        dense,
-        vids: Sec::Owned(vids),
-        offs: Sec::Owned(offs),
-        adds: Sec::Owned(adds),
-        toffs: Sec::Owned(toffs),
-        tombs: Sec::Owned(tombs),
+        debug_assert_eq!(a, self.n_adds);
+        DirData {
+            dense,
+            vids: Sec::Owned(if dense { Vec::new() } else { self.vids }),
+            offs: Sec::Owned(offs),
+            adds: Sec::Owned(adds),
+            toffs: Sec::Owned(toffs),
+            tombs: Sec::Owned(self.tombs),
+            n_adds: self.n_adds,
+        }
     }
 }
 
-fn concat(parts: &[DirPart], f: impl Fn(&DirPart) -> &Vec<u32> + Sync, n: usize) -> Vec<u32> {
+/// Concatenates `parts` (in vertex order, disjoint ranges) into one in-DRAM direction.
+pub fn assemble(parts: Vec<DirPart>, vertex_space: u64) -> DirData {
+    let mut ix = IndexBuilder::new(vertex_space);
+    for p in &parts {
+        ix.add(p);
+    }
+    let adds = concat(&parts, ix.n_adds as usize);
+    ix.finish(adds)
+}
+
+fn concat(parts: &[DirPart], n: usize) -> Vec<u32> {
     let mut out = vec![0u32; n];
     let mut rest = out.as_mut_slice();
     let mut jobs = Vec::with_capacity(parts.len());
     for p in parts {
-        let (head, tail) = rest.split_at_mut(f(p).len());
-        jobs.push((head, f(p)));
+        let (head, tail) = rest.split_at_mut(p.adds.len());
+        jobs.push((head, &p.adds));
         rest = tail;
     }
     jobs.into_par_iter()
@@ -136,8 +174,13 @@ pub struct RunMeta {
     pub vertex_space: u64,
 }
 
-/// Builds an in-DRAM run from assembled directions and vertex states.
-pub fn finish(meta: RunMeta, out: DirData, inn: Option<DirData>, vertex_ops: Vec<u32>) -> Run {
+/// The header of a run with these directions and vertex states.
+pub fn header(
+    meta: &RunMeta,
+    out: &DirData,
+    inn: Option<&DirData>,
+    n_vertex_ops: u64,
+) -> RunHeader {
     let counts = |d: &DirData| DirCounts {
         n_index: d.n_index() as u64,
         n_adds: d.n_adds(),
@@ -147,24 +190,30 @@ pub fn finish(meta: RunMeta, out: DirData, inn: Option<DirData>, vertex_ops: Vec
     if out.dense {
         flags |= OUT_DENSE;
     }
-    if let Some(i) = &inn {
+    if let Some(i) = inn {
         flags |= HAS_IN;
         if i.dense {
             flags |= IN_DENSE;
         }
     }
-    let mut header = RunHeader {
+    let mut h = RunHeader {
         flags,
         id: meta.id,
         level: meta.level,
         min_lsn: meta.min_lsn,
         max_lsn: meta.max_lsn,
         vertex_space: meta.vertex_space,
-        n_vertex_ops: vertex_ops.len() as u64,
-        dirs: [counts(&out), inn.as_ref().map(counts).unwrap_or_default()],
+        n_vertex_ops,
+        dirs: [counts(out), inn.map(counts).unwrap_or_default()],
         ..Default::default()
     };
-    header.lay_out();
+    h.lay_out();
+    h
+}
+
+/// Builds an in-DRAM run from assembled directions and vertex states.
+pub fn finish(meta: RunMeta, out: DirData, inn: Option<DirData>, vertex_ops: Vec<u32>) -> Run {
+    let header = header(&meta, &out, inn.as_ref(), vertex_ops.len() as u64);
     Run {
         header,
         out,

@@ -1,6 +1,11 @@
 //! Writing a run to a medium, and opening one with its checksums verified.
+//!
+//! [`RunWriter`] streams the neighbor arrays (the bulk of a run) as they are produced, then
+//! writes the indexes, the checksum table and finally the header, and persists the file:
+//! this is where a run's bytes become durable.
 
-use super::format::{RunHeader, CRC_BLOCK, HAS_IN, HEADER_LEN, IN_DENSE, OUT_DENSE};
+use super::build::{self, RunMeta};
+use super::format::{self, RunHeader, CRC_BLOCK, HAS_IN, HEADER_LEN, IN_DENSE, OUT_DENSE};
 use super::{DirData, Run, RunFile, Sec};
 use crate::medium::{Mapped, Medium, SegmentFile};
 use crate::{Error, Result};
@@ -8,92 +13,139 @@ use rayon::prelude::*;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-/// Streams body bytes to the file in checksummed blocks.
-struct BlockWriter<'a> {
-    seg: &'a dyn SegmentFile,
-    buf: Vec<u8>,
+/// Writes the body of a run in order, checksumming 1 MiB blocks as it goes.
+pub struct RunWriter {
+    medium: Arc<dyn Medium>,
+    name: String,
+    seg: Box<dyn SegmentFile>,
     at: u64,
+    crc: u32,
+    fill: usize,
     crcs: Vec<u32>,
+    adds: [u64; 2],
+    dir: usize,
 }
 
-impl BlockWriter<'_> {
-    fn put(&mut self, mut bytes: &[u8]) -> Result<()> {
-        while !bytes.is_empty() {
-            let take = (CRC_BLOCK - self.buf.len()).min(bytes.len());
-            self.buf.extend_from_slice(&bytes[..take]);
-            bytes = &bytes[take..];
-            if self.buf.len() == CRC_BLOCK {
-                self.emit()?;
+impl RunWriter {
+    /// Starts the file of run `id`.
+    pub fn create(medium: &Arc<dyn Medium>, id: u64) -> Result<RunWriter> {
+        let name = Run::file_name(id);
+        let seg = medium.create(&name)?;
+        Ok(RunWriter {
+            medium: medium.clone(),
+            name,
+            seg,
+            at: HEADER_LEN as u64,
+            crc: 0,
+            fill: 0,
+            crcs: Vec::new(),
+            adds: [0; 2],
+            dir: 0,
+        })
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        self.seg.write_at(self.at, bytes)?;
+        self.at += bytes.len() as u64;
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let take = (CRC_BLOCK - self.fill).min(rest.len());
+            self.crc = crc32c::crc32c_append(self.crc, &rest[..take]);
+            self.fill += take;
+            rest = &rest[take..];
+            if self.fill == CRC_BLOCK {
+                self.crcs.push(self.crc);
+                self.crc = 0;
+                self.fill = 0;
             }
         }
         Ok(())
     }
 
     fn pad8(&mut self) -> Result<()> {
-        let pad = (self.at as usize + self.buf.len()).next_multiple_of(8)
-            - (self.at as usize + self.buf.len());
+        let pad = (self.at.next_multiple_of(8) - self.at) as usize;
         self.put(&[0u8; 8][..pad])
     }
 
-    fn emit(&mut self) -> Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        self.crcs.push(crc32c::crc32c(&self.buf));
-        self.seg.write_at(self.at, &self.buf)?;
-        self.at += self.buf.len() as u64;
-        self.buf.clear();
+    /// Appends neighbor ids of the current direction (out first, then in).
+    pub fn put_adds(&mut self, adds: &[u32]) -> Result<()> {
+        self.adds[self.dir] += adds.len() as u64;
+        self.put(bytemuck::cast_slice(adds))
+    }
+
+    /// Ends the current direction's neighbor ids.
+    pub fn end_direction(&mut self) -> Result<()> {
+        self.pad8()?;
+        self.dir += 1;
         Ok(())
     }
+
+    /// Writes the indexes, checksums and header, persists the file and its directory entry,
+    /// and returns the run mapped from the file. The directions' `adds` must have been
+    /// streamed with [`RunWriter::put_adds`]; their own `adds` arrays are ignored.
+    pub fn finish(
+        mut self,
+        meta: &RunMeta,
+        out: &DirData,
+        inn: Option<&DirData>,
+        vertex_ops: &[u32],
+    ) -> Result<Run> {
+        while self.dir < 2 {
+            self.end_direction()?;
+        }
+        let mut header = build::header(meta, out, inn, vertex_ops.len() as u64);
+        debug_assert_eq!(self.adds[0], out.n_adds());
+        debug_assert_eq!(self.adds[1], inn.map_or(0, |d| d.n_adds()));
+        for (d, dd) in [(0, Some(out)), (1, inn)] {
+            let Some(dd) = dd else { continue };
+            debug_assert_eq!(self.at, header.section_off[format::vids(d)]);
+            self.put(bytemuck::cast_slice(dd.vids.get()))?;
+            self.pad8()?;
+            self.put(bytemuck::cast_slice(dd.offs.get()))?;
+            self.put(bytemuck::cast_slice(dd.toffs.get()))?;
+            self.put(bytemuck::cast_slice(dd.tombs.get()))?;
+            self.pad8()?;
+        }
+        debug_assert_eq!(self.at, header.section_off[format::VERTEX_OPS]);
+        self.put(bytemuck::cast_slice(vertex_ops))?;
+        self.pad8()?;
+        if self.fill > 0 {
+            self.crcs.push(self.crc);
+        }
+        debug_assert_eq!(self.at, header.crc_table_off);
+        let mut table: Vec<u8> = bytemuck::cast_slice(&self.crcs).to_vec();
+        header.crc_table_crc = crc32c::crc32c(&table) as u64;
+        table.resize(table.len().next_multiple_of(8), 0);
+        self.seg.write_at(header.crc_table_off, &table)?;
+        self.seg.write_at(0, &header.encode())?;
+        self.seg.persist()?;
+        self.medium.sync_dir()?;
+        let map = self.seg.map()?;
+        open_mapped(map, &self.name, self.medium.clone(), false)
+    }
 }
 
-fn dir_sections(d: &DirData) -> [&[u8]; 5] {
-    [
-        bytemuck::cast_slice(d.vids.get()),
-        bytemuck::cast_slice(d.offs.get()),
-        bytemuck::cast_slice(d.adds.get()),
-        bytemuck::cast_slice(d.toffs.get()),
-        bytemuck::cast_slice(d.tombs.get()),
-    ]
-}
-
-/// Writes `run` as file `Run::file_name(id)`, persists it and its directory entry, and
-/// returns the run reopened from the file (so its DRAM copy can be dropped).
+/// Writes an in-DRAM `run` to its file (see [`RunWriter::finish`]).
 pub fn write(run: &Run, medium: &Arc<dyn Medium>) -> Result<Run> {
-    let name = Run::file_name(run.header.id);
-    let seg = medium.create(&name)?;
-    let mut header = run.header.clone();
-    header.lay_out();
-    let mut w = BlockWriter {
-        seg: &*seg,
-        buf: Vec::with_capacity(CRC_BLOCK),
-        at: HEADER_LEN as u64,
-        crcs: Vec::new(),
+    let h = &run.header;
+    let meta = RunMeta {
+        id: h.id,
+        level: h.level,
+        min_lsn: h.min_lsn,
+        max_lsn: h.max_lsn,
+        vertex_space: h.vertex_space,
     };
-    let mut sections: Vec<&[u8]> = dir_sections(&run.out).to_vec();
-    match &run.inn {
-        Some(i) => sections.extend(dir_sections(i)),
-        None => sections.extend([&[][..]; 5]),
+    let mut w = RunWriter::create(medium, h.id)?;
+    w.put_adds(run.out.adds.get())?;
+    w.end_direction()?;
+    if let Some(i) = &run.inn {
+        w.put_adds(i.adds.get())?;
     }
-    sections.push(bytemuck::cast_slice(run.vertex_ops.get()));
-    let lens = header.section_lens();
-    for (i, s) in sections.iter().enumerate() {
-        debug_assert_eq!(s.len() as u64, lens[i], "section {i}");
-        debug_assert_eq!(w.at + w.buf.len() as u64, header.section_off[i]);
-        w.put(s)?;
-        w.pad8()?;
-    }
-    w.emit()?;
-    debug_assert_eq!(w.at, header.crc_table_off);
-    let mut table: Vec<u8> = bytemuck::cast_slice(&w.crcs).to_vec();
-    header.crc_table_crc = crc32c::crc32c(&table) as u64;
-    table.resize(table.len().next_multiple_of(8), 0);
-    seg.write_at(header.crc_table_off, &table)?;
-    seg.write_at(0, &header.encode())?;
-    seg.persist()?;
-    medium.sync_dir()?;
-    let map = seg.map()?;
-    open_mapped(map, &name, medium.clone(), false)
+    w.end_direction()?;
+    w.finish(&meta, &run.out, run.inn.as_ref(), run.vertex_ops.get())
 }
 
 /// Opens run file `name`; with `verify`, checks every block checksum (in parallel).
@@ -123,16 +175,17 @@ fn open_mapped(map: Mapped, name: &str, medium: Arc<dyn Medium>, verify: bool) -
         |i: usize| Sec::Mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 8);
     let dir = |d: usize, dense: bool| DirData {
         dense,
-        vids: sec32(d * 5),
-        offs: sec64(d * 5 + 1),
-        adds: sec32(d * 5 + 2),
-        toffs: sec64(d * 5 + 3),
-        tombs: sec32(d * 5 + 4),
+        vids: sec32(format::vids(d)),
+        offs: sec64(format::offs(d)),
+        adds: sec32(format::adds(d)),
+        toffs: sec64(format::toffs(d)),
+        tombs: sec32(format::tombs(d)),
+        n_adds: h.dirs[d].n_adds,
     };
     let run = Run {
         out: dir(0, h.flags & OUT_DENSE != 0),
         inn: (h.flags & HAS_IN != 0).then(|| dir(1, h.flags & IN_DENSE != 0)),
-        vertex_ops: sec32(10),
+        vertex_ops: sec32(format::VERTEX_OPS),
         file: Some(RunFile {
             name: name.to_string(),
             medium,

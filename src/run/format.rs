@@ -4,11 +4,15 @@
 //! header (256 B): 30 little-endian u64 words, see `RunHeader::encode`; the last word holds
 //!                 the crc32c of the words before it
 //! body:           sections, each starting 8-byte aligned, in this order:
-//!                 out.vids u32[] | out.offs u64[] | out.adds u32[] | out.toffs u64[] | out.tombs u32[]
-//!                 in.vids  u32[] | in.offs  u64[] | in.adds  u32[] | in.toffs  u64[] | in.tombs  u32[]
+//!                 out.adds u32[] | in.adds u32[]
+//!                 out.vids u32[] | out.offs u64[] | out.toffs u64[] | out.tombs u32[]
+//!                 in.vids  u32[] | in.offs  u64[] | in.toffs  u64[] | in.tombs  u32[]
 //!                 vertex_ops u32[] (bit 31 = deleted)
 //! crc table:      u32 crc32c per 1 MiB block of the body, then padding to 8 bytes
 //! ```
+//! The neighbor arrays come first so that a merge can stream them to the file as it
+//! produces them and write the (small) indexes at the end.
+//!
 //! `vids` lists the vertices a sparse direction holds (empty when dense: then index `i` is
 //! vertex `i`). `offs[i]..offs[i+1]` delimit vertex `i`'s neighbors in `adds`, sorted
 //! ascending; `toffs`/`tombs` likewise delimit its tombstones (both empty when there are none).
@@ -24,6 +28,29 @@ const MAGIC: u64 = u64::from_le_bytes(*b"EVGRUN01");
 pub const VERSION: u64 = 1;
 /// Number of sections in the body.
 pub const SECTIONS: usize = 11;
+
+/// Section index of direction `d`'s neighbor ids (0 out, 1 in).
+pub const fn adds(d: usize) -> usize {
+    d
+}
+/// Section index of direction `d`'s vertex list.
+pub const fn vids(d: usize) -> usize {
+    2 + 4 * d
+}
+/// Section index of direction `d`'s neighbor offsets.
+pub const fn offs(d: usize) -> usize {
+    3 + 4 * d
+}
+/// Section index of direction `d`'s tombstone offsets.
+pub const fn toffs(d: usize) -> usize {
+    4 + 4 * d
+}
+/// Section index of direction `d`'s tombstones.
+pub const fn tombs(d: usize) -> usize {
+    5 + 4 * d
+}
+/// Section index of the vertex states.
+pub const VERTEX_OPS: usize = 10;
 
 /// Flag: the run holds in-adjacency.
 pub const HAS_IN: u64 = 1;
@@ -85,17 +112,17 @@ impl RunHeader {
             if !present {
                 continue;
             }
-            l[d * 5] = if dense { 0 } else { c.n_index * 4 };
-            l[d * 5 + 1] = (c.n_index + 1) * 8;
-            l[d * 5 + 2] = c.n_adds * 4;
-            l[d * 5 + 3] = if c.n_tombs > 0 {
+            l[vids(d)] = if dense { 0 } else { c.n_index * 4 };
+            l[offs(d)] = (c.n_index + 1) * 8;
+            l[adds(d)] = c.n_adds * 4;
+            l[toffs(d)] = if c.n_tombs > 0 {
                 (c.n_index + 1) * 8
             } else {
                 0
             };
-            l[d * 5 + 4] = c.n_tombs * 4;
+            l[tombs(d)] = c.n_tombs * 4;
         }
-        l[10] = self.n_vertex_ops * 4;
+        l[VERTEX_OPS] = self.n_vertex_ops * 4;
         l
     }
 

@@ -6,9 +6,11 @@
 //! older edge is gone (tombstone); mixed, nothing changed. Merging into the base (the oldest
 //! run) drops tombstones entirely: finding one there means a run is damaged.
 
-use super::build::{self, DirPart, RunMeta};
+use super::build::{DirPart, IndexBuilder, RunMeta};
+use super::file::RunWriter;
 use super::{Dir, Run};
 use crate::batch::{id_of, is_del};
+use crate::medium::Medium;
 use crate::types::VertexId;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -17,9 +19,18 @@ use std::sync::Arc;
 /// Vertices handled by one parallel task.
 const CHUNK: u32 = 1 << 14;
 
-/// Merges `inputs` (consecutive, oldest first) into one in-DRAM run described by `meta`.
-/// `base` says the inputs start at the oldest run, so no tombstone may survive.
-pub fn merge(inputs: &[Arc<Run>], meta: RunMeta, base: bool) -> Result<Run> {
+/// Vertex chunks merged in parallel before their output is written.
+const WAVE: usize = 16;
+
+/// Merges `inputs` (consecutive, oldest first) into run file `meta.id` and returns it,
+/// mapped. `base` says the inputs start at the oldest run, so no tombstone may survive.
+/// Neighbor ids stream to the file wave by wave; only the index is held in DRAM.
+pub fn merge_to_file(
+    inputs: &[Arc<Run>],
+    meta: RunMeta,
+    base: bool,
+    medium: &Arc<dyn Medium>,
+) -> Result<Run> {
     let space = meta.vertex_space;
     let has_in = inputs.first().is_some_and(|r| r.inn.is_some());
     let dirs: &[Dir] = if has_in {
@@ -27,27 +38,31 @@ pub fn merge(inputs: &[Arc<Run>], meta: RunMeta, base: bool) -> Result<Run> {
     } else {
         &[Dir::Out]
     };
-    let mut assembled = Vec::new();
+    let mut w = RunWriter::create(medium, meta.id)?;
+    let mut built = Vec::new();
+    let chunks: Vec<u32> = (0..space.div_ceil(CHUNK as u64) as u32).collect();
     for &d in dirs {
-        let chunks: Vec<u32> = (0..space.div_ceil(CHUNK as u64) as u32).collect();
-        let parts = chunks
-            .par_iter()
-            .map(|&c| {
-                let lo = c * CHUNK;
-                let hi = (lo as u64 + CHUNK as u64).min(space) as u32;
-                merge_range(inputs, d, lo, hi, base)
-            })
-            .collect::<Result<Vec<DirPart>>>()?;
-        assembled.push(build::assemble(parts, space));
+        let mut ix = IndexBuilder::new(space);
+        for wave in chunks.chunks(WAVE) {
+            let parts = wave
+                .par_iter()
+                .map(|&c| {
+                    let lo = c * CHUNK;
+                    let hi = (lo as u64 + CHUNK as u64).min(space) as u32;
+                    merge_range(inputs, d, lo, hi, base)
+                })
+                .collect::<Result<Vec<DirPart>>>()?;
+            for p in &parts {
+                w.put_adds(&p.adds)?;
+                ix.add(p);
+            }
+        }
+        w.end_direction()?;
+        built.push(ix.finish(Vec::new()));
     }
-    let inn = if has_in { assembled.pop() } else { None };
-    let out = assembled.pop().expect("out direction");
-    Ok(build::finish(
-        meta,
-        out,
-        inn,
-        merge_vertex_ops(inputs, base),
-    ))
+    let inn = if has_in { built.pop() } else { None };
+    let out = built.pop().expect("out direction");
+    w.finish(&meta, &out, inn.as_ref(), &merge_vertex_ops(inputs, base))
 }
 
 fn merge_range(

@@ -72,6 +72,9 @@ pub struct DirData {
     pub toffs: Sec<u64>,
     /// Tombstoned neighbor ids, sorted per vertex.
     pub tombs: Sec<u32>,
+    /// Number of neighbor ids (kept apart from `adds`, which is empty while a merge
+    /// streams them to the file).
+    pub n_adds: u64,
 }
 
 impl DirData {
@@ -146,7 +149,7 @@ impl DirData {
 
     /// Total neighbor ids.
     pub fn n_adds(&self) -> u64 {
-        self.adds.get().len() as u64
+        self.n_adds
     }
 
     /// Total tombstones.
@@ -158,7 +161,7 @@ impl DirData {
     pub fn bytes(&self) -> u64 {
         (self.vids.get().len() * 4
             + self.offs.get().len() * 8
-            + self.adds.get().len() * 4
+            + self.n_adds as usize * 4
             + self.toffs.get().len() * 8
             + self.tombs.get().len() * 4) as u64
     }

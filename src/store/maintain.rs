@@ -27,7 +27,7 @@ pub(super) fn flusher_loop(inner: Arc<Inner>) {
             }
             st.work = false;
         }
-        if let Err(e) = inner.flush_pending() {
+        if let Err(e) = inner.flush_pending(true) {
             inner.poison(&e);
             return;
         }
@@ -35,8 +35,10 @@ pub(super) fn flusher_loop(inner: Arc<Inner>) {
 }
 
 impl Inner {
-    /// Seals every frozen memtable, oldest first, into in-DRAM runs.
-    pub(super) fn seal_pending(&self) -> Result<()> {
+    /// Seals every frozen memtable, oldest first: with `to_file`, straight into run files,
+    /// each committed before the next (the flusher's way: no DRAM copy); otherwise into
+    /// in-DRAM runs (a snapshot's way: fast, flushed later).
+    pub(super) fn seal_pending(&self, to_file: bool) -> Result<()> {
         let _g = self.seal_lock.lock().unwrap();
         loop {
             let (f, older) = {
@@ -53,8 +55,20 @@ impl Inner {
                 .take()
                 .expect("frozen memtable sealed once");
             let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
-            let run = Arc::new(self.pool.install(|| mem.seal(&older, id)));
-            drop(mem);
+            let run = if to_file {
+                let mut m = self.maint.lock().unwrap();
+                // The manifest lists runs in order: older DRAM runs go to files first.
+                self.flush_dram(&mut m)?;
+                let older = self.state.lock().unwrap().runs.clone();
+                let r = self
+                    .pool
+                    .install(|| mem.seal_to_file(&older, id, &self.medium))?;
+                let r = Arc::new(r);
+                self.commit_flushed(&mut m, &r, None)?;
+                r
+            } else {
+                Arc::new(self.pool.install(|| mem.seal(&older, id)))
+            };
             let _ = f.sealed.set(run.clone());
             let mut st = self.state.lock().unwrap();
             let mut runs = st.runs.to_vec();
@@ -66,15 +80,20 @@ impl Inner {
         }
     }
 
-    /// Seals, flushes and compacts what is pending, without freezing the active memtable.
-    pub(super) fn flush_pending(&self) -> Result<()> {
-        self.seal_pending()?;
+    /// Seals and flushes what is frozen, without freezing the active memtable; with
+    /// `compact`, then merges levels that reached the fanout.
+    pub(super) fn flush_pending(&self, compact: bool) -> Result<()> {
+        self.seal_pending(true)?;
         let mut m = self.maint.lock().unwrap();
         self.flush_dram(&mut m)?;
-        self.compact_levels(&mut m)
+        if compact {
+            self.compact_levels(&mut m)?;
+        }
+        Ok(())
     }
 
-    /// Freezes the active memtable and makes everything applied so far part of run files.
+    /// Freezes the active memtable and makes everything applied so far part of committed
+    /// run files (no compaction: that is background work).
     pub(super) fn flush(&self) -> Result<()> {
         self.check_poisoned()?;
         if self.opts.read_only {
@@ -86,7 +105,7 @@ impl Inner {
             let mut w = self.writer.lock().unwrap();
             self.freeze_locked(&mut w);
         }
-        self.flush_pending().inspect_err(|e| self.poison(e))
+        self.flush_pending(false).inspect_err(|e| self.poison(e))
     }
 
     /// Flush, then merge every run into one base run.
@@ -142,19 +161,34 @@ impl Inner {
             };
             let Some(r) = dram else { return Ok(()) };
             let file_run = Arc::new(run::file::write(&r, &self.medium)?);
-            self.dict
-                .write()
-                .unwrap()
-                .write_upto(&*self.medium, r.header.vertex_space as usize)?;
-            let mut files = self.file_runs();
-            files.push(file_run.clone());
-            let root = self.root_for(m, &files, r.header.max_lsn);
-            m.manifest.commit(root)?;
-            self.replace_runs(std::slice::from_ref(&r), file_run);
-            if let Some(wal) = &self.wal {
-                wal.recycle_below(r.header.max_lsn);
-            }
+            self.commit_flushed(m, &file_run, Some(&r))?;
         }
+    }
+
+    /// The commit point of a flush: the dictionary entries the run needs are made durable,
+    /// then the manifest naming the run (after every file run before it) is committed, and
+    /// the WAL below the run's end is let go. `replacing` is the DRAM run it stands for.
+    fn commit_flushed(
+        &self,
+        m: &mut Maint,
+        new: &Arc<Run>,
+        replacing: Option<&Arc<Run>>,
+    ) -> Result<()> {
+        self.dict
+            .write()
+            .unwrap()
+            .write_upto(&*self.medium, new.header.vertex_space as usize)?;
+        let mut files = self.file_runs();
+        files.push(new.clone());
+        let root = self.root_for(m, &files, new.header.max_lsn);
+        m.manifest.commit(root)?;
+        if let Some(old) = replacing {
+            self.replace_runs(std::slice::from_ref(old), new.clone());
+        }
+        if let Some(wal) = &self.wal {
+            wal.recycle_below(new.header.max_lsn);
+        }
+        Ok(())
     }
 
     /// Merges groups of `fanout` same-level runs until none is left.
@@ -187,11 +221,10 @@ impl Inner {
                 .max()
                 .unwrap_or(0),
         };
-        let merged = self
-            .pool
-            .install(|| run::merge::merge(inputs, meta, base))?;
-        let file_run = Arc::new(run::file::write(&merged, &self.medium)?);
-        drop(merged);
+        let file_run = Arc::new(
+            self.pool
+                .install(|| run::merge::merge_to_file(inputs, meta, base, &self.medium))?,
+        );
         let start = all.iter().position(|r| Arc::ptr_eq(r, &inputs[0])).unwrap();
         let mut files = all[..start].to_vec();
         files.push(file_run.clone());

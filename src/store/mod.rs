@@ -283,9 +283,9 @@ impl Inner {
         }
     }
 
-    /// Memtable bytes at which the active memtable is frozen: a third of the budget, so
-    /// that the active, a frozen and a sealed copy fit in it together.
+    /// Memtable bytes at which the active memtable is frozen: half the budget, so the
+    /// active memtable and one being sealed (which frees its buffers as it goes) fit.
     fn freeze_bytes(&self) -> usize {
-        (self.opts.memtable_bytes / 3).max(1)
+        (self.opts.memtable_bytes / 2).max(1)
     }
 }

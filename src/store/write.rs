@@ -208,7 +208,7 @@ impl Inner {
 
     /// Every edge touching `x` right now, as `[src, dst]`.
     fn live_edges_of(&self, w: &Writer, x: VertexId) -> Result<Vec<(u32, u32)>> {
-        self.seal_pending()?;
+        self.seal_pending(false)?;
         let runs = self.state.lock().unwrap().runs.clone();
         let view = Snapshot::new(
             runs,
@@ -272,7 +272,7 @@ impl Inner {
     /// thirds of the budget; without a background thread, does the work itself.
     fn backpressure(&self) -> Result<()> {
         if !self.opts.background {
-            return self.flush_pending();
+            return self.flush_pending(true);
         }
         let limit = self.opts.memtable_bytes.saturating_sub(self.freeze_bytes());
         let mut st = self.state.lock().unwrap();
@@ -302,7 +302,7 @@ impl Inner {
             let n = self.dict.read().unwrap().len();
             (st.runs.clone(), st.frozen.clone(), w.deleted.clone(), n)
         };
-        self.seal_pending()?;
+        self.seal_pending(false)?;
         let mut all: Vec<_> = runs.to_vec();
         for f in frozen {
             all.push(f.sealed.get().expect("sealed by seal_pending").clone());
