@@ -62,18 +62,33 @@ fn graphalytics_graphs_round_trip_with_their_ids() {
         let exported = pairs(&run(&["export", s]));
         let edges_text = std::fs::read_to_string(g.join(format!("{name}.e"))).unwrap();
         let want: BTreeSet<(u64, u64)> = pairs(&edges_text);
-        assert_eq!(exported, want, "{name}: exported edges differ from the .e file");
+        assert_eq!(
+            exported, want,
+            "{name}: exported edges differ from the .e file"
+        );
         let stats: serde_json::Value = serde_json::from_str(&run(&["stats", s, "--json"])).unwrap();
         let vertices = std::fs::read_to_string(g.join(format!("{name}.v")))
             .unwrap()
             .lines()
             .filter(|l| !l.trim().is_empty())
             .count() as u64;
-        assert_eq!(stats["vertices"].as_u64(), Some(vertices), "{name}: vertex count");
+        assert_eq!(
+            stats["vertices"].as_u64(),
+            Some(vertices),
+            "{name}: vertex count"
+        );
         let undirected = edges_text.is_empty() || name.contains("undirected");
-        assert_eq!(stats["undirected"].as_bool(), Some(undirected), "{name}: directedness");
+        assert_eq!(
+            stats["undirected"].as_bool(),
+            Some(undirected),
+            "{name}: directedness"
+        );
         let check = Command::new(bin()).args(["check", s]).output().unwrap();
-        assert!(check.status.success(), "{name}: check failed: {}", String::from_utf8_lossy(&check.stdout));
+        assert!(
+            check.status.success(),
+            "{name}: check failed: {}",
+            String::from_utf8_lossy(&check.stdout)
+        );
     }
 }
 
