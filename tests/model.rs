@@ -110,7 +110,7 @@ fn durability() -> impl Strategy<Value = Durability> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
 
     #[test]
     fn directed_matches_model(steps in prop::collection::vec(step(), 1..30), d in durability()) {

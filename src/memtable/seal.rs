@@ -107,10 +107,6 @@ fn seal_block(b: usize, blk: &VBlock, older: &[Arc<Run>], d: Dir) -> DirPart {
             continue;
         }
         let v = (b * BLOCK + lv) as u32;
-        raw.clear();
-        blk.gather(lv, &mut raw);
-        adds.clear();
-        tombs.clear();
         // The older state of v, newest run first, skipping runs that hold nothing for it.
         prior.clear();
         for r in older.iter().rev() {
@@ -119,6 +115,23 @@ fn seal_block(b: usize, blk: &VBlock, older: &[Arc<Run>], d: Dir) -> DirPart {
                 prior.push((dd.adds_at(i), dd.tombs_at(i)));
             }
         }
+        // Common case, inserts of a vertex no older run holds: sort and dedup in place in
+        // the output, with no intermediate copy.
+        let start = part.adds.len();
+        blk.gather(lv, &mut part.adds);
+        if prior.is_empty() && part.adds[start..].iter().all(|&x| !is_del(x)) {
+            let tail = &mut part.adds[start..];
+            tail.sort_unstable();
+            let n = dedup_sorted(tail);
+            part.adds.truncate(start + n);
+            part.close(v, n, &[]);
+            continue;
+        }
+        raw.clear();
+        raw.extend_from_slice(&part.adds[start..]);
+        part.adds.truncate(start);
+        adds.clear();
+        tombs.clear();
         let existed = |x: u32| {
             for &(a, t) in &prior {
                 if !t.is_empty() && t.binary_search(&x).is_ok() {
@@ -133,10 +146,6 @@ fn seal_block(b: usize, blk: &VBlock, older: &[Arc<Run>], d: Dir) -> DirPart {
         if raw.iter().all(|&x| !is_del(x)) {
             raw.sort_unstable();
             raw.dedup();
-            if prior.is_empty() {
-                part.push(v, &raw, &[]);
-                continue;
-            }
             adds.extend(raw.iter().copied().filter(|&x| !existed(x)));
         } else {
             // Last update per neighbor wins: sort by (neighbor, arrival).
@@ -160,6 +169,21 @@ fn seal_block(b: usize, blk: &VBlock, older: &[Arc<Run>], d: Dir) -> DirPart {
         part.push(v, &adds, &tombs);
     }
     part
+}
+
+/// Removes adjacent duplicates from a sorted slice in place; returns the new length.
+fn dedup_sorted(xs: &mut [u32]) -> usize {
+    if xs.is_empty() {
+        return 0;
+    }
+    let mut n = 1;
+    for i in 1..xs.len() {
+        if xs[i] != xs[n - 1] {
+            xs[n] = xs[i];
+            n += 1;
+        }
+    }
+    n
 }
 
 /// The last state of each vertex, sorted by vertex.

@@ -107,6 +107,10 @@ impl Inner {
                         if is_deleted(&w.deleted, d[0]) {
                             set_deleted(&mut w.deleted, d[0], false);
                             batch.push_vertex(d[0], false);
+                        } else if !batch.new_ids.is_empty() && d[0] >= batch.first_new_id {
+                            // A new isolated vertex: log it, or its dictionary entry would
+                            // ride on no record and never become durable.
+                            batch.push_vertex(d[0], false);
                         }
                     }
                     Record::DeleteVertex(_) => {
