@@ -114,8 +114,8 @@ impl Dict {
     }
 
     /// Loads the committed prefix (`entries`, `bytes`) of the dictionary file, verifying every
-    /// chunk, and cuts anything past it.
-    pub fn load(medium: &dyn Medium, entries: usize, bytes: u64, repair: bool) -> Result<Dict> {
+    /// chunk. Bytes past it are left alone (see [`Dict::cut_uncommitted`]).
+    pub fn load(medium: &dyn Medium, entries: usize, bytes: u64) -> Result<Dict> {
         let mut d = Dict::default();
         if bytes == 0 && !medium.exists(FILE) {
             return if entries == 0 {
@@ -143,6 +143,9 @@ impl Dict {
             let rd32 = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().unwrap());
             if rd32(0) != MAGIC {
                 return Err(bad("not a dictionary chunk"));
+            }
+            if h[20..CHUNK_HEADER].iter().any(|&x| x != 0) {
+                return Err(bad("reserved header bytes are not zero"));
             }
             let count = rd32(4) as usize;
             let first = u64::from_le_bytes(h[8..16].try_into().unwrap());
@@ -172,14 +175,23 @@ impl Dict {
                 d.to_ext.len()
             )));
         }
-        drop(map);
-        if repair && len > bytes {
-            seg.set_len(bytes)?;
-            seg.persist()?;
-        }
         d.persisted = entries;
         d.file_bytes = bytes;
         Ok(d)
+    }
+
+    /// Cuts a dictionary file back to its committed `bytes` (entries a flush appended
+    /// but never committed).
+    pub fn cut_uncommitted(medium: &dyn Medium, bytes: u64) -> Result<()> {
+        if !medium.exists(FILE) {
+            return Ok(());
+        }
+        let seg = medium.open(FILE)?;
+        if seg.len()? > bytes {
+            seg.set_len(bytes)?;
+            seg.persist()?;
+        }
+        Ok(())
     }
 
     /// Appends entries `[committed, upto)` to the file and persists them. They count as
@@ -230,13 +242,14 @@ mod tests {
         let (n2, b2) = d.write_upto(&m, 5).unwrap();
         assert_eq!(n2, 5);
         assert!(b2 > b);
-        let r = Dict::load(&m, n2, b2, true).unwrap();
+        let r = Dict::load(&m, n2, b2).unwrap();
         assert_eq!(r.externals(), d.externals());
         assert_eq!(r.get(1 << 40), Some(1));
         assert_eq!(r.get(8), None);
-        // An uncommitted tail is cut.
-        let r = Dict::load(&m, n, b, true).unwrap();
+        // An uncommitted tail is ignored, then cut.
+        let r = Dict::load(&m, n, b).unwrap();
         assert_eq!(r.len(), 3);
+        Dict::cut_uncommitted(&m, b).unwrap();
         assert_eq!(m.open(FILE).unwrap().len().unwrap(), b);
     }
 
@@ -254,12 +267,12 @@ mod tests {
             seg.read_at(i as u64, &mut x).unwrap();
             seg.write_at(i as u64, &[x[0] ^ 4]).unwrap();
             assert!(
-                matches!(Dict::load(&m, n, b, true), Err(Error::Corrupt(_))),
+                matches!(Dict::load(&m, n, b), Err(Error::Corrupt(_))),
                 "flip at {i}"
             );
             seg.write_at(i as u64, &x).unwrap();
         }
-        assert!(Dict::load(&m, n, b, true).is_ok());
+        assert!(Dict::load(&m, n, b).is_ok());
     }
 
     #[test]

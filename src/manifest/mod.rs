@@ -143,7 +143,8 @@ impl Manifest {
     pub fn create(medium: &dyn Medium, mut root: Root) -> Result<Manifest> {
         let seg = medium.create(FILE)?;
         root.seq = 1;
-        seg.write_at(0, &encode(&root)?)?;
+        // Slot seq % 2, as every commit: the first commit then goes to the other slot.
+        seg.write_at(SLOT, &encode(&root)?)?;
         seg.set_len(2 * SLOT)?;
         seg.persist()?;
         medium.sync_dir()?;

@@ -165,6 +165,10 @@ fn open_mapped(map: Mapped, name: &str, medium: Arc<dyn Medium>, verify: bool) -
             h.file_len
         )));
     }
+    let table_end = (h.crc_table_off + h.crc_blocks * 4) as usize;
+    if b[table_end..].iter().any(|&x| x != 0) {
+        return Err(bad("padding after the checksum table is not zero".into()));
+    }
     if verify {
         verify_blocks(b, &h).map_err(bad)?;
     }

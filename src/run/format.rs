@@ -1,8 +1,8 @@
 //! The byte layout of a run file.
 //!
 //! ```text
-//! header (256 B): 30 little-endian u64 words, see `RunHeader::encode`; the last word holds
-//!                 the crc32c of the words before it
+//! header (256 B): 29 little-endian u64 words (see `RunHeader::encode`), zero padding, and
+//!                 in the last 8 bytes the crc32c of the 248 bytes before them
 //! body:           sections, each starting 8-byte aligned, in this order:
 //!                 out.adds u32[] | in.adds u32[]
 //!                 out.vids u32[] | out.offs u64[] | out.toffs u64[] | out.tombs u32[]
@@ -164,9 +164,9 @@ impl RunHeader {
         for (i, x) in w.iter().enumerate() {
             out[i * 8..i * 8 + 8].copy_from_slice(&x.to_le_bytes());
         }
-        let n = w.len() * 8;
-        let crc = crc32c::crc32c(&out[..n]) as u64;
-        out[n..n + 8].copy_from_slice(&crc.to_le_bytes());
+        // The last word checksums every byte before it, the zero padding included.
+        let crc = crc32c::crc32c(&out[..HEADER_LEN - 8]) as u64;
+        out[HEADER_LEN - 8..].copy_from_slice(&crc.to_le_bytes());
         out
     }
 
@@ -180,9 +180,15 @@ impl RunHeader {
         if w(0) != MAGIC {
             return Err(bad("bad magic"));
         }
-        let n = 8 + 6 + SECTIONS + 4;
-        if crc32c::crc32c(&b[..n * 8]) as u64 != w(n) {
+        let last = HEADER_LEN / 8 - 1;
+        if crc32c::crc32c(&b[..HEADER_LEN - 8]) as u64 != w(last) {
             return Err(bad("header checksum mismatch"));
+        }
+        if b[(8 + 6 + SECTIONS + 4) * 8..HEADER_LEN - 8]
+            .iter()
+            .any(|&x| x != 0)
+        {
+            return Err(bad("header padding is not zero"));
         }
         if w(1) & 0xffff_ffff != VERSION {
             return Err(bad(&format!(
@@ -271,7 +277,7 @@ mod tests {
     #[test]
     fn any_flip_is_caught() {
         let b = sample().encode();
-        for i in 0..(8 + 6 + SECTIONS + 5) * 8 {
+        for i in 0..HEADER_LEN {
             let mut c = b;
             c[i] ^= 0x20;
             assert!(RunHeader::decode(&c, "t").is_err(), "flip at {i}");

@@ -87,7 +87,7 @@ impl Inner {
             );
             }
             let (entries, bytes) = self.dict.read().unwrap().committed();
-            match crate::dict::Dict::load(&*self.medium, entries, bytes, false) {
+            match crate::dict::Dict::load(&*self.medium, entries, bytes) {
                 Ok(d) => {
                     if d.externals() != &self.dict.read().unwrap().externals()[..entries] {
                         rep.problems

@@ -106,16 +106,10 @@ pub(super) fn open(path: &Path, mut opts: Options) -> Result<Graph> {
         }
     }
     let repair = !opts.read_only;
-    let dict = Dict::load(
-        &*medium,
-        root.dict_entries as usize,
-        root.dict_bytes,
-        repair,
-    )?;
+    // Cut nothing yet: a damaged newest root must not become an excuse to cut data.
+    let dict = Dict::load(&*medium, root.dict_entries as usize, root.dict_bytes)?;
     let runs = pool.install(|| open_runs(&medium, &root, opts.verify_on_open))?;
-    if repair {
-        remove_strays(&*medium, &root)?;
-    }
+    let strays = strays(&*medium, &root)?;
 
     let mut deleted: Vec<u64> = Vec::new();
     for r in &runs {
@@ -182,6 +176,20 @@ pub(super) fn open(path: &Path, mut opts: Options) -> Result<Graph> {
         };
         wal::recover(&*medium, root.wal_start_lsn, repair, &mut replay)?
     };
+    if manifest.other_slot_damaged && !strays.is_empty() && rec.segments.is_empty() {
+        // The root in force is the older one. A torn commit would have left the log that
+        // rebuilds what the newer root held; with no log, that root had committed and was
+        // damaged afterwards. Opening would silently drop its runs.
+        return Err(Error::corrupt(format!(
+            "the newest MANIFEST root is damaged; the previous root does not name {} and no log remains to rebuild {}",
+            strays.join(", "),
+            if strays.len() == 1 { "it" } else { "them" }
+        )));
+    }
+    if repair {
+        remove_strays(&*medium, &strays)?;
+        Dict::cut_uncommitted(&*medium, root.dict_bytes)?;
+    }
     let replayed = rec.bytes_replayed;
     let next_lsn = rec.next_lsn;
     mem.max_lsn = next_lsn;
@@ -285,19 +293,25 @@ fn open_runs(medium: &Arc<dyn Medium>, root: &Root, verify: bool) -> Result<Vec<
     Ok(runs)
 }
 
-/// Removes run files the manifest does not name (a crash between write and commit, or a
-/// retired run whose removal did not happen) and spare WAL segments.
-fn remove_strays(medium: &dyn Medium, root: &Root) -> Result<()> {
-    let mut removed = false;
-    for name in medium.list()? {
-        let stray_run =
-            Run::parse_file_name(&name).is_some_and(|id| !root.runs.iter().any(|r| r.id == id));
-        if stray_run || name.starts_with("wal-spare-") {
-            medium.remove(&name)?;
-            removed = true;
-        }
+/// Run files the manifest does not name (a crash between write and commit, or a retired
+/// run whose removal did not happen) and spare WAL segments.
+fn strays(medium: &dyn Medium, root: &Root) -> Result<Vec<String>> {
+    Ok(medium
+        .list()?
+        .into_iter()
+        .filter(|name| {
+            Run::parse_file_name(name).is_some_and(|id| !root.runs.iter().any(|r| r.id == id))
+                || name.starts_with("wal-spare-")
+        })
+        .collect())
+}
+
+/// Removes stray files, once recovery has shown nothing depends on them.
+fn remove_strays(medium: &dyn Medium, strays: &[String]) -> Result<()> {
+    for name in strays {
+        medium.remove(name)?;
     }
-    if removed {
+    if !strays.is_empty() {
         medium.sync_dir()?;
     }
     Ok(())

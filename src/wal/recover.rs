@@ -68,6 +68,16 @@ pub fn recover(
     let first = headers
         .iter()
         .rposition(|(_, h)| h.is_some_and(|h| h.first_lsn <= start_lsn));
+    for (seq, h) in &headers {
+        // The writer persists a segment's header before any block: a damaged header in
+        // front of intact blocks is damage, never a torn write.
+        if h.is_none() && holds_blocks(medium, *seq)? {
+            return Err(Error::corrupt(format!(
+                "WAL segment {} has a damaged header but holds intact blocks",
+                segment::name(*seq)
+            )));
+        }
+    }
     let Some(first) = first else {
         if let Some((seq, Some(h))) = headers.iter().find(|(_, h)| h.is_some()) {
             if h.first_lsn > start_lsn {
@@ -189,6 +199,20 @@ pub fn recover(
         medium.sync_dir()?;
     }
     Ok(out)
+}
+
+/// Whether any intact block lies in segment `seq` past its header.
+fn holds_blocks(medium: &dyn Medium, seq: u64) -> Result<bool> {
+    let map = medium.open(&segment::name(seq))?.map()?;
+    let b = map.bytes();
+    let mut at = segment::HEADER_LEN as usize;
+    while at + block::HEADER_LEN <= b.len() {
+        if let Ok(Ok(_)) = block::decode(&b[at..]) {
+            return Ok(true);
+        }
+        at += 8;
+    }
+    Ok(false)
 }
 
 /// Called at the first invalid block: errors if any intact block further on proves the

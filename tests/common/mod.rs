@@ -91,3 +91,96 @@ pub fn assert_matches(s: &Snapshot, m: &Model, ctx: &str) {
         }
     }
 }
+
+/// Spawning a child copies every open file descriptor of this process into it until it
+/// execs, the store's `LOCK` (an `flock`, held per open file description) included. A store
+/// closed while another test thread is mid-spawn therefore stays locked for a moment, and an
+/// immediate reopen fails with `Locked`. Spawns hold this lock shared while the child
+/// starts; [`quiet_forks`] holds it exclusively around opening and closing a store.
+static FORKS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Runs `f` (open or close a store) while no child process is being started.
+pub fn quiet_forks<T>(f: impl FnOnce() -> T) -> T {
+    let _g = FORKS.write().unwrap_or_else(|e| e.into_inner());
+    f()
+}
+
+/// Runs the `evograph` binary with `args` (no standard input) and returns its output.
+pub fn evograph<I, S>(args: I) -> std::process::Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    use std::process::Stdio;
+    let child = {
+        let _g = FORKS.read().unwrap_or_else(|e| e.into_inner());
+        // `spawn` returns once the child has exec'd, i.e. dropped the copied descriptors.
+        std::process::Command::new(env!("CARGO_BIN_EXE_evograph"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run the evograph binary")
+    };
+    child
+        .wait_with_output()
+        .expect("wait for the evograph binary")
+}
+
+/// Asserts that a CLI run ended by itself (no signal) with exit code 0, 1 or 2 — never 101,
+/// Rust's panic code — and printed no panic message.
+pub fn assert_no_panic(out: &std::process::Output, ctx: &str) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let code = out.status.code();
+    assert!(
+        matches!(code, Some(0..=2)),
+        "{ctx}: exit status {:?}\nstdout: {stdout}\nstderr: {stderr}",
+        out.status
+    );
+    assert!(
+        !stdout.contains("panicked") && !stderr.contains("panicked"),
+        "{ctx}: panic\nstdout: {stdout}\nstderr: {stderr}"
+    );
+}
+
+/// Every regular file directly in `dir` with its bytes (stores are flat directories).
+pub fn dir_files(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut m = std::collections::BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            m.insert(name, std::fs::read(e.path()).unwrap());
+        }
+    }
+    m
+}
+
+/// Copies the regular files of `from` into a new directory `to`.
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Parses `evograph export` output (`src dst` lines) into a set of edges.
+pub fn parse_export(stdout: &[u8]) -> BTreeSet<(u64, u64)> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| {
+            let mut it = l.split(' ').map(|x| x.parse::<u64>().expect("numeric id"));
+            let e = (it.next().unwrap(), it.next().unwrap());
+            assert!(
+                it.next().is_none(),
+                "export line '{l}' has more than two ids"
+            );
+            e
+        })
+        .collect()
+}
