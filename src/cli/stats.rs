@@ -14,12 +14,16 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
+    let t = std::time::Instant::now();
     let g = crate::open_existing(&a.store, true)?;
+    let open_seconds = t.elapsed().as_secs_f64();
     let s = g.stats()?;
     if a.json {
+        let mut v = serde_json::to_value(&s).expect("stats serialize");
+        v["open_seconds"] = open_seconds.into();
         println!(
             "{}",
-            serde_json::to_string_pretty(&s).expect("stats serialize")
+            serde_json::to_string_pretty(&v).expect("stats serialize")
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -49,6 +53,10 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     );
     println!("medium bytes    {}", s.medium_bytes);
     println!("bytes written   {} since creation", s.bytes_written_total);
+    println!(
+        "opened in       {:.3} s (checksums verified, {} WAL bytes replayed)",
+        open_seconds, s.wal_bytes_replayed
+    );
     if s.edges > 0 {
         println!(
             "bytes per edge  {:.2} at rest, {:.2} written",
