@@ -12,6 +12,7 @@
 //! - [`snapshot`]: consistent read views implementing [`GraphView`].
 //! - [`io`] and [`gen`]: input formats and graph generators used by the command line.
 
+pub mod algo;
 pub mod batch;
 pub mod dict;
 pub mod error;

@@ -7,6 +7,7 @@ mod export;
 mod generate;
 mod ingest;
 mod progress;
+mod run;
 mod stats;
 
 use clap::{Parser, Subcommand};
@@ -32,6 +33,7 @@ enum Cmd {
     Stats(stats::Args),
     Check(check::Args),
     Compact(compact::Args),
+    Run(run::Args),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
         Cmd::Stats(a) => stats::run(a),
         Cmd::Check(a) => check::run(a),
         Cmd::Compact(a) => compact::run(a),
+        Cmd::Run(a) => run::run(a),
     };
     match res {
         Ok(code) => code,

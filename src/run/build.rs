@@ -52,6 +52,7 @@ impl DirPart {
 /// The index of one direction, built from parts in vertex order.
 pub struct IndexBuilder {
     space: u64,
+    force_dense: bool,
     vids: Vec<u32>,
     counts: Vec<u32>,
     tcounts: Vec<u32>,
@@ -64,11 +65,21 @@ impl IndexBuilder {
     pub fn new(space: u64) -> Self {
         IndexBuilder {
             space,
+            force_dense: false,
             vids: Vec::new(),
             counts: Vec::new(),
             tcounts: Vec::new(),
             tombs: Vec::new(),
             n_adds: 0,
+        }
+    }
+
+    /// A builder whose index is dense whatever the run holds: the base run is, so that a
+    /// compacted store reads as a plain CSR.
+    pub fn dense(space: u64) -> Self {
+        IndexBuilder {
+            force_dense: true,
+            ..Self::new(space)
         }
     }
 
@@ -87,7 +98,7 @@ impl IndexBuilder {
         let n_tombs = self.tombs.len();
         // Dense costs 8 bytes per vertex of the space, sparse 12 per listed vertex plus a
         // binary search per lookup: go dense once a quarter of the space is touched.
-        let dense = n_vids as u64 * 4 >= self.space;
+        let dense = self.force_dense || n_vids as u64 * 4 >= self.space;
         let n_index = if dense { self.space as usize } else { n_vids };
         let mut offs = vec![0u64; n_index + 1];
         let mut toffs = if n_tombs > 0 {

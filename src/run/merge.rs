@@ -42,7 +42,11 @@ pub fn merge_to_file(
     let mut built = Vec::new();
     let chunks: Vec<u32> = (0..space.div_ceil(CHUNK as u64) as u32).collect();
     for &d in dirs {
-        let mut ix = IndexBuilder::new(space);
+        let mut ix = if base {
+            IndexBuilder::dense(space)
+        } else {
+            IndexBuilder::new(space)
+        };
         for wave in chunks.chunks(WAVE) {
             let parts = wave
                 .par_iter()

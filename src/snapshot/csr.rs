@@ -91,6 +91,12 @@ impl GraphView for Csr {
     fn for_each_in<F: FnMut(VertexId)>(&self, v: VertexId, f: F) {
         self.inn(v).iter().copied().for_each(f)
     }
+    fn find_out<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
+        self.out(v).iter().copied().any(f)
+    }
+    fn find_in<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
+        self.inn(v).iter().copied().any(f)
+    }
     fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
         self.out(u).binary_search(&v).is_ok()
     }

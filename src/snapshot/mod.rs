@@ -6,9 +6,11 @@
 //! when the last snapshot holding them is dropped.
 
 mod csr;
+mod flat;
 mod view;
 
 pub use csr::Csr;
+pub use flat::FlatView;
 pub use view::GraphView;
 
 use crate::run::{Dir, Run};
@@ -24,6 +26,8 @@ pub struct Snapshot {
     pub(crate) undirected: bool,
     pub(crate) externals: Arc<[u64]>,
     pub(crate) edges: u64,
+    /// Whether any run holds tombstones, per direction (out, in).
+    tombs: [bool; 2],
 }
 
 impl Snapshot {
@@ -39,6 +43,7 @@ impl Snapshot {
             .map(|r| r.out.n_adds() as i64 - r.out.n_tombs() as i64)
             .sum::<i64>()
             .max(0) as u64;
+        let tombs = [Dir::Out, Dir::In].map(|d| runs.iter().any(|r| r.dir(d).n_tombs() > 0));
         Snapshot {
             runs,
             deleted,
@@ -46,6 +51,7 @@ impl Snapshot {
             undirected,
             externals,
             edges,
+            tombs,
         }
     }
 
@@ -85,49 +91,101 @@ impl Snapshot {
         n.max(0) as usize
     }
 
-    fn for_each<F: FnMut(VertexId)>(&self, d: Dir, v: VertexId, mut f: F) {
-        let mut parts: [(&[u32], &[u32]); 16] = [(&[], &[]); 16];
+    /// Calls `f` on each neighbor of `v` in direction `d` until it returns true; returns
+    /// whether it did. Without tombstones in the direction (always true of a compacted
+    /// store), this is a plain walk over each run's slice for `v`.
+    #[inline]
+    fn find<F: FnMut(VertexId) -> bool>(&self, d: Dir, v: VertexId, mut f: F) -> bool {
+        if !self.tombs[dir_index(d)] {
+            for r in self.runs.iter() {
+                let dd = r.dir(d);
+                if let Some(i) = dd.index_of(v) {
+                    for &x in dd.adds_at(i) {
+                        if f(x) {
+                            return true;
+                        }
+                    }
+                }
+            }
+            return false;
+        }
+        self.find_resolving(d, v, f)
+    }
+
+    /// The general case: an add survives unless a newer run tombstones it (a re-add there
+    /// is reported from that newer run).
+    #[cold]
+    fn find_resolving<F: FnMut(VertexId) -> bool>(&self, d: Dir, v: VertexId, mut f: F) -> bool {
+        // Runs are few (the compaction policy bounds them): no allocation per vertex.
+        let mut buf: [(&[u32], &[u32]); 32] = [(&[], &[]); 32];
         let mut k = 0;
-        let mut tombs = false;
-        let mut overflow: Vec<(&[u32], &[u32])> = Vec::new();
+        let mut spill = Vec::new();
         for r in self.runs.iter() {
             let dd = r.dir(d);
             if let Some(i) = dd.index_of(v) {
                 let p = (dd.adds_at(i), dd.tombs_at(i));
-                tombs |= !p.1.is_empty();
-                if k < parts.len() {
-                    parts[k] = p;
+                if k < buf.len() {
+                    buf[k] = p;
                     k += 1;
                 } else {
-                    overflow.push(p);
+                    spill.push(p);
                 }
             }
         }
-        let all: Vec<(&[u32], &[u32])>;
-        let parts: &[(&[u32], &[u32])] = if overflow.is_empty() {
-            &parts[..k]
-        } else {
-            all = parts.iter().copied().chain(overflow).collect();
-            &all
-        };
-        if !tombs {
-            for (a, _) in parts {
-                a.iter().copied().for_each(&mut f);
-            }
-            return;
+        if !spill.is_empty() {
+            spill.splice(0..0, buf.iter().copied());
         }
-        // An add survives unless a newer part tombstones it (a re-add there is reported
-        // from that newer part).
+        let parts: &[(&[u32], &[u32])] = if spill.is_empty() { &buf[..k] } else { &spill };
         for (i, (a, _)) in parts.iter().enumerate() {
             for &x in a.iter() {
-                if !parts[i + 1..]
+                let dead = parts[i + 1..]
                     .iter()
-                    .any(|(_, t)| t.binary_search(&x).is_ok())
-                {
-                    f(x);
+                    .any(|(_, t)| t.binary_search(&x).is_ok());
+                if !dead && f(x) {
+                    return true;
                 }
             }
         }
+        false
+    }
+}
+
+impl Snapshot {
+    /// Neighbors of `v` sorted: a copy when one run holds them all (runs keep each vertex's
+    /// neighbors sorted), else gathered and sorted.
+    fn sorted(&self, d: Dir, v: VertexId, out: &mut Vec<VertexId>) {
+        out.clear();
+        let mut holders = 0;
+        let mut only: &[u32] = &[];
+        if !self.tombs[dir_index(d)] {
+            for r in self.runs.iter() {
+                let dd = r.dir(d);
+                if let Some(i) = dd.index_of(v) {
+                    let a = dd.adds_at(i);
+                    if !a.is_empty() {
+                        holders += 1;
+                        only = a;
+                    }
+                }
+            }
+            if holders <= 1 {
+                out.extend_from_slice(only);
+                return;
+            }
+        }
+        self.find(d, v, |w| {
+            out.push(w);
+            false
+        });
+        out.sort_unstable();
+    }
+}
+
+#[inline]
+fn dir_index(d: Dir) -> usize {
+    match d {
+        Dir::Out => 0,
+        Dir::In => 1,
     }
 }
 
@@ -154,11 +212,33 @@ impl GraphView for Snapshot {
     fn in_degree(&self, v: VertexId) -> usize {
         self.degree(Dir::In, v)
     }
-    fn for_each_out<F: FnMut(VertexId)>(&self, v: VertexId, f: F) {
-        self.for_each(Dir::Out, v, f)
+    #[inline]
+    fn for_each_out<F: FnMut(VertexId)>(&self, v: VertexId, mut f: F) {
+        self.find(Dir::Out, v, |x| {
+            f(x);
+            false
+        });
     }
-    fn for_each_in<F: FnMut(VertexId)>(&self, v: VertexId, f: F) {
-        self.for_each(Dir::In, v, f)
+    #[inline]
+    fn for_each_in<F: FnMut(VertexId)>(&self, v: VertexId, mut f: F) {
+        self.find(Dir::In, v, |x| {
+            f(x);
+            false
+        });
+    }
+    #[inline]
+    fn find_out<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
+        self.find(Dir::Out, v, f)
+    }
+    #[inline]
+    fn find_in<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
+        self.find(Dir::In, v, f)
+    }
+    fn out_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
+        self.sorted(Dir::Out, v, out)
+    }
+    fn in_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
+        self.sorted(Dir::In, v, out)
     }
     fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
         self.has_dir_edge(Dir::Out, u, v)

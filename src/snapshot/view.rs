@@ -24,6 +24,19 @@ pub trait GraphView: Sync {
     fn for_each_out<F: FnMut(VertexId)>(&self, v: VertexId, f: F);
     /// Calls `f` for each in-neighbor of `v` (order unspecified).
     fn for_each_in<F: FnMut(VertexId)>(&self, v: VertexId, f: F);
+    /// Calls `f` on out-neighbors of `v` until it returns true; returns whether it did.
+    fn find_out<F: FnMut(VertexId) -> bool>(&self, v: VertexId, mut f: F) -> bool {
+        let mut found = false;
+        self.for_each_out(v, |w| found = found || f(w));
+        found
+    }
+    /// Calls `f` on in-neighbors of `v` until it returns true; returns whether it did
+    /// (bottom-up BFS stops at the first parent it finds).
+    fn find_in<F: FnMut(VertexId) -> bool>(&self, v: VertexId, mut f: F) -> bool {
+        let mut found = false;
+        self.for_each_in(v, |w| found = found || f(w));
+        found
+    }
     /// Whether the edge `u -> v` exists.
     fn has_edge(&self, u: VertexId, v: VertexId) -> bool;
     /// Out-neighbors of `v`, sorted ascending, into `out` (cleared first).

@@ -113,7 +113,11 @@ impl Inner {
         self.flush()?;
         let mut m = self.maint.lock().unwrap();
         let runs = self.file_runs();
-        let needs = runs.len() > 1 || runs.first().is_some_and(|r| r.out.n_tombs() > 0);
+        // One dense run without tombstones is already the compacted form.
+        let needs = runs.len() > 1
+            || runs.first().is_some_and(|r| {
+                r.out.n_tombs() > 0 || !r.out.dense || r.inn.as_ref().is_some_and(|i| !i.dense)
+            });
         if needs {
             let level = runs.iter().map(|r| r.header.level).max().unwrap_or(0);
             self.merge_and_install(&mut m, &runs, level.max(1))

@@ -1,0 +1,160 @@
+//! Direction-optimizing breadth-first search (Beamer et al., SC'12), returning parents.
+//!
+//! Top-down steps expand the frontier along out-edges; when the frontier's out-edges exceed
+//! the unexplored edges / ALPHA, bottom-up steps let every unvisited vertex look for a parent
+//! among its in-neighbors instead, until the frontier shrinks below n / BETA.
+
+use crate::snapshot::GraphView;
+use crate::types::VertexId;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+
+const ALPHA: u64 = 15;
+const BETA: u64 = 18;
+
+/// Parent of every vertex in a BFS tree from `source`; the source is its own parent and
+/// unreached vertices get -1.
+pub fn bfs<G: GraphView>(g: &G, source: VertexId) -> Vec<i64> {
+    let n = g.num_vertices();
+    let parent: Vec<AtomicI64> = (0..n).map(|_| AtomicI64::new(-1)).collect();
+    if (source as usize) >= n || !g.vertex_exists(source) {
+        return parent.into_iter().map(|p| p.into_inner()).collect();
+    }
+    parent[source as usize].store(source as i64, Relaxed);
+    let mut frontier = vec![source];
+    let mut edges_to_check = g.num_edges();
+    let mut scout = g.out_degree(source) as u64;
+    while !frontier.is_empty() {
+        if scout > edges_to_check / ALPHA {
+            // Bottom-up while the frontier is large.
+            let mut front = Bitmap::new(n);
+            frontier.iter().for_each(|&v| front.set(v));
+            let mut awake = frontier.len() as u64;
+            loop {
+                let prev = awake;
+                let next = Bitmap::new(n);
+                awake = (0..n as VertexId)
+                    .into_par_iter()
+                    .with_min_len(1024)
+                    .filter(|&v| parent[v as usize].load(Relaxed) < 0)
+                    .map(|v| {
+                        let found = g.find_in(v, |u| {
+                            if front.get(u) {
+                                parent[v as usize].store(u as i64, Relaxed);
+                                true
+                            } else {
+                                false
+                            }
+                        });
+                        if found {
+                            next.set_atomic(v);
+                        }
+                        found as u64
+                    })
+                    .sum();
+                front = next;
+                if awake == 0 || (awake < prev && awake <= n as u64 / BETA) {
+                    break;
+                }
+            }
+            frontier = front.members();
+            scout = 1;
+        } else {
+            edges_to_check = edges_to_check.saturating_sub(scout);
+            let scout_acc = AtomicU64::new(0);
+            frontier = frontier
+                .par_iter()
+                .with_min_len(64)
+                .fold(Vec::new, |mut next, &u| {
+                    g.for_each_out(u, |v| {
+                        let p = &parent[v as usize];
+                        if p.load(Relaxed) < 0
+                            && p.compare_exchange(-1, u as i64, Relaxed, Relaxed).is_ok()
+                        {
+                            next.push(v);
+                            scout_acc.fetch_add(g.out_degree(v) as u64, Relaxed);
+                        }
+                    });
+                    next
+                })
+                .reduce(Vec::new, |mut a, b| {
+                    a.extend(b);
+                    a
+                });
+            scout = scout_acc.into_inner();
+        }
+    }
+    parent.into_iter().map(|p| p.into_inner()).collect()
+}
+
+/// A bitmap over vertices with atomic set, for the bottom-up frontier.
+struct Bitmap(Vec<AtomicU64>);
+
+impl Bitmap {
+    fn new(n: usize) -> Self {
+        Bitmap((0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect())
+    }
+    fn set(&mut self, v: VertexId) {
+        *self.0[v as usize / 64].get_mut() |= 1 << (v % 64);
+    }
+    fn set_atomic(&self, v: VertexId) {
+        self.0[v as usize / 64].fetch_or(1 << (v % 64), Relaxed);
+    }
+    #[inline]
+    fn get(&self, v: VertexId) -> bool {
+        self.0[v as usize / 64].load(Relaxed) >> (v % 64) & 1 == 1
+    }
+    fn members(&self) -> Vec<VertexId> {
+        let mut out = Vec::new();
+        for (i, w) in self.0.iter().enumerate() {
+            let mut w = w.load(Relaxed);
+            while w != 0 {
+                out.push((i * 64) as VertexId + w.trailing_zeros());
+                w &= w - 1;
+            }
+        }
+        out
+    }
+}
+
+/// GAPBS's check: serial BFS depths; every reached vertex's parent is an in-neighbor one
+/// level closer to the source, and exactly the reachable vertices are reached.
+pub fn verify<G: GraphView>(g: &G, source: VertexId, parent: &[i64]) -> Result<(), String> {
+    let n = g.num_vertices();
+    let mut depth = vec![-1i64; n];
+    let mut queue = std::collections::VecDeque::new();
+    if (source as usize) < n && g.vertex_exists(source) {
+        depth[source as usize] = 0;
+        queue.push_back(source);
+    }
+    while let Some(u) = queue.pop_front() {
+        g.for_each_out(u, |v| {
+            if depth[v as usize] < 0 {
+                depth[v as usize] = depth[u as usize] + 1;
+                queue.push_back(v);
+            }
+        });
+    }
+    for v in 0..n {
+        match (depth[v], parent[v]) {
+            (-1, -1) => {}
+            (-1, p) => return Err(format!("vertex {v} is unreachable but has parent {p}")),
+            (_, -1) => return Err(format!("vertex {v} is reachable but has no parent")),
+            (0, p) if p != v as i64 => return Err(format!("source {v} has parent {p}")),
+            (0, _) => {}
+            (d, p) => {
+                let p = p as usize;
+                if p >= n || depth[p] != d - 1 {
+                    return Err(format!(
+                        "vertex {v} at depth {d} has parent {p} not at depth {}",
+                        d - 1
+                    ));
+                }
+                if !g.has_edge(p as VertexId, v as VertexId) {
+                    return Err(format!("parent {p} of vertex {v} is not an in-neighbor"));
+                }
+            }
+        }
+    }
+    Ok(())
+}

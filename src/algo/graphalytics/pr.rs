@@ -1,0 +1,220 @@
+//! PageRank (Graphalytics PR).
+//!
+//! Definition (spec §"Algorithms", PageRank, and its pseudo-code; SPEC.md §2):
+//! `PR_0(v) = 1/|V|`, then for a fixed number of synchronous iterations
+//!
+//! ```text
+//! PR_i(v) = (1 − d)/|V| + d · Σ_{u ∈ N_in(v)} PR_{i−1}(u)/|N_out(u)| + (d/|V|) · Σ_{w ∈ D} PR_{i−1}(w)
+//! ```
+//!
+//! where `D` is the set of sinks (out-degree 0): their rank is spread evenly over *all*
+//! vertices, sinks included, so the ranks always sum to 1. There is no convergence test, and
+//! all arithmetic is `f64`. An undirected edge counts as two directed edges. Validation is
+//! relative, 1e-4.
+//!
+//! Pull-based like GAPBS's `PageRankPull`: each round first computes every vertex's outgoing
+//! contribution `PR(u)/|N_out(u)|` and the sinks' total, then every vertex sums the
+//! contributions of its in-neighbours, in parallel over vertices.
+
+use crate::{GraphView, VertexId};
+use rayon::prelude::*;
+
+/// Vertices per chunk of the sink-mass sum (fixed, so the sum is deterministic).
+const CHUNK: usize = 4096;
+
+/// PageRank with damping factor `damping` after exactly `iterations` rounds, per dense id.
+///
+/// |V| counts existing vertices only; a deleted vertex gets 0.0. A self-loop is an ordinary
+/// edge: it counts in the vertex's out-degree and hands that share of its rank back to
+/// itself (a vertex whose only edge is a self-loop is therefore not a sink). With no existing
+/// vertex the result is all zeros.
+pub fn pagerank<G: GraphView>(g: &G, damping: f64, iterations: u32) -> Vec<f64> {
+    let n = g.num_vertices();
+    let exists: Vec<bool> = (0..n as VertexId)
+        .into_par_iter()
+        .map(|v| g.vertex_exists(v))
+        .collect();
+    let live = exists.iter().filter(|&&e| e).count();
+    if live == 0 {
+        return vec![0.0; n];
+    }
+    let nv = live as f64;
+    let out_degree: Vec<usize> = (0..n as VertexId)
+        .into_par_iter()
+        .map(|v| g.out_degree(v))
+        .collect();
+    let mut rank: Vec<f64> = exists
+        .iter()
+        .map(|&e| if e { 1.0 / nv } else { 0.0 })
+        .collect();
+    let mut contrib = vec![0.0f64; n];
+    for _ in 0..iterations {
+        contrib
+            .par_iter_mut()
+            .zip(rank.par_iter().zip(&out_degree))
+            .for_each(|(c, (&r, &d))| *c = if d > 0 { r / d as f64 } else { 0.0 });
+        let sink_mass: f64 = rank
+            .par_chunks(CHUNK)
+            .enumerate()
+            .map(|(i, ranks)| {
+                let at = i * CHUNK;
+                (at..at + ranks.len())
+                    .filter(|&v| exists[v] && out_degree[v] == 0)
+                    .map(|v| rank[v])
+                    .sum::<f64>()
+            })
+            .collect::<Vec<f64>>()
+            .iter()
+            .sum();
+        let base = (1.0 - damping) / nv + damping * sink_mass / nv;
+        rank.par_iter_mut().enumerate().for_each(|(v, r)| {
+            if exists[v] {
+                let mut incoming = 0.0;
+                g.for_each_in(v as VertexId, |u| incoming += contrib[u as usize]);
+                *r = base + damping * incoming;
+            }
+        });
+    }
+    rank
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::graphalytics::testkit::{assert_close, example, history, Model, Views};
+    use crate::snapshot::Csr;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    /// The spec's formula, literally, on the model.
+    fn reference(m: &Model, d: f64, iterations: u32) -> BTreeMap<u64, f64> {
+        let nv = m.vertices.len() as f64;
+        let mut pr: BTreeMap<u64, f64> = m.vertices.iter().map(|&v| (v, 1.0 / nv)).collect();
+        for _ in 0..iterations {
+            let sinks: f64 = m
+                .vertices
+                .iter()
+                .filter(|&&w| m.out(w).is_empty())
+                .map(|w| pr[w])
+                .sum();
+            pr = m
+                .vertices
+                .iter()
+                .map(|&v| {
+                    let pull: f64 = m
+                        .inn(v)
+                        .iter()
+                        .map(|u| pr[u] / m.out(*u).len() as f64)
+                        .sum();
+                    (v, (1.0 - d) / nv + d * pull + d / nv * sinks)
+                })
+                .collect();
+        }
+        pr
+    }
+
+    fn by_id(first: u32, vals: &[f64]) -> BTreeMap<u64, f64> {
+        (first as u64..).zip(vals.iter().copied()).collect()
+    }
+
+    #[test]
+    #[allow(clippy::excessive_precision)] // verbatim from the reference file
+    fn example_directed_matches_the_spec() {
+        // example-directed-PR (damping 0.85, 2 iterations): sinks 4 and 10.
+        let want = [
+            1.477629166666667e-01,
+            4.753375000000000e-02,
+            1.550469444444444e-01,
+            1.597573611111111e-01,
+            1.462400000000000e-01,
+            4.753375000000000e-02,
+            4.753375000000000e-02,
+            1.135740277777778e-01,
+            4.753375000000000e-02,
+            8.748375000000001e-02,
+        ];
+        let (g, first) = example(false);
+        let got = pagerank(&g, 0.85, 2);
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-12 * w,
+                "vertex {}: {g} vs {w}",
+                i as u32 + first
+            );
+        }
+        assert_close(
+            &by_id(first, &got),
+            &by_id(first, &want),
+            "example-directed",
+        );
+    }
+
+    #[test]
+    #[allow(clippy::excessive_precision)] // verbatim from the reference file
+    fn example_undirected_matches_the_spec() {
+        let want = [
+            9.084490740740739e-02,
+            1.424089506172839e-01,
+            9.084490740740739e-02,
+            1.249891975308642e-01,
+            1.686172839506173e-01,
+            9.749537037037037e-02,
+            1.249891975308642e-01,
+            9.749537037037037e-02,
+            6.231481481481481e-02,
+        ];
+        let (g, first) = example(true);
+        let got = pagerank(&g, 0.85, 2);
+        assert_close(
+            &by_id(first, &got),
+            &by_id(first, &want),
+            "example-undirected",
+        );
+    }
+
+    #[test]
+    fn sink_mass_goes_to_every_vertex() {
+        // 0 -> 1; vertex 1 is a sink. By hand: PR_1(0) = 0.15/2 + 0.85/2 · 0.5 = 0.2875,
+        // PR_1(1) = 0.15/2 + 0.85 · 0.5 + 0.85/2 · 0.5 = 0.7125.
+        let g = Csr::from_edges(2, &[(0, 1)], false);
+        assert_eq!(pagerank(&g, 0.85, 0), [0.5, 0.5]);
+        let got = pagerank(&g, 0.85, 1);
+        assert!((got[0] - 0.2875).abs() < 1e-15 && (got[1] - 0.7125).abs() < 1e-15);
+        // Isolated vertices are sinks too: with no edges the ranks stay uniform.
+        assert_eq!(
+            pagerank(&Csr::from_edges(4, &[], false), 0.85, 7),
+            [0.25; 4]
+        );
+        assert!(pagerank(&Csr::from_edges(0, &[], false), 0.85, 3).is_empty());
+    }
+
+    #[test]
+    fn self_loop_keeps_rank_at_home() {
+        // 0 -> 0, 0 -> 1, 1 -> 0: no sinks.
+        let g = Csr::from_edges(2, &[(0, 0), (0, 1), (1, 0)], false);
+        let got = pagerank(&g, 0.85, 1);
+        // PR_1(0) = 0.075 + 0.85 (0.5/2 + 0.5), PR_1(1) = 0.075 + 0.85 · 0.5/2.
+        assert!((got[0] - 0.7125).abs() < 1e-15 && (got[1] - 0.2875).abs() < 1e-15);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+        #[test]
+        fn matches_sequential_reference(
+            (undirected, steps) in history(),
+            iterations in 0u32..6,
+            d in prop_oneof![Just(0.85), 0.0..=1.0f64],
+        ) {
+            let v = Views::build(undirected, &steps);
+            let want = reference(&v.model, d, iterations);
+            let csr = v.csr_map(&pagerank(&v.csr, d, iterations));
+            let snap = v.snap_map(&pagerank(&v.snap, d, iterations));
+            assert_close(&csr, &want, "csr");
+            assert_close(&snap, &want, "snapshot");
+            if !want.is_empty() {
+                let total: f64 = snap.values().sum();
+                prop_assert!((total - 1.0).abs() < 1e-12, "ranks sum to {}", total);
+            }
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! Analytics on a [`crate::GraphView`]: vertex state in DRAM, edges read from the view
+//! (iPregel's read/write split), all threads of the current rayon pool.
+//!
+//! - [`gap`]: the GAP Benchmark Suite kernels, each with a GAPBS-style verifier.
+//! - [`graphalytics`]: the LDBC Graphalytics kernels, exactly as its specification defines them.
+pub mod gap;
+pub mod graphalytics;

@@ -1,0 +1,156 @@
+//! GAP kernels on random graphs: each result passes its GAPBS-style verifier, on a plain
+//! CSR and on store snapshots that are one compacted run, several runs with unflushed
+//! updates, and one taken while another thread keeps inserting.
+
+use evograph::algo::gap::{bc, bfs, cc, pr, tc};
+use evograph::snapshot::Csr;
+use evograph::{Graph, GraphView, Options, Record, Snapshot};
+use proptest::prelude::*;
+
+fn check_all<G: GraphView>(g: &G, what: &str) -> (Vec<i64>, u64) {
+    let n = g.num_vertices();
+    let mut depths = Vec::new();
+    for s in [0u32, (n / 2) as u32] {
+        if (s as usize) < n {
+            let p = bfs::bfs(g, s);
+            bfs::verify(g, s, &p).unwrap_or_else(|e| panic!("{what}: bfs from {s}: {e}"));
+            depths.extend(p.iter().map(|&x| (x >= 0) as i64));
+        }
+    }
+    let (scores, iters) = pr::pagerank(g, 0.85, 1e-6, 100);
+    if iters < 100 {
+        pr::verify(g, &scores, 0.85, 1e-5).unwrap_or_else(|e| panic!("{what}: pr: {e}"));
+    }
+    let comp = cc::afforest(g);
+    cc::verify(g, &comp).unwrap_or_else(|e| panic!("{what}: cc: {e}"));
+    let sources: Vec<u32> = (0..n as u32).step_by((n / 3).max(1)).take(3).collect();
+    let b = bc::brandes(g, &sources);
+    bc::verify(g, &sources, &b).unwrap_or_else(|e| panic!("{what}: bc: {e}"));
+    let t = tc::ordered_count(g);
+    tc::verify(g, t).unwrap_or_else(|e| panic!("{what}: tc: {e}"));
+    (depths, t)
+}
+
+type Edges = Vec<(u32, u32)>;
+
+fn edges_strategy() -> impl Strategy<Value = (usize, Edges, Edges)> {
+    (2usize..60).prop_flat_map(|n| {
+        let e = prop::collection::vec((0..n as u32, 0..n as u32), 0..n * 4);
+        let d = prop::collection::vec((0..n as u32, 0..n as u32), 0..n);
+        (Just(n), e, d)
+    })
+}
+
+fn store(undirected: bool) -> Graph {
+    Graph::in_memory(Options {
+        undirected: Some(undirected),
+        background: false,
+        threads: 2,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, .. ProptestConfig::default() })]
+
+    #[test]
+    fn gap_kernels_verify_on_csr_and_snapshots((n, edges, dels) in edges_strategy(), undirected in any::<bool>()) {
+        // Dense ids equal external ids when every vertex is inserted first, in order.
+        let g = store(undirected);
+        let verts: Vec<Record> = (0..n as u64).map(Record::InsertVertex).collect();
+        g.apply(&verts).unwrap();
+        let half = edges.len() / 2;
+        let recs = |es: &[(u32, u32)]| es.iter().map(|&(u, v)| Record::Insert(u as u64, v as u64)).collect::<Vec<_>>();
+        g.apply(&recs(&edges[..half])).unwrap();
+        g.flush().unwrap();
+        g.apply(&recs(&edges[half..])).unwrap();
+        let dels: Vec<Record> = dels.iter().map(|&(u, v)| Record::Delete(u as u64, v as u64)).collect();
+        g.apply(&dels).unwrap();
+        let live: Snapshot = g.snapshot().unwrap();
+        let (d_live, t_live) = check_all(&live, "multi-run snapshot");
+        g.compact().unwrap();
+        let compacted = g.snapshot().unwrap();
+        let (d_comp, t_comp) = check_all(&compacted, "compacted snapshot");
+        // A compacted store is one dense run: its flat CSR view gives the same answers.
+        let flat = compacted.flat();
+        prop_assert!(flat.is_some() || compacted.num_edges() == 0);
+        if let Some(f) = flat {
+            let (d_flat, t_flat) = check_all(&f, "flat view");
+            prop_assert_eq!(&d_flat, &d_comp);
+            prop_assert_eq!(t_flat, t_comp);
+        }
+        // The same edges in a plain CSR.
+        let mut es = Vec::new();
+        for v in 0..compacted.num_vertices() as u32 {
+            compacted.for_each_out(v, |w| es.push((v, w)));
+        }
+        let csr = Csr::from_edges(n, &es, false);
+        let (d_csr, t_csr) = check_all(&csr, "csr");
+        prop_assert_eq!(&d_live, &d_comp);
+        prop_assert_eq!(&d_comp, &d_csr);
+        prop_assert_eq!(t_live, t_comp);
+        prop_assert_eq!(t_comp, t_csr);
+    }
+}
+
+#[test]
+fn snapshot_taken_while_inserting_stays_consistent() {
+    let g = std::sync::Arc::new(store(false));
+    let first: Vec<Record> = (0..2000u64)
+        .map(|i| Record::Insert(i % 300, (i * 7) % 300))
+        .collect();
+    g.apply(&first).unwrap();
+    let writer = {
+        let g = g.clone();
+        std::thread::spawn(move || {
+            for round in 0..50u64 {
+                let recs: Vec<Record> = (0..200u64)
+                    .map(|i| Record::Insert((i * 13 + round) % 400, (i * 31 + round * 7) % 400))
+                    .collect();
+                g.apply(&recs).unwrap();
+            }
+        })
+    };
+    for _ in 0..5 {
+        let s = g.snapshot().unwrap();
+        let (d1, t1) = check_all(&s, "snapshot under ingest");
+        // The snapshot does not move while ingestion goes on.
+        let (d2, t2) = check_all(&s, "same snapshot again");
+        assert_eq!(d1, d2);
+        assert_eq!(t1, t2);
+    }
+    writer.join().unwrap();
+}
+
+#[test]
+fn verifiers_reject_wrong_answers() {
+    // Two triangles sharing vertex 2, plus an isolated vertex 5.
+    let es = [(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 2)];
+    let g = Csr::from_edges(6, &es, true);
+    let mut p = bfs::bfs(&g, 0);
+    assert!(bfs::verify(&g, 0, &p).is_ok());
+    p[3] = 0; // 0 is not adjacent to 3
+    assert!(bfs::verify(&g, 0, &p).is_err());
+    p[3] = -1; // 3 is reachable
+    assert!(bfs::verify(&g, 0, &p).is_err());
+    let mut c = cc::afforest(&g);
+    assert!(cc::verify(&g, &c).is_ok());
+    c[5] = c[0]; // 5 is not connected to 0
+    assert!(cc::verify(&g, &c).is_err());
+    let t = tc::ordered_count(&g);
+    assert_eq!(t, 2);
+    assert!(tc::verify(&g, t + 1).is_err());
+    let (mut s, _) = pr::pagerank(&g, 0.85, 1e-9, 100);
+    assert!(pr::verify(&g, &s, 0.85, 1e-6).is_ok());
+    s[0] += 0.01;
+    assert!(pr::verify(&g, &s, 0.85, 1e-6).is_err());
+    let mut b = bc::brandes(&g, &[0, 3]);
+    assert!(bc::verify(&g, &[0, 3], &b).is_ok());
+    assert!(
+        (b[2] - 1.0).abs() < 1e-12,
+        "the cut vertex has the top score"
+    );
+    b[1] += 0.1;
+    assert!(bc::verify(&g, &[0, 3], &b).is_err());
+}
