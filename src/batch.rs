@@ -19,10 +19,11 @@ pub fn is_del(x: u32) -> bool {
 }
 
 /// One homogeneous run of updates inside a batch, in the order they were given.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Section {
-    /// Edge inserts and deletes: `[src, dst]`, with [`DEL`] set on `dst` for a delete.
-    Edges(Vec<[u32; 2]>),
+    /// Edge inserts and deletes: `[src, dst]`, with [`DEL`] set on `dst` for a delete, and
+    /// in weighted stores the weight of each (deletes carry 0); empty otherwise.
+    Edges(Vec<[u32; 2]>, Vec<f64>),
     /// Vertex inserts and deletes: the id, with [`DEL`] set for a delete.
     Vertices(Vec<u32>),
 }
@@ -31,7 +32,7 @@ impl Section {
     /// How many user records the section holds.
     pub fn len(&self) -> usize {
         match self {
-            Section::Edges(e) => e.len(),
+            Section::Edges(e, _) => e.len(),
             Section::Vertices(v) => v.len(),
         }
     }
@@ -42,7 +43,7 @@ impl Section {
 }
 
 /// Updates translated to dense ids, plus the dictionary entries the translation created.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DenseBatch {
     /// Dense id given to `new_ids[0]`; the rest follow consecutively.
     pub first_new_id: u32,
@@ -50,6 +51,8 @@ pub struct DenseBatch {
     pub new_ids: Vec<u64>,
     /// The updates, in order.
     pub sections: Vec<Section>,
+    /// Whether edge sections carry weights (the store is weighted).
+    pub weighted: bool,
 }
 
 impl DenseBatch {
@@ -59,11 +62,17 @@ impl DenseBatch {
     }
 
     /// Appends an edge update, opening a new section if the last one holds vertices.
-    pub fn push_edge(&mut self, src: u32, dst: u32, delete: bool) {
+    /// `weight` is kept in weighted batches only.
+    pub fn push_edge(&mut self, src: u32, dst: u32, delete: bool, weight: f64) {
         let rec = [src, if delete { dst | DEL } else { dst }];
-        match self.sections.last_mut() {
-            Some(Section::Edges(v)) => v.push(rec),
-            _ => self.sections.push(Section::Edges(vec![rec])),
+        if !matches!(self.sections.last(), Some(Section::Edges(..))) {
+            self.sections.push(Section::Edges(Vec::new(), Vec::new()));
+        }
+        if let Some(Section::Edges(v, w)) = self.sections.last_mut() {
+            v.push(rec);
+            if self.weighted {
+                w.push(weight);
+            }
         }
     }
 

@@ -11,10 +11,14 @@ pub type VertexId = u32;
 pub const MAX_VERTICES: u64 = (1u64 << 31) - 1;
 
 /// One update as it comes from a user or an input file, in external (user) ids.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Record {
     /// Insert the edge `src -> dst` (a no-op if present). Creates missing endpoints.
+    /// In a weighted store the edge gets weight 1.
     Insert(u64, u64),
+    /// Insert the edge `src -> dst` with a weight; re-inserting an edge updates its weight.
+    /// Unweighted stores refuse it.
+    InsertWeighted(u64, u64, f64),
     /// Delete the edge `src -> dst` (a no-op if absent).
     Delete(u64, u64),
     /// Make the vertex exist (a no-op if it does).

@@ -399,12 +399,13 @@ struct RunLayout {
 }
 
 fn run_layout(bytes: &[u8]) -> RunLayout {
+    const S: usize = evograph::run::format::SECTIONS;
     let l = RunLayout {
         id: word(bytes, 2),
-        section_off: (0..11).map(|i| word(bytes, 14 + i) as usize).collect(),
-        crc_table_off: word(bytes, 25) as usize,
-        crc_blocks: word(bytes, 26) as usize,
-        file_len: word(bytes, 28) as usize,
+        section_off: (0..S).map(|i| word(bytes, 14 + i) as usize).collect(),
+        crc_table_off: word(bytes, 14 + S) as usize,
+        crc_blocks: word(bytes, 15 + S) as usize,
+        file_len: word(bytes, 17 + S) as usize,
     };
     assert_eq!(l.file_len, bytes.len());
     l

@@ -58,6 +58,7 @@ fn make_ops(rng: &mut Rng, trial: u64, n: usize, path: &Path) -> Vec<Record> {
     for r in &recs {
         match r {
             Record::Insert(u, v) => writeln!(f, "+ {u} {v}"),
+            Record::InsertWeighted(u, v, w) => writeln!(f, "+ {u} {v} {w}"),
             Record::Delete(u, v) => writeln!(f, "- {u} {v}"),
             Record::InsertVertex(u) => writeln!(f, "+ {u}"),
             Record::DeleteVertex(u) => writeln!(f, "- {u}"),

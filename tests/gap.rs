@@ -2,7 +2,7 @@
 //! CSR and on store snapshots that are one compacted run, several runs with unflushed
 //! updates, and one taken while another thread keeps inserting.
 
-use evograph::algo::gap::{bc, bfs, cc, pr, tc};
+use evograph::algo::gap::{bc, bfs, cc, pr, sssp, tc};
 use evograph::snapshot::Csr;
 use evograph::{Graph, GraphView, Options, Record, Snapshot};
 use proptest::prelude::*;
@@ -153,4 +153,59 @@ fn verifiers_reject_wrong_answers() {
     );
     b[1] += 0.1;
     assert!(bc::verify(&g, &[0, 3], &b).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, .. ProptestConfig::default() })]
+
+    /// Delta-stepping agrees with Dijkstra on weighted stores: several runs with weight
+    /// updates and deletes, compacted, and through the flat view; any bucket width.
+    #[test]
+    fn sssp_matches_dijkstra_on_weighted_snapshots(
+        (n, edges, dels) in edges_strategy(),
+        weights in prop::collection::vec(prop::sample::select(vec![0.0, 0.25, 1.0, 3.5, 100.0]), 0..240),
+        undirected in any::<bool>(),
+        delta in prop::sample::select(vec![0.1, 1.0, 50.0]),
+    ) {
+        let g = Graph::in_memory(Options {
+            undirected: Some(undirected),
+            weighted: Some(true),
+            background: false,
+            threads: 2,
+            ..Default::default()
+        })
+        .unwrap();
+        let verts: Vec<Record> = (0..n as u64).map(Record::InsertVertex).collect();
+        g.apply(&verts).unwrap();
+        let recs: Vec<Record> = edges
+            .iter()
+            .enumerate()
+            .map(|(i, &(u, v))| Record::InsertWeighted(u as u64, v as u64, weights.get(i).copied().unwrap_or(2.0)))
+            .collect();
+        let half = recs.len() / 2;
+        g.apply(&recs[..half]).unwrap();
+        g.flush().unwrap();
+        g.apply(&recs[half..]).unwrap();
+        // Re-insert a few edges with new weights, and delete some.
+        let again: Vec<Record> = edges.iter().take(5).map(|&(u, v)| Record::InsertWeighted(u as u64, v as u64, 0.5)).collect();
+        g.apply(&again).unwrap();
+        g.apply(&dels.iter().map(|&(u, v)| Record::Delete(u as u64, v as u64)).collect::<Vec<_>>()).unwrap();
+        let live = g.snapshot().unwrap();
+        for s in [0u32, (n / 2) as u32] {
+            let d = sssp::delta_stepping(&live, s, delta);
+            sssp::verify(&live, s, &d).map_err(|e| TestCaseError::fail(format!("live: {e}")))?;
+        }
+        g.compact().unwrap();
+        let comp = g.snapshot().unwrap();
+        let f = comp.flat();
+        prop_assert!(f.is_some() || comp.num_edges() == 0);
+        for s in [0u32, (n / 2) as u32] {
+            let d = sssp::delta_stepping(&comp, s, delta);
+            sssp::verify(&comp, s, &d).map_err(|e| TestCaseError::fail(format!("compacted: {e}")))?;
+            if let Some(f) = &f {
+                let df = sssp::delta_stepping(f, s, delta);
+                prop_assert_eq!(&df, &d);
+            }
+        }
+    }
 }

@@ -3,9 +3,9 @@
 
 mod common;
 
-use common::{assert_matches, Model};
+use common::{assert_matches, read_weights, Model};
 use evograph::store::Options;
-use evograph::{Durability, Graph, Record, Snapshot};
+use evograph::{Durability, Graph, GraphView, Record, Snapshot};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -15,6 +15,24 @@ enum Step {
     Flush,
     Compact,
     Reopen,
+}
+
+fn weighted_record(ids: u64) -> impl Strategy<Value = Record> {
+    prop_oneof![
+        4 => record(ids),
+        4 => (0..ids, 0..ids, prop::sample::select(vec![0.0, 0.5, 1.0, 2.25, 1e9]))
+            .prop_map(|(u, v, w)| Record::InsertWeighted(u * 1000 + 7, v * 1000 + 7, w)),
+    ]
+}
+
+fn weighted_step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        10 => prop::collection::vec(weighted_record(10), 1..40).prop_map(Step::Batch),
+        2 => Just(Step::Snapshot),
+        2 => Just(Step::Flush),
+        1 => Just(Step::Compact),
+        1 => Just(Step::Reopen),
+    ]
 }
 
 fn record(ids: u64) -> impl Strategy<Value = Record> {
@@ -38,6 +56,7 @@ fn step() -> impl Strategy<Value = Step> {
 
 fn opts(undirected: bool, background: bool, durability: Durability) -> Options {
     Options {
+        weighted: None,
         // Tiny budgets freeze after every batch: many runs, merges and backpressure.
         memtable_bytes: if background { 1 } else { 1 << 30 },
         undirected: Some(undirected),
@@ -50,9 +69,22 @@ fn opts(undirected: bool, background: bool, durability: Durability) -> Options {
 }
 
 fn run(steps: Vec<Step>, undirected: bool, background: bool, durability: Durability) {
+    run_with(steps, undirected, background, durability, false)
+}
+
+fn run_with(
+    steps: Vec<Step>,
+    undirected: bool,
+    background: bool,
+    durability: Durability,
+    weighted: bool,
+) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
-    let opts = || opts(undirected, background, durability);
+    let opts = || Options {
+        weighted: Some(weighted),
+        ..opts(undirected, background, durability)
+    };
     let mut g = Graph::open(&path, opts()).unwrap();
     let mut model = Model::new(undirected);
     let mut held: Vec<(Snapshot, Model)> = Vec::new();
@@ -72,6 +104,9 @@ fn run(steps: Vec<Step>, undirected: bool, background: bool, durability: Durabil
         }
         let snap = g.snapshot().unwrap();
         assert_matches(&snap, &model, &format!("after step {i}"));
+        if weighted {
+            assert_eq!(read_weights(&snap), model.weights, "weights after step {i}");
+        }
         for (k, (s, m)) in held.iter().enumerate() {
             assert_matches(s, m, &format!("held snapshot {k} after step {i}"));
         }
@@ -80,7 +115,23 @@ fn run(steps: Vec<Step>, undirected: bool, background: bool, durability: Durabil
     assert!(rep.is_sound(), "check: {:?}", rep.problems);
     g.close().unwrap();
     let g = Graph::open(&path, opts()).unwrap();
-    assert_matches(&g.snapshot().unwrap(), &model, "after final reopen");
+    let snap = g.snapshot().unwrap();
+    assert_matches(&snap, &model, "after final reopen");
+    if weighted {
+        assert_eq!(
+            read_weights(&snap),
+            model.weights,
+            "weights after final reopen"
+        );
+        if let Some(f) = snap.flat() {
+            for v in 0..snap.num_vertices() as u32 {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                snap.for_each_out_weighted(v, |w, x| a.push((w, x.to_bits())));
+                f.for_each_out_weighted(v, |w, x| b.push((w, x.to_bits())));
+                assert_eq!(a, b, "flat view weights of vertex {v}");
+            }
+        }
+    }
 }
 
 /// The same on the memory medium, where reopening is not possible.
@@ -125,6 +176,11 @@ proptest! {
     #[test]
     fn background_flusher_matches_model(steps in prop::collection::vec(step(), 1..30), d in durability()) {
         run(steps, false, true, d);
+    }
+
+    #[test]
+    fn weighted_matches_model(steps in prop::collection::vec(weighted_step(), 1..30), u in any::<bool>(), bg in any::<bool>()) {
+        run_with(steps, u, bg, Durability::Sync, true);
     }
 
     #[test]

@@ -6,7 +6,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Print every edge as `src dst` (external ids), sorted; undirected edges once, smaller id first.
+/// Print every edge as `src dst` (external ids; `src dst weight` in weighted stores),
+/// sorted; undirected edges once, smaller id first.
 #[derive(clap::Args)]
 pub struct Args {
     /// Store directory.
@@ -18,25 +19,30 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let s = g.snapshot()?;
     let undirected = s.is_undirected();
     let ext = s.external_ids();
-    let mut edges: Vec<(u64, u64)> = (0..s.num_vertices() as u32)
+    let weighted = s.is_weighted();
+    let mut edges: Vec<(u64, u64, f64)> = (0..s.num_vertices() as u32)
         .into_par_iter()
         .fold(Vec::new, |mut acc, v| {
-            s.for_each_out(v, |w| {
+            s.for_each_out_weighted(v, |w, wt| {
                 let (x, y) = (ext[v as usize], ext[w as usize]);
                 if !undirected || x <= y {
-                    acc.push((x, y));
+                    acc.push((x, y, wt));
                 }
             });
             acc
         })
         .flatten()
         .collect();
-    edges.par_sort_unstable();
+    edges.par_sort_unstable_by_key(|e| (e.0, e.1));
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
     let res = (|| {
-        for (x, y) in edges {
-            writeln!(out, "{x} {y}")?;
+        for (x, y, w) in edges {
+            if weighted {
+                writeln!(out, "{x} {y} {w}")?;
+            } else {
+                writeln!(out, "{x} {y}")?;
+            }
         }
         out.flush()
     })();

@@ -67,6 +67,12 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let undirected = a.undirected || info.directed == Some(false);
     let opts = Options {
         undirected: if undirected { Some(true) } else { None },
+        // A weighted input makes a weighted store; an existing store keeps what it is.
+        weighted: if info.weighted && !a.store.join("MANIFEST").exists() {
+            Some(true)
+        } else {
+            None
+        },
         durability: a.durability,
         threads: a.threads,
         memtable_bytes: a.memtable_mb << 20,

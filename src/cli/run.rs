@@ -243,9 +243,20 @@ fn compute<G: GraphView>(
             Values::Lists(vec![("1".into(), one), ("2".into(), two)])
         }
         "sssp" | "gap-sssp" => {
-            return Err(invalid(
-                "sssp needs edge weights, which this build does not store yet",
-            ))
+            let src = if a.kernel == "sssp" {
+                need_source()?
+            } else {
+                source.unwrap_or_else(|| pick_sources(s, 1)[0])
+            };
+            let d = gap::sssp::delta_stepping(g, src, a.delta);
+            if a.verify {
+                gap::sssp::verify(g, src, &d).map_err(invalid)?;
+            }
+            summary.insert(
+                "reached".into(),
+                d.iter().filter(|x| x.is_finite()).count().into(),
+            );
+            Values::Float(d)
         }
         k => {
             return Err(invalid(format!(

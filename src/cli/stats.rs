@@ -29,12 +29,13 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     }
     println!("store           {}", a.store.display());
     println!(
-        "kind            {}",
+        "kind            {}{}",
         if s.undirected {
             "undirected"
         } else {
             "directed"
-        }
+        },
+        if s.weighted { ", weighted" } else { "" }
     );
     println!("vertices        {} ({} ids)", s.vertices, s.vertex_ids);
     println!(

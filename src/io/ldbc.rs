@@ -347,7 +347,7 @@ mod tests {
                     assert!(es.is_empty(), "vertex after an edge");
                     vs.push(v);
                 }
-                Record::Insert(s, d) => es.push((s, d)),
+                Record::Insert(s, d) | Record::InsertWeighted(s, d, _) => es.push((s, d)),
                 other => panic!("unexpected {other:?}"),
             }
         }

@@ -116,10 +116,12 @@ impl LineParser for MtxEntries {
         if !(1..=self.cols).contains(&j) {
             return Err(format!("column index {j} is outside 1..={}", self.cols));
         }
+        let mut weight = None;
         for k in 0..self.values {
             match cols.next() {
                 Some(v) => {
-                    parse_weight(v, "value")?;
+                    let w = parse_weight(v, "value")?;
+                    weight.get_or_insert(w);
                 }
                 None => {
                     return Err(format!(
@@ -137,9 +139,11 @@ impl LineParser for MtxEntries {
                 2 + self.values
             ));
         }
-        // weights: carried once Record has them
         self.seen += 1;
-        out.push(Record::Insert(i, j));
+        out.push(match weight {
+            Some(w) => Record::InsertWeighted(i, j, w),
+            None => Record::Insert(i, j),
+        });
         Ok(())
     }
 
@@ -240,9 +244,9 @@ mod tests {
         assert_eq!(
             collect(src.as_mut()).unwrap(),
             vec![
-                Record::Insert(2, 1),
-                Record::Insert(3, 1),
-                Record::Insert(4, 3)
+                Record::InsertWeighted(2, 1, 0.5),
+                Record::InsertWeighted(3, 1, -100.0),
+                Record::InsertWeighted(4, 3, 7.0)
             ]
         );
         assert_eq!(src.bytes_read(), SYM.len() as u64);

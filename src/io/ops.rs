@@ -52,12 +52,12 @@ impl LineParser for OpsParser {
             return Ok(());
         };
         let v = parse_id(v, "destination id")?;
+        let mut weight = None;
         if let Some(w) = cols.next() {
             if !insert {
                 return Err(format!("a deletion takes no weight: {FORMS}"));
             }
-            parse_weight(w, "weight")?;
-            // weights: carried once Record has them
+            weight = Some(parse_weight(w, "weight")?);
         }
         if cols.next().is_some() {
             return Err(format!(
@@ -65,7 +65,9 @@ impl LineParser for OpsParser {
                 fields(line).count()
             ));
         }
-        out.push(if insert {
+        out.push(if let (true, Some(w)) = (insert, weight) {
+            Record::InsertWeighted(u, v, w)
+        } else if insert {
             Record::Insert(u, v)
         } else {
             Record::Delete(u, v)
@@ -141,7 +143,7 @@ mod tests {
             recs,
             vec![
                 Record::Insert(1, 2),
-                Record::Insert(1, 3),
+                Record::InsertWeighted(1, 3, 0.5),
                 Record::Delete(1, 2),
                 Record::InsertVertex(7),
                 Record::DeleteVertex(7),

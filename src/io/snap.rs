@@ -59,6 +59,7 @@ impl LineParser for EdgeLineParser {
             None => return Err("missing destination id (expected 'src dst [weight]')".into()),
         };
         let mut values = 0;
+        let mut weight = None;
         for col in cols {
             values += 1;
             if values > self.values {
@@ -78,9 +79,12 @@ impl LineParser for EdgeLineParser {
                 return Err(format!("weight {w} is negative"));
             }
             self.saw_weight = true;
+            weight.get_or_insert(w);
         }
-        // weights: carried once Record has them
-        out.push(Record::Insert(src, dst));
+        out.push(match weight {
+            Some(w) => Record::InsertWeighted(src, dst, w),
+            None => Record::Insert(src, dst),
+        });
         Ok(())
     }
 }
@@ -159,7 +163,7 @@ mod tests {
             recs,
             vec![
                 Record::Insert(1, 2),
-                Record::Insert(3, 4),
+                Record::InsertWeighted(3, 4, 0.5),
                 Record::Insert(5, 6),
                 Record::Insert(7, 8)
             ]
@@ -219,7 +223,7 @@ mod tests {
             "# comment longer than the buffer\n123456 7890\r\n1 22 0.25\n333 4444\n55555 6";
         let want = vec![
             Record::Insert(123456, 7890),
-            Record::Insert(1, 22),
+            Record::InsertWeighted(1, 22, 0.25),
             Record::Insert(333, 4444),
             Record::Insert(55555, 6),
         ];

@@ -31,8 +31,15 @@ fn emit(key: Key, e: [u32; 2], mut f: impl FnMut(u32, u32)) {
     }
 }
 
-/// Applies `edges` to out-blocks and (unless undirected) in-blocks.
-pub fn apply(out: &mut [VBlock], inn: &mut [VBlock], undirected: bool, edges: &[[u32; 2]]) {
+/// Applies `edges` (with parallel `weights`, empty when unweighted) to out-blocks and
+/// (unless undirected) in-blocks.
+pub fn apply(
+    out: &mut [VBlock],
+    inn: &mut [VBlock],
+    undirected: bool,
+    edges: &[[u32; 2]],
+    weights: &[f64],
+) {
     let threads = rayon::current_num_threads().max(1);
     let mut tasks: Vec<Task> = Vec::new();
     let out_key = Key::Out { both: undirected };
@@ -41,9 +48,9 @@ pub fn apply(out: &mut [VBlock], inn: &mut [VBlock], undirected: bool, edges: &[
         push_tasks(&mut tasks, inn, Key::In, edges, threads);
     }
     if tasks.len() == 1 {
-        tasks.pop().unwrap().run(edges);
+        tasks.pop().unwrap().run(edges, weights);
     } else {
-        tasks.into_par_iter().for_each(|t| t.run(edges));
+        tasks.into_par_iter().for_each(|t| t.run(edges, weights));
     }
 }
 
@@ -91,7 +98,7 @@ fn push_tasks<'a>(
 }
 
 impl Task<'_> {
-    fn run(self, edges: &[[u32; 2]]) {
+    fn run(self, edges: &[[u32; 2]], weights: &[f64]) {
         let (lo, hi) = (self.first, self.first + self.blocks.len());
         // Bucket this task's updates by block (stable, so per-vertex order is kept).
         let mut start = Vec::with_capacity(self.hist.len() + 1);
@@ -103,17 +110,27 @@ impl Task<'_> {
         start.push(acc);
         let mut pos = start.clone();
         let mut buf = vec![(0u32, 0u32); acc];
-        for &e in edges {
+        let weighted = !weights.is_empty();
+        let mut wbuf = vec![0f64; if weighted { acc } else { 0 }];
+        for (i, &e) in edges.iter().enumerate() {
             emit(self.key, e, |k, x| {
                 let b = (k >> BLOCK_BITS) as usize;
                 if b >= lo && b < hi {
                     buf[pos[b - lo]] = (k, x);
+                    if weighted {
+                        wbuf[pos[b - lo]] = weights[i];
+                    }
                     pos[b - lo] += 1;
                 }
             });
         }
         for (i, blk) in self.blocks.iter_mut().enumerate() {
-            blk.push_all(&buf[start[i]..start[i + 1]]);
+            let w = if weighted {
+                &wbuf[start[i]..start[i + 1]]
+            } else {
+                &[][..]
+            };
+            blk.push_all(&buf[start[i]..start[i + 1]], w);
         }
     }
 }

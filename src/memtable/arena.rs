@@ -10,11 +10,42 @@ const FIRST_SLAB: usize = 1 << 12;
 #[derive(Default)]
 pub struct Arena {
     slabs: Vec<Box<[u32]>>,
+    /// With weights: one f64 slab per slab, same addresses (a neighbor's weight sits at
+    /// its neighbor id's address).
+    wslabs: Option<Vec<Box<[f64]>>>,
     used: usize,
     bytes: usize,
 }
 
 impl Arena {
+    /// An arena that also keeps an f64 weight per slot.
+    pub fn weighted() -> Self {
+        Arena {
+            wslabs: Some(Vec::new()),
+            ..Self::default()
+        }
+    }
+
+    /// Mutable access to the weight at `addr` (weighted arenas only).
+    #[inline]
+    pub fn weight_mut(&mut self, addr: u32) -> &mut f64 {
+        let s = &mut self.wslabs.as_mut().expect("weighted arena")[(addr >> SLAB_BITS) as usize];
+        &mut s[(addr & (MAX_SLAB as u32 - 1)) as usize]
+    }
+
+    /// The `n` weights starting at `addr` (weighted arenas only).
+    #[inline]
+    pub fn weights(&self, addr: u32, n: usize) -> &[f64] {
+        let s = &self.wslabs.as_ref().expect("weighted arena")[(addr >> SLAB_BITS) as usize];
+        let o = (addr & (MAX_SLAB as u32 - 1)) as usize;
+        &s[o..o + n]
+    }
+
+    /// Whether the arena keeps weights.
+    pub fn is_weighted(&self) -> bool {
+        self.wslabs.is_some()
+    }
+
     /// Allocates a chunk of `n` slots (`n <= 65536`) and returns its address.
     #[inline]
     pub fn alloc(&mut self, n: usize) -> u32 {
@@ -27,6 +58,10 @@ impl Arena {
                 .max(n);
             self.slabs.push(vec![0u32; size].into_boxed_slice());
             self.bytes += size * 4;
+            if let Some(w) = &mut self.wslabs {
+                w.push(vec![0f64; size].into_boxed_slice());
+                self.bytes += size * 8;
+            }
             self.used = 0;
         }
         let addr = ((self.slabs.len() - 1) as u32) << SLAB_BITS | self.used as u32;

@@ -19,6 +19,7 @@ use vbuf::{VBlock, BLOCK, BLOCK_BITS};
 /// Unflushed updates of one LSN range.
 pub struct Memtable {
     undirected: bool,
+    weighted: bool,
     out: Vec<VBlock>,
     inn: Vec<VBlock>,
     vertex_ops: Vec<u32>,
@@ -33,9 +34,10 @@ pub struct Memtable {
 
 impl Memtable {
     /// An empty memtable starting at `lsn`.
-    pub fn new(undirected: bool, lsn: u64, vertex_space: u32) -> Self {
+    pub fn new(undirected: bool, weighted: bool, lsn: u64, vertex_space: u32) -> Self {
         Memtable {
             undirected,
+            weighted,
             out: Vec::new(),
             inn: Vec::new(),
             vertex_ops: Vec::new(),
@@ -53,21 +55,31 @@ impl Memtable {
 
     fn ensure_blocks(&mut self) {
         let nb = (self.vertex_space as usize).div_ceil(BLOCK);
+        let weighted = self.weighted;
+        let block = || {
+            if weighted {
+                VBlock::weighted()
+            } else {
+                VBlock::default()
+            }
+        };
         while self.out.len() < nb {
-            self.out.push(VBlock::default());
+            self.out.push(block());
             if !self.undirected {
-                self.inn.push(VBlock::default());
+                self.inn.push(block());
             }
         }
     }
 
-    /// Applies edge updates (`[src, dst | DEL?]`) in order, using the current rayon pool.
-    pub fn apply_edges(&mut self, edges: &[[u32; 2]]) {
+    /// Applies edge updates (`[src, dst | DEL?]`, with parallel weights in weighted
+    /// memtables) in order, using the current rayon pool.
+    pub fn apply_edges(&mut self, edges: &[[u32; 2]], weights: &[f64]) {
         if edges.is_empty() {
             return;
         }
         self.ensure_blocks();
-        apply::apply(&mut self.out, &mut self.inn, self.undirected, edges);
+        let w = if self.weighted { weights } else { &[] };
+        apply::apply(&mut self.out, &mut self.inn, self.undirected, edges, w);
         self.bytes = self
             .out
             .iter()
@@ -102,6 +114,11 @@ impl Memtable {
         self.bytes
     }
 
+    /// Whether updates carry weights.
+    pub fn is_weighted(&self) -> bool {
+        self.weighted
+    }
+
     /// Appends `v`'s buffered updates in direction `d`, in arrival order, to `out`.
     pub fn gather(&self, d: crate::run::Dir, v: VertexId, out: &mut Vec<u32>) {
         let blocks = match d {
@@ -121,6 +138,7 @@ impl Memtable {
             min_lsn: self.min_lsn,
             max_lsn: self.max_lsn,
             vertex_space: self.vertex_space as u64,
+            weighted: self.weighted,
         }
     }
 

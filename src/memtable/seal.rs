@@ -25,12 +25,12 @@ pub(super) fn seal(m: Memtable, older: &[Arc<Run>], meta: RunMeta) -> Run {
     let vops = last_vertex_ops(&m.vertex_ops);
     let dram = |blocks: Vec<VBlock>, d: Dir| -> DirData {
         let mut all = Vec::new();
-        seal_dir(blocks, older, d, |parts| {
+        seal_dir(blocks, older, d, m.weighted, |parts| {
             all.extend(parts);
             Ok(())
         })
         .expect("collecting in DRAM cannot fail");
-        build::assemble(all, space)
+        build::assemble(all, space, m.weighted)
     };
     let out = dram(m.out, Dir::Out);
     let inn = (!m.undirected).then(|| dram(m.inn, Dir::In));
@@ -56,9 +56,9 @@ pub(super) fn seal_to_file(
     };
     for (blocks, d) in dirs {
         let mut ix = IndexBuilder::new(space);
-        seal_dir(blocks, older, d, |parts| {
+        seal_dir(blocks, older, d, m.weighted, |parts| {
             for p in &parts {
-                w.put_adds(&p.adds)?;
+                w.put_adds(&p.adds, &p.wts)?;
                 ix.add(p);
             }
             Ok(())
@@ -76,6 +76,7 @@ fn seal_dir(
     blocks: Vec<VBlock>,
     older: &[Arc<Run>],
     d: Dir,
+    weighted: bool,
     mut sink: impl FnMut(Vec<DirPart>) -> Result<()>,
 ) -> Result<()> {
     let mut it = blocks.into_iter().enumerate();
@@ -86,20 +87,22 @@ fn seal_dir(
         }
         let parts: Vec<DirPart> = wave
             .into_par_iter()
-            .map(|(b, blk)| seal_block(b, &blk, older, d))
+            .map(|(b, blk)| seal_block(b, &blk, older, d, weighted))
             .collect();
         sink(parts)?;
     }
 }
 
-fn seal_block(b: usize, blk: &VBlock, older: &[Arc<Run>], d: Dir) -> DirPart {
+fn seal_block(b: usize, blk: &VBlock, older: &[Arc<Run>], d: Dir, weighted: bool) -> DirPart {
     let mut part = DirPart::default();
     if blk.ops() == 0 {
         return part;
     }
     let mut raw = Vec::new();
+    let mut raww: Vec<f64> = Vec::new();
     let mut keyed: Vec<u64> = Vec::new();
     let mut adds = Vec::new();
+    let mut addw = Vec::new();
     let mut tombs = Vec::new();
     let mut prior: Vec<(&[u32], &[u32])> = Vec::with_capacity(older.len());
     for lv in 0..BLOCK {
@@ -115,11 +118,11 @@ fn seal_block(b: usize, blk: &VBlock, older: &[Arc<Run>], d: Dir) -> DirPart {
                 prior.push((dd.adds_at(i), dd.tombs_at(i)));
             }
         }
-        // Common case, inserts of a vertex no older run holds: sort and dedup in place in
-        // the output, with no intermediate copy.
+        // Common case, inserts of a vertex no older run holds (unweighted): sort and dedup
+        // in place in the output, with no intermediate copy.
         let start = part.adds.len();
         blk.gather(lv, &mut part.adds);
-        if prior.is_empty() && part.adds[start..].iter().all(|&x| !is_del(x)) {
+        if !weighted && prior.is_empty() && part.adds[start..].iter().all(|&x| !is_del(x)) {
             let tail = &mut part.adds[start..];
             tail.sort_unstable();
             let n = dedup_sorted(tail);
@@ -130,20 +133,27 @@ fn seal_block(b: usize, blk: &VBlock, older: &[Arc<Run>], d: Dir) -> DirPart {
         raw.clear();
         raw.extend_from_slice(&part.adds[start..]);
         part.adds.truncate(start);
+        raww.clear();
+        if weighted {
+            blk.gather_weights(lv, &mut raww);
+        }
         adds.clear();
+        addw.clear();
         tombs.clear();
+        // Whether x was an edge before this memtable: the newest run that mentions it
+        // decides (an add there means yes, even beside a tombstone: a weight update).
         let existed = |x: u32| {
             for &(a, t) in &prior {
-                if !t.is_empty() && t.binary_search(&x).is_ok() {
-                    return false;
-                }
                 if a.binary_search(&x).is_ok() {
                     return true;
+                }
+                if !t.is_empty() && t.binary_search(&x).is_ok() {
+                    return false;
                 }
             }
             false
         };
-        if raw.iter().all(|&x| !is_del(x)) {
+        if !weighted && raw.iter().all(|&x| !is_del(x)) {
             raw.sort_unstable();
             raw.dedup();
             adds.extend(raw.iter().copied().filter(|&x| !existed(x)));
@@ -159,14 +169,33 @@ fn seal_block(b: usize, blk: &VBlock, older: &[Arc<Run>], d: Dir) -> DirPart {
             for g in keyed.chunk_by(|a, b| a >> 33 == b >> 33) {
                 let last = g[g.len() - 1];
                 let x = (last >> 33) as u32;
+                let w = if weighted {
+                    raww[(last as u32 >> 1) as usize]
+                } else {
+                    0.0
+                };
                 match (last & 1 == 1, existed(x)) {
-                    (false, false) => adds.push(x),
+                    (false, false) => {
+                        adds.push(x);
+                        addw.push(w);
+                    }
                     (true, true) => tombs.push(x),
+                    // A re-insert: in weighted stores it replaces the weight (tombstone the
+                    // old edge, add it anew); otherwise a no-op.
+                    (false, true) if weighted => {
+                        tombs.push(x);
+                        adds.push(x);
+                        addw.push(w);
+                    }
                     _ => {}
                 }
             }
         }
-        part.push(v, &adds, &tombs);
+        if weighted {
+            part.push_weighted(v, &adds, &addw, &tombs);
+        } else {
+            part.push(v, &adds, &tombs);
+        }
     }
     part
 }

@@ -49,9 +49,19 @@ impl Default for VBlock {
 }
 
 impl VBlock {
+    /// A block whose updates carry weights.
+    pub fn weighted() -> Self {
+        VBlock {
+            arena: Arena::weighted(),
+            ..Self::default()
+        }
+    }
+}
+
+impl VBlock {
     /// Appends `x` to local vertex `lv`'s buffer.
     #[inline]
-    pub fn push(&mut self, lv: usize, x: u32) {
+    pub fn push(&mut self, lv: usize, x: u32, w: f64) {
         let e = &mut self.entries[lv];
         if e.left == 0 {
             let class = if e.count == 0 {
@@ -80,12 +90,16 @@ impl VBlock {
         e.left -= 1;
         e.count += 1;
         *self.arena.slot_mut(addr) = x;
+        if self.arena.is_weighted() {
+            *self.arena.weight_mut(addr) = w;
+        }
         self.ops += 1;
     }
 
     /// Appends a run of `(vertex, entry)` updates (vertices of this block, by their low bits),
     /// prefetching the vertex entries and buffer slots of updates a little ahead.
-    pub fn push_all(&mut self, items: &[(u32, u32)]) {
+    /// `weights` is parallel to `items` (empty for unweighted blocks).
+    pub fn push_all(&mut self, items: &[(u32, u32)], weights: &[f64]) {
         const AHEAD_ENTRY: usize = 16;
         const AHEAD_SLOT: usize = 8;
         let lv = |k: u32| (k as usize) & (BLOCK - 1);
@@ -101,7 +115,7 @@ impl VBlock {
                 }
             }
             let (k, x) = items[j];
-            self.push(lv(k), x);
+            self.push(lv(k), x, weights.get(j).copied().unwrap_or(0.0));
         }
     }
 
@@ -123,6 +137,21 @@ impl VBlock {
             out.extend_from_slice(&s[1..]);
             remaining -= n;
             addr = s[0];
+            class = (class + 1).min(MAX_CLASS);
+        }
+    }
+
+    /// Appends local vertex `lv`'s weights, parallel to [`VBlock::gather`] (weighted blocks).
+    pub fn gather_weights(&self, lv: usize, out: &mut Vec<f64>) {
+        let e = &self.entries[lv];
+        let mut remaining = e.count;
+        let mut addr = e.head;
+        let mut class = 0u8;
+        while remaining > 0 {
+            let n = cap(class).min(remaining);
+            out.extend_from_slice(self.arena.weights(addr + 1, n as usize));
+            remaining -= n;
+            addr = self.arena.slots(addr, 1)[0];
             class = (class + 1).min(MAX_CLASS);
         }
     }
@@ -149,7 +178,7 @@ mod tests {
         for round in 0..5000u32 {
             for (lv, &n) in sizes.iter().enumerate() {
                 if (round as usize) < n {
-                    b.push(lv, round * 10 + lv as u32);
+                    b.push(lv, round * 10 + lv as u32, 0.0);
                 }
             }
         }

@@ -6,7 +6,7 @@
 //! DRAM array ([`assemble`]) or straight to a run file (a streaming merge). The index is
 //! dense when the run touches a large share of the vertex space.
 
-use super::format::{DirCounts, RunHeader, HAS_IN, IN_DENSE, OUT_DENSE};
+use super::format::{DirCounts, RunHeader, HAS_IN, IN_DENSE, OUT_DENSE, WEIGHTED};
 use super::{DirData, Run, Sec};
 use crate::types::VertexId;
 use rayon::prelude::*;
@@ -18,6 +18,8 @@ pub struct DirPart {
     counts: Vec<u32>,
     /// Neighbor ids of the pushed vertices, concatenated.
     pub adds: Vec<u32>,
+    /// Their weights (weighted runs only), parallel to `adds`.
+    pub wts: Vec<f64>,
     tcounts: Vec<u32>,
     tombs: Vec<u32>,
 }
@@ -28,6 +30,14 @@ impl DirPart {
     pub fn push(&mut self, v: VertexId, adds: &[u32], tombs: &[u32]) {
         self.adds.extend_from_slice(adds);
         self.close(v, adds.len(), tombs);
+    }
+
+    /// Records vertex `v`'s sorted neighbors with their weights, and tombstones.
+    #[inline]
+    pub fn push_weighted(&mut self, v: VertexId, adds: &[u32], wts: &[f64], tombs: &[u32]) {
+        debug_assert_eq!(adds.len(), wts.len());
+        self.wts.extend_from_slice(wts);
+        self.push(v, adds, tombs);
     }
 
     /// Records vertex `v` whose `n` neighbors the caller already appended to `adds`.
@@ -139,6 +149,7 @@ impl IndexBuilder {
             vids: Sec::Owned(if dense { Vec::new() } else { self.vids }),
             offs: Sec::Owned(offs),
             adds: Sec::Owned(adds),
+            wts: Sec::Owned(Vec::new()),
             toffs: Sec::Owned(toffs),
             tombs: Sec::Owned(self.tombs),
             n_adds: self.n_adds,
@@ -147,22 +158,34 @@ impl IndexBuilder {
 }
 
 /// Concatenates `parts` (in vertex order, disjoint ranges) into one in-DRAM direction.
-pub fn assemble(parts: Vec<DirPart>, vertex_space: u64) -> DirData {
+pub fn assemble(parts: Vec<DirPart>, vertex_space: u64, weighted: bool) -> DirData {
     let mut ix = IndexBuilder::new(vertex_space);
     for p in &parts {
         ix.add(p);
     }
-    let adds = concat(&parts, ix.n_adds as usize);
-    ix.finish(adds)
+    let adds = concat(&parts, |p| &p.adds, ix.n_adds as usize);
+    let wts = if weighted {
+        concat(&parts, |p| &p.wts, ix.n_adds as usize)
+    } else {
+        Vec::new()
+    };
+    let mut d = ix.finish(adds);
+    d.wts = Sec::Owned(wts);
+    d
 }
 
-fn concat(parts: &[DirPart], n: usize) -> Vec<u32> {
-    let mut out = vec![0u32; n];
+fn concat<T: Copy + Default + Send + Sync>(
+    parts: &[DirPart],
+    field: impl Fn(&DirPart) -> &Vec<T>,
+    n: usize,
+) -> Vec<T> {
+    let mut out = vec![T::default(); n];
     let mut rest = out.as_mut_slice();
     let mut jobs = Vec::with_capacity(parts.len());
     for p in parts {
-        let (head, tail) = rest.split_at_mut(p.adds.len());
-        jobs.push((head, &p.adds));
+        let src = field(p);
+        let (head, tail) = rest.split_at_mut(src.len());
+        jobs.push((head, src));
         rest = tail;
     }
     jobs.into_par_iter()
@@ -183,6 +206,8 @@ pub struct RunMeta {
     pub max_lsn: u64,
     /// Vertex ids are below this.
     pub vertex_space: u64,
+    /// Whether neighbors carry weights.
+    pub weighted: bool,
 }
 
 /// The header of a run with these directions and vertex states.
@@ -197,7 +222,7 @@ pub fn header(
         n_adds: d.n_adds(),
         n_tombs: d.n_tombs(),
     };
-    let mut flags = 0;
+    let mut flags = if meta.weighted { WEIGHTED } else { 0 };
     if out.dense {
         flags |= OUT_DENSE;
     }
@@ -250,7 +275,7 @@ mod tests {
     #[test]
     fn sparse_and_dense_agree() {
         for space in [8u64, 1000] {
-            let d = assemble(parts(), space);
+            let d = assemble(parts(), space, false);
             assert_eq!(d.dense, space == 8);
             assert_eq!(d.adds(1), &[2, 3]);
             assert_eq!(d.tombs(1), &[] as &[u32]);

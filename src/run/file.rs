@@ -24,6 +24,8 @@ pub struct RunWriter {
     crcs: Vec<u32>,
     adds: [u64; 2],
     dir: usize,
+    /// Weights of the current direction, written after its neighbor ids.
+    wts: Vec<f64>,
 }
 
 impl RunWriter {
@@ -41,6 +43,7 @@ impl RunWriter {
             crcs: Vec::new(),
             adds: [0; 2],
             dir: 0,
+            wts: Vec::new(),
         })
     }
 
@@ -70,15 +73,19 @@ impl RunWriter {
         self.put(&[0u8; 8][..pad])
     }
 
-    /// Appends neighbor ids of the current direction (out first, then in).
-    pub fn put_adds(&mut self, adds: &[u32]) -> Result<()> {
+    /// Appends neighbor ids of the current direction (out first, then in), with their
+    /// weights in weighted runs (else `wts` is empty).
+    pub fn put_adds(&mut self, adds: &[u32], wts: &[f64]) -> Result<()> {
         self.adds[self.dir] += adds.len() as u64;
+        self.wts.extend_from_slice(wts);
         self.put(bytemuck::cast_slice(adds))
     }
 
-    /// Ends the current direction's neighbor ids.
+    /// Ends the current direction: its neighbor ids, then its weights.
     pub fn end_direction(&mut self) -> Result<()> {
         self.pad8()?;
+        let wts = std::mem::take(&mut self.wts);
+        self.put(bytemuck::cast_slice(&wts))?;
         self.dir += 1;
         Ok(())
     }
@@ -137,12 +144,13 @@ pub fn write(run: &Run, medium: &Arc<dyn Medium>) -> Result<Run> {
         min_lsn: h.min_lsn,
         max_lsn: h.max_lsn,
         vertex_space: h.vertex_space,
+        weighted: h.flags & format::WEIGHTED != 0,
     };
     let mut w = RunWriter::create(medium, h.id)?;
-    w.put_adds(run.out.adds.get())?;
+    w.put_adds(run.out.adds.get(), run.out.wts.get())?;
     w.end_direction()?;
     if let Some(i) = &run.inn {
-        w.put_adds(i.adds.get())?;
+        w.put_adds(i.adds.get(), i.wts.get())?;
     }
     w.end_direction()?;
     w.finish(&meta, &run.out, run.inn.as_ref(), run.vertex_ops.get())
@@ -177,11 +185,13 @@ fn open_mapped(map: Mapped, name: &str, medium: Arc<dyn Medium>, verify: bool) -
         |i: usize| Sec::Mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 4);
     let sec64 =
         |i: usize| Sec::Mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 8);
+    let secf = |i: usize| Sec::Mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 8);
     let dir = |d: usize, dense: bool| DirData {
         dense,
         vids: sec32(format::vids(d)),
         offs: sec64(format::offs(d)),
         adds: sec32(format::adds(d)),
+        wts: secf(format::wts(d)),
         toffs: sec64(format::toffs(d)),
         tombs: sec32(format::tombs(d)),
         n_adds: h.dirs[d].n_adds,

@@ -1,17 +1,18 @@
 //! The byte layout of a run file.
 //!
 //! ```text
-//! header (256 B): 29 little-endian u64 words (see `RunHeader::encode`), zero padding, and
-//!                 in the last 8 bytes the crc32c of the 248 bytes before them
+//! header (256 B): 31 little-endian u64 words (see `RunHeader::encode`) and in the last
+//!                 8 bytes the crc32c of the 248 bytes before them
 //! body:           sections, each starting 8-byte aligned, in this order:
-//!                 out.adds u32[] | in.adds u32[]
+//!                 out.adds u32[] | out.wts f64[] | in.adds u32[] | in.wts f64[]
 //!                 out.vids u32[] | out.offs u64[] | out.toffs u64[] | out.tombs u32[]
 //!                 in.vids  u32[] | in.offs  u64[] | in.toffs  u64[] | in.tombs  u32[]
 //!                 vertex_ops u32[] (bit 31 = deleted)
 //! crc table:      u32 crc32c per 1 MiB block of the body, then padding to 8 bytes
 //! ```
 //! The neighbor arrays come first so that a merge can stream them to the file as it
-//! produces them and write the (small) indexes at the end.
+//! produces them and write the (small) indexes at the end. `wts` (weights, parallel to
+//! `adds`) are present in weighted stores only.
 //!
 //! `vids` lists the vertices a sparse direction holds (empty when dense: then index `i` is
 //! vertex `i`). `offs[i]..offs[i+1]` delimit vertex `i`'s neighbors in `adds`, sorted
@@ -27,30 +28,34 @@ const MAGIC: u64 = u64::from_le_bytes(*b"EVGRUN01");
 /// Format version written by this build.
 pub const VERSION: u64 = 1;
 /// Number of sections in the body.
-pub const SECTIONS: usize = 11;
+pub const SECTIONS: usize = 13;
 
 /// Section index of direction `d`'s neighbor ids (0 out, 1 in).
 pub const fn adds(d: usize) -> usize {
-    d
+    2 * d
+}
+/// Section index of direction `d`'s weights.
+pub const fn wts(d: usize) -> usize {
+    2 * d + 1
 }
 /// Section index of direction `d`'s vertex list.
 pub const fn vids(d: usize) -> usize {
-    2 + 4 * d
+    4 + 4 * d
 }
 /// Section index of direction `d`'s neighbor offsets.
 pub const fn offs(d: usize) -> usize {
-    3 + 4 * d
+    5 + 4 * d
 }
 /// Section index of direction `d`'s tombstone offsets.
 pub const fn toffs(d: usize) -> usize {
-    4 + 4 * d
+    6 + 4 * d
 }
 /// Section index of direction `d`'s tombstones.
 pub const fn tombs(d: usize) -> usize {
-    5 + 4 * d
+    7 + 4 * d
 }
 /// Section index of the vertex states.
-pub const VERTEX_OPS: usize = 10;
+pub const VERTEX_OPS: usize = 12;
 
 /// Flag: the run holds in-adjacency.
 pub const HAS_IN: u64 = 1;
@@ -58,6 +63,8 @@ pub const HAS_IN: u64 = 1;
 pub const OUT_DENSE: u64 = 2;
 /// Flag: the in direction is indexed densely.
 pub const IN_DENSE: u64 = 4;
+/// Flag: neighbors carry f64 weights.
+pub const WEIGHTED: u64 = 8;
 
 /// Element counts of one direction.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -115,6 +122,11 @@ impl RunHeader {
             l[vids(d)] = if dense { 0 } else { c.n_index * 4 };
             l[offs(d)] = (c.n_index + 1) * 8;
             l[adds(d)] = c.n_adds * 4;
+            l[wts(d)] = if self.flags & WEIGHTED != 0 {
+                c.n_adds * 8
+            } else {
+                0
+            };
             l[toffs(d)] = if c.n_tombs > 0 {
                 (c.n_index + 1) * 8
             } else {
@@ -216,10 +228,10 @@ impl RunHeader {
         for i in 0..SECTIONS {
             h.section_off[i] = w(14 + i);
         }
-        h.crc_table_off = w(25);
-        h.crc_blocks = w(26);
-        h.crc_table_crc = w(27);
-        h.file_len = w(28);
+        h.crc_table_off = w(14 + SECTIONS);
+        h.crc_blocks = w(15 + SECTIONS);
+        h.crc_table_crc = w(16 + SECTIONS);
+        h.file_len = w(17 + SECTIONS);
         // The offsets must be the ones the counts imply; anything else is damage.
         let mut expect = h.clone();
         expect.lay_out();

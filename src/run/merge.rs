@@ -8,6 +8,7 @@
 
 use super::build::{DirPart, IndexBuilder, RunMeta};
 use super::file::RunWriter;
+use super::format::WEIGHTED;
 use super::{Dir, Run};
 use crate::batch::{id_of, is_del};
 use crate::medium::Medium;
@@ -57,7 +58,7 @@ pub fn merge_to_file(
                 })
                 .collect::<Result<Vec<DirPart>>>()?;
             for p in &parts {
-                w.put_adds(&p.adds)?;
+                w.put_adds(&p.adds, &p.wts)?;
                 ix.add(p);
             }
         }
@@ -77,13 +78,26 @@ fn merge_range(
     base: bool,
 ) -> Result<DirPart> {
     let dirs: Vec<_> = inputs.iter().map(|r| r.dir(d)).collect();
+    let weighted = inputs
+        .first()
+        .is_some_and(|r| r.header.flags & WEIGHTED != 0);
     let mut cur: Vec<std::ops::Range<usize>> = dirs.iter().map(|x| x.index_range(lo, hi)).collect();
     let mut part = DirPart::default();
-    let mut scratch: Vec<u32> = Vec::new();
-    let mut events: Vec<(u32, u32)> = Vec::new();
+    let mut scratch: Vec<(u32, f64)> = Vec::new();
+    // (neighbor, input << 1 | is_add, weight): within one input a tombstone sorts before
+    // the add of the same edge (a weight update).
+    let mut events: Vec<(u32, u32, f64)> = Vec::new();
     let mut adds: Vec<u32> = Vec::new();
+    let mut addw: Vec<f64> = Vec::new();
     let mut tombs: Vec<u32> = Vec::new();
     let mut hits: Vec<usize> = Vec::with_capacity(inputs.len());
+    let weights_of = |i: usize, k: usize, n: usize| -> Vec<f64> {
+        if weighted {
+            dirs[i].wts_at(k).to_vec()
+        } else {
+            vec![0.0; n]
+        }
+    };
     // Each round takes the next vertex any input holds.
     while let Some(v) = (0..dirs.len())
         .filter(|&i| !cur[i].is_empty())
@@ -98,44 +112,75 @@ fn merge_range(
                 hits.push(i);
             }
         }
-        if !any_tomb {
+        adds.clear();
+        addw.clear();
+        tombs.clear();
+        if !any_tomb && !weighted {
             if let [i] = hits[..] {
                 part.push(v, dirs[i].adds_at(cur[i].start), &[]);
             } else {
-                scratch.clear();
-                for &i in &hits {
-                    scratch.extend_from_slice(dirs[i].adds_at(cur[i].start));
-                }
-                scratch.sort_unstable();
-                part.push(v, &scratch, &[]);
+                adds.extend(hits.iter().flat_map(|&i| dirs[i].adds_at(cur[i].start)));
+                adds.sort_unstable();
+                part.push(v, &adds, &[]);
             }
+        } else if !any_tomb {
+            scratch.clear();
+            for &i in &hits {
+                let k = cur[i].start;
+                let a = dirs[i].adds_at(k);
+                scratch.extend(a.iter().copied().zip(weights_of(i, k, a.len())));
+            }
+            scratch.sort_unstable_by_key(|e| e.0);
+            adds.extend(scratch.iter().map(|e| e.0));
+            addw.extend(scratch.iter().map(|e| e.1));
+            part.push_weighted(v, &adds, &addw, &[]);
         } else {
             events.clear();
             for &i in &hits {
                 let k = cur[i].start;
                 let tag = (i as u32) << 1;
-                events.extend(dirs[i].adds_at(k).iter().map(|&x| (x, tag)));
-                events.extend(dirs[i].tombs_at(k).iter().map(|&x| (x, tag | 1)));
+                let a = dirs[i].adds_at(k);
+                events.extend(
+                    a.iter()
+                        .zip(weights_of(i, k, a.len()))
+                        .map(|(&x, w)| (x, tag | 1, w)),
+                );
+                events.extend(dirs[i].tombs_at(k).iter().map(|&x| (x, tag, 0.0)));
             }
-            events.sort_unstable();
-            adds.clear();
-            tombs.clear();
+            events.sort_unstable_by_key(|e| (e.0, e.1));
             for g in events.chunk_by(|a, b| a.0 == b.0) {
-                let (first, last) = (g[0].1 & 1, g[g.len() - 1].1 & 1);
-                match (first, last) {
-                    (0, 0) => adds.push(g[0].0),
-                    (1, 1) if base => {
+                let (first, last) = (g[0], g[g.len() - 1]);
+                let x = first.0;
+                match (first.1 & 1, last.1 & 1) {
+                    // Absent before, present after.
+                    (1, 1) => {
+                        adds.push(x);
+                        addw.push(last.2);
+                    }
+                    // Present before, absent after.
+                    (0, 0) if base => {
                         return Err(Error::corrupt(format!(
-                            "run {} tombstones edge {v}->{} that no older run holds",
-                            inputs[(g[0].1 >> 1) as usize].header.id,
-                            g[0].0
+                            "run {} tombstones edge {v}->{x} that no older run holds",
+                            inputs[(first.1 >> 1) as usize].header.id
                         )))
                     }
-                    (1, 1) => tombs.push(g[0].0),
+                    (0, 0) => tombs.push(x),
+                    // Present before and after: only a weight can have changed.
+                    (0, 1) if weighted => {
+                        if !base {
+                            tombs.push(x);
+                        }
+                        adds.push(x);
+                        addw.push(last.2);
+                    }
                     _ => {}
                 }
             }
-            part.push(v, &adds, &tombs);
+            if weighted {
+                part.push_weighted(v, &adds, &addw, &tombs);
+            } else {
+                part.push(v, &adds, &tombs);
+            }
         }
         for &i in &hits {
             cur[i].start += 1;

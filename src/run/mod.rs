@@ -68,6 +68,8 @@ pub struct DirData {
     pub offs: Sec<u64>,
     /// Neighbor ids, sorted per vertex.
     pub adds: Sec<u32>,
+    /// Weights parallel to `adds` (empty in unweighted stores).
+    pub wts: Sec<f64>,
     /// Tombstone offsets (empty when the run has no tombstones).
     pub toffs: Sec<u64>,
     /// Tombstoned neighbor ids, sorted per vertex.
@@ -109,6 +111,17 @@ impl DirData {
     pub fn adds_at(&self, i: usize) -> &[u32] {
         let o = self.offs.get();
         &self.adds.get()[o[i] as usize..o[i + 1] as usize]
+    }
+
+    /// Weights of the neighbors at index `i` (empty when unweighted).
+    #[inline]
+    pub fn wts_at(&self, i: usize) -> &[f64] {
+        let w = self.wts.get();
+        if w.is_empty() {
+            return &[];
+        }
+        let o = self.offs.get();
+        &w[o[i] as usize..o[i + 1] as usize]
     }
 
     /// Tombstones at index `i`.
@@ -162,6 +175,7 @@ impl DirData {
         (self.vids.get().len() * 4
             + self.offs.get().len() * 8
             + self.n_adds as usize * 4
+            + self.wts.get().len() * 8
             + self.toffs.get().len() * 8
             + self.tombs.get().len() * 4) as u64
     }

@@ -14,6 +14,7 @@ pub struct FlatView<'a> {
     deleted: &'a [u64],
     out_offs: &'a [u64],
     out_adds: &'a [u32],
+    out_wts: &'a [f64],
     in_offs: &'a [u64],
     in_adds: &'a [u32],
 }
@@ -34,6 +35,7 @@ impl Snapshot {
             deleted: &self.deleted,
             out_offs: o.offs.get(),
             out_adds: o.adds.get(),
+            out_wts: o.wts.get(),
             in_offs: i.offs.get(),
             in_adds: i.adds.get(),
         })
@@ -107,6 +109,20 @@ impl GraphView for FlatView<'_> {
     }
     fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
         self.out(u).binary_search(&v).is_ok()
+    }
+    fn is_weighted(&self) -> bool {
+        !self.out_wts.is_empty()
+    }
+    #[inline]
+    fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, mut f: F) {
+        let ids = self.out(v);
+        if self.out_wts.is_empty() {
+            ids.iter().for_each(|&x| f(x, 1.0));
+            return;
+        }
+        let o = self.out_offs[v as usize] as usize;
+        let w = &self.out_wts[o..o + ids.len()];
+        ids.iter().zip(w).for_each(|(&x, &w)| f(x, w));
     }
     fn out_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
         out.clear();

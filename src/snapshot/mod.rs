@@ -112,6 +112,37 @@ impl Snapshot {
         self.find_resolving(d, v, f)
     }
 
+    /// Like [`Snapshot::find`], with each neighbor's weight (1 in unweighted stores).
+    fn find_weighted<F: FnMut(VertexId, f64) -> bool>(
+        &self,
+        d: Dir,
+        v: VertexId,
+        mut f: F,
+    ) -> bool {
+        let parts: Vec<(&[u32], &[f64], &[u32])> = self
+            .runs
+            .iter()
+            .filter_map(|r| {
+                let dd = r.dir(d);
+                dd.index_of(v)
+                    .map(|i| (dd.adds_at(i), dd.wts_at(i), dd.tombs_at(i)))
+            })
+            .collect();
+        let tombs = self.tombs[dir_index(d)];
+        for (i, (a, w, _)) in parts.iter().enumerate() {
+            for (k, &x) in a.iter().enumerate() {
+                let dead = tombs
+                    && parts[i + 1..]
+                        .iter()
+                        .any(|(_, _, t)| t.binary_search(&x).is_ok());
+                if !dead && f(x, w.get(k).copied().unwrap_or(1.0)) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// The general case: an add survives unless a newer run tombstones it (a re-add there
     /// is reported from that newer run).
     #[cold]
@@ -237,6 +268,17 @@ impl GraphView for Snapshot {
     fn out_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
         self.sorted(Dir::Out, v, out)
     }
+    fn is_weighted(&self) -> bool {
+        self.runs
+            .iter()
+            .any(|r| r.header.flags & crate::run::format::WEIGHTED != 0)
+    }
+    fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, mut f: F) {
+        self.find_weighted(Dir::Out, v, |x, w| {
+            f(x, w);
+            false
+        });
+    }
     fn in_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
         self.sorted(Dir::In, v, out)
     }
@@ -251,11 +293,12 @@ impl Snapshot {
         for r in self.runs.iter().rev() {
             let d = r.dir(dir);
             if let Some(i) = d.index_of(u) {
-                if d.tombs_at(i).binary_search(&v).is_ok() {
-                    return false;
-                }
+                // An add beside a tombstone in one run is a weight update: the edge exists.
                 if d.adds_at(i).binary_search(&v).is_ok() {
                     return true;
+                }
+                if d.tombs_at(i).binary_search(&v).is_ok() {
+                    return false;
                 }
             }
         }

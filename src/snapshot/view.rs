@@ -37,6 +37,14 @@ pub trait GraphView: Sync {
         self.for_each_in(v, |w| found = found || f(w));
         found
     }
+    /// Whether edges carry weights (else every weight reads as 1).
+    fn is_weighted(&self) -> bool {
+        false
+    }
+    /// Calls `f` for each out-neighbor of `v` with the edge's weight.
+    fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, mut f: F) {
+        self.for_each_out(v, |w| f(w, 1.0));
+    }
     /// Whether the edge `u -> v` exists.
     fn has_edge(&self, u: VertexId, v: VertexId) -> bool;
     /// Out-neighbors of `v`, sorted ascending, into `out` (cleared first).

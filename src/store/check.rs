@@ -142,7 +142,13 @@ impl Inner {
                                     Dir::Out => older.has_edge(v, x),
                                     Dir::In => older.has_edge(x, v),
                                 };
-                                if let Some(&x) = dd.adds_at(i).iter().find(|&&x| live(x)) {
+                                // An add of a live edge is a weight update only beside its tombstone.
+                                let t = dd.tombs_at(i);
+                                if let Some(&x) = dd
+                                    .adds_at(i)
+                                    .iter()
+                                    .find(|&&x| live(x) && t.binary_search(&x).is_err())
+                                {
                                     out.push(format!(
                                         "run {} re-adds live edge at {v}/{x}",
                                         runs[j].header.id

@@ -224,6 +224,7 @@ impl Inner {
                 .map(|r| r.header.vertex_space)
                 .max()
                 .unwrap_or(0),
+            weighted: self.weighted,
         };
         let file_run = Arc::new(
             self.pool

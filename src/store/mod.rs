@@ -85,6 +85,7 @@ struct Inner {
     medium: Arc<dyn Medium>,
     opts: Options,
     undirected: bool,
+    weighted: bool,
     pool: rayon::ThreadPool,
     writer: Mutex<Writer>,
     dict: RwLock<Dict>,
@@ -193,6 +194,11 @@ impl Graph {
     /// The store directory (`:memory:` for DRAM-only stores).
     pub fn path(&self) -> &Path {
         &self.inner.path
+    }
+
+    /// Whether edges carry weights.
+    pub fn is_weighted(&self) -> bool {
+        self.inner.weighted
     }
 
     /// Whether the store is undirected.

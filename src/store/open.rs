@@ -88,7 +88,11 @@ pub(super) fn open(path: &Path, mut opts: Options) -> Result<Graph> {
         Manifest::open(&*medium)?
     } else {
         // A new store: nothing else may be there yet (a half-created store has no runs).
-        Manifest::create(&*medium, Root::new(opts.undirected.unwrap_or(false)))?
+        Manifest::create(&*medium, {
+            let mut r = Root::new(opts.undirected.unwrap_or(false));
+            r.weighted = opts.weighted.unwrap_or(false);
+            r
+        })?
     };
     let root = manifest.root().clone();
     if let Some(u) = opts.undirected {
@@ -107,6 +111,20 @@ pub(super) fn open(path: &Path, mut opts: Options) -> Result<Graph> {
     }
     let repair = !opts.read_only;
     // Cut nothing yet: a damaged newest root must not become an excuse to cut data.
+    if let Some(wt) = opts.weighted {
+        if wt != root.weighted {
+            return Err(Error::Invalid(format!(
+                "store {} is {}; it cannot be opened as {}",
+                path.display(),
+                if root.weighted {
+                    "weighted"
+                } else {
+                    "unweighted"
+                },
+                if wt { "weighted" } else { "unweighted" }
+            )));
+        }
+    }
     let dict = Dict::load(&*medium, root.dict_entries as usize, root.dict_bytes)?;
     let runs = pool.install(|| open_runs(&medium, &root, opts.verify_on_open))?;
     let strays = strays(&*medium, &root)?;
@@ -128,7 +146,12 @@ pub(super) fn open(path: &Path, mut opts: Options) -> Result<Graph> {
 
     // Replay the log into a memtable.
     let mut dict = dict;
-    let mut mem = Memtable::new(root.undirected, root.wal_start_lsn, dict.len() as u32);
+    let mut mem = Memtable::new(
+        root.undirected,
+        root.weighted,
+        root.wal_start_lsn,
+        dict.len() as u32,
+    );
     let rec = {
         let mut replay = |blk: &wal::block::Block, skip: u64| -> Result<()> {
             dict.replay(blk.batch.first_new_id, &blk.batch.new_ids)?;
@@ -139,7 +162,13 @@ pub(super) fn open(path: &Path, mut opts: Options) -> Result<Graph> {
                 let from = skip.min(n);
                 skip -= from;
                 match s {
-                    Section::Edges(e) => {
+                    Section::Edges(e, wts) => {
+                        if blk.batch.weighted != root.weighted {
+                            return Err(Error::corrupt(format!(
+                                "WAL block at LSN {} disagrees with the store on edge weights",
+                                blk.first_lsn
+                            )));
+                        }
                         if e[from..].iter().any(|&[a, b]| {
                             a as usize >= dict.len() || id_of(b) as usize >= dict.len()
                         }) {
@@ -148,7 +177,12 @@ pub(super) fn open(path: &Path, mut opts: Options) -> Result<Graph> {
                                 blk.first_lsn
                             )));
                         }
-                        pool.install(|| mem.apply_edges(&e[from..]));
+                        let w = if wts.is_empty() {
+                            &[][..]
+                        } else {
+                            &wts[from..]
+                        };
+                        pool.install(|| mem.apply_edges(&e[from..], w));
                     }
                     Section::Vertices(v) => {
                         for &x in &v[from..] {
@@ -204,6 +238,7 @@ pub(super) fn open(path: &Path, mut opts: Options) -> Result<Graph> {
         path: path.to_path_buf(),
         medium: medium.clone(),
         undirected: root.undirected,
+        weighted: root.weighted,
         pool,
         writer: Mutex::new(Writer {
             mem,

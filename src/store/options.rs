@@ -18,6 +18,9 @@ pub struct Options {
     /// directed when creating and "whatever it is" when opening. Asking an existing store
     /// for the other kind is an error.
     pub undirected: Option<bool>,
+    /// Weighted (`Some(true)`) or not at creation; `None` means unweighted when creating and
+    /// "whatever it is" when opening.
+    pub weighted: Option<bool>,
     /// When updates are acknowledged.
     pub durability: Durability,
     /// DRAM budget for memtables (active, frozen and sealed but unflushed), in bytes.
@@ -43,6 +46,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             undirected: None,
+            weighted: None,
             durability: Durability::Sync,
             memtable_bytes: 1 << 30,
             threads: 0,

@@ -28,6 +28,8 @@ pub struct Stats {
     pub edges: u64,
     /// Whether the store is undirected.
     pub undirected: bool,
+    /// Whether edges carry weights.
+    pub weighted: bool,
     /// Durability mode of this handle.
     pub durability: String,
     /// Run files per level.
@@ -99,6 +101,7 @@ impl Inner {
             vertex_ids: ids,
             edges: edges.max(0) as u64,
             undirected: self.undirected,
+            weighted: self.weighted,
             durability: self.opts.durability.to_string(),
             levels,
             dram_runs,

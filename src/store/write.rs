@@ -13,6 +13,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 const MISSING: u32 = u32::MAX;
 
+/// The weight an insert carries (1 when it names none).
+fn weight_of(r: &Record) -> f64 {
+    match *r {
+        Record::InsertWeighted(_, _, w) => w,
+        _ => 1.0,
+    }
+}
+
 fn is_deleted(bits: &[u64], v: u32) -> bool {
     bits.get(v as usize / 64)
         .is_some_and(|w| w >> (v % 64) & 1 == 1)
@@ -63,8 +71,19 @@ impl Inner {
     /// Sections are applied before the WAL block is written; the acknowledgement still
     /// waits for the block, and a failed WAL write poisons the store.
     fn translate_and_apply(&self, w: &mut Writer, recs: &[Record]) -> Result<DenseBatch> {
+        if !self.weighted {
+            if let Some(Record::InsertWeighted(u, v, _)) = recs
+                .iter()
+                .find(|r| matches!(r, Record::InsertWeighted(..)))
+            {
+                return Err(crate::Error::Invalid(format!(
+                    "edge {u} -> {v} has a weight but the store is unweighted (create it weighted)"
+                )));
+            }
+        }
         let ids = self.translate_ids(recs)?;
         let mut batch = ids.1;
+        batch.weighted = self.weighted;
         let dense = ids.0;
         let mut applied = 0usize;
         let any_deleted = w.deleted.iter().any(|&x| x != 0);
@@ -83,24 +102,33 @@ impl Inner {
                     _ => [d[0], d[1]],
                 })
                 .collect();
+            let weights: Vec<f64> = if self.weighted {
+                recs.par_iter()
+                    .zip(dense.par_iter())
+                    .filter(|(_, d)| d[0] != MISSING && d[1] != MISSING)
+                    .map(|(r, _)| weight_of(r))
+                    .collect()
+            } else {
+                Vec::new()
+            };
             if !edges.is_empty() {
-                batch.sections.push(Section::Edges(edges));
+                batch.sections.push(Section::Edges(edges, weights));
             }
         } else {
             for (r, d) in recs.iter().zip(&dense) {
                 match *r {
-                    Record::Insert(..) => {
+                    Record::Insert(..) | Record::InsertWeighted(..) => {
                         for x in [d[0], d[1]] {
                             if is_deleted(&w.deleted, x) {
                                 set_deleted(&mut w.deleted, x, false);
                                 batch.push_vertex(x, false);
                             }
                         }
-                        batch.push_edge(d[0], d[1], false);
+                        batch.push_edge(d[0], d[1], false, weight_of(r));
                     }
                     Record::Delete(..) => {
                         if d[0] != MISSING && d[1] != MISSING {
-                            batch.push_edge(d[0], d[1], true);
+                            batch.push_edge(d[0], d[1], true, 0.0);
                         }
                     }
                     Record::InsertVertex(_) => {
@@ -128,7 +156,12 @@ impl Inner {
                             .map(|(s, t)| [s, t | DEL])
                             .collect();
                         if !dels.is_empty() {
-                            batch.sections.push(Section::Edges(dels));
+                            let zeros = if self.weighted {
+                                vec![0.0; dels.len()]
+                            } else {
+                                Vec::new()
+                            };
+                            batch.sections.push(Section::Edges(dels, zeros));
                         }
                         batch.sections.push(Section::Vertices(vec![x | DEL]));
                         set_deleted(&mut w.deleted, x, true);
@@ -146,7 +179,9 @@ impl Inner {
             let dict = self.dict.read().unwrap();
             let look = |x: u64| dict.get(x).unwrap_or(MISSING);
             let ends = |r: &Record| match *r {
-                Record::Insert(s, d) | Record::Delete(s, d) => (s, d),
+                Record::Insert(s, d) | Record::Delete(s, d) | Record::InsertWeighted(s, d, _) => {
+                    (s, d)
+                }
                 Record::InsertVertex(v) | Record::DeleteVertex(v) => (v, v),
             };
             const AHEAD: usize = 16;
@@ -162,7 +197,9 @@ impl Inner {
                             dict.prefetch(d);
                         }
                         out[i] = match *r {
-                            Record::Insert(s, d) | Record::Delete(s, d) => [look(s), look(d)],
+                            Record::Insert(s, d)
+                            | Record::Delete(s, d)
+                            | Record::InsertWeighted(s, d, _) => [look(s), look(d)],
                             Record::InsertVertex(v) | Record::DeleteVertex(v) => [look(v), 0],
                         };
                     }
@@ -176,7 +213,7 @@ impl Inner {
             batch.first_new_id = dict.len() as u32;
             for (r, d) in recs.iter().zip(dense.iter_mut()) {
                 match *r {
-                    Record::Insert(s, t) => {
+                    Record::Insert(s, t) | Record::InsertWeighted(s, t, _) => {
                         if d[0] == MISSING {
                             d[0] = dict.get_or_assign(s)?;
                         }
@@ -204,7 +241,7 @@ impl Inner {
         w.mem.ensure_vertices(n);
         for s in sections {
             match s {
-                Section::Edges(e) => self.pool.install(|| w.mem.apply_edges(e)),
+                Section::Edges(e, wts) => self.pool.install(|| w.mem.apply_edges(e, wts)),
                 Section::Vertices(v) => v.iter().for_each(|&x| w.mem.apply_vertex(x)),
             }
         }
@@ -253,7 +290,7 @@ impl Inner {
     /// Moves the active memtable to the frozen queue (called with the writer lock held).
     pub(super) fn freeze_locked(&self, w: &mut Writer) -> bool {
         let n = self.dict.read().unwrap().len() as u32;
-        let fresh = Memtable::new(self.undirected, w.next_lsn, n);
+        let fresh = Memtable::new(self.undirected, self.weighted, w.next_lsn, n);
         let mem = std::mem::replace(&mut w.mem, fresh);
         if mem.is_empty() {
             return false;

@@ -8,6 +8,7 @@
 //!   kind 1 (dictionary): first_dense u32 | 0 u32 | count x u64 external ids
 //!   kind 2 (edges):      count x (src u32, dst u32 with bit 31 = delete)
 //!   kind 3 (vertices):   count x u32 with bit 31 = delete, padded to 8 bytes
+//!   kind 4 (weighted edges): count x (src u32, dst u32) as kind 2, then count x f64 weights
 //! ```
 //! All integers little-endian. LSNs count user records (edges and vertex updates), so the
 //! records in a block have LSNs `first_lsn .. first_lsn + records`.
@@ -26,6 +27,7 @@ const MAGIC: u32 = 0x4B4C_4257; // "WBLK"
 const KIND_DICT: u8 = 1;
 const KIND_EDGES: u8 = 2;
 const KIND_VERTICES: u8 = 3;
+const KIND_WEIGHTED_EDGES: u8 = 4;
 
 fn put32(out: &mut Vec<u8>, x: u32) {
     out.extend_from_slice(&x.to_le_bytes());
@@ -58,11 +60,19 @@ pub fn encode(batch: &DenseBatch, first_lsn: u64, durable_lsn: u64, out: &mut Ve
         }
         sections += 1;
         match s {
-            Section::Edges(e) => {
-                out.push(KIND_EDGES);
+            Section::Edges(e, w) => {
+                out.push(if batch.weighted {
+                    KIND_WEIGHTED_EDGES
+                } else {
+                    KIND_EDGES
+                });
                 out.extend_from_slice(&[0; 3]);
                 put32(out, e.len() as u32);
                 out.extend_from_slice(bytemuck::cast_slice(e));
+                if batch.weighted {
+                    debug_assert_eq!(w.len(), e.len());
+                    out.extend_from_slice(bytemuck::cast_slice(w));
+                }
             }
             Section::Vertices(v) => {
                 out.push(KIND_VERTICES);
@@ -175,13 +185,22 @@ pub fn decode(bytes: &[u8]) -> Result<std::result::Result<Block, Invalid>> {
                     .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
                     .collect();
             }
-            KIND_EDGES => {
+            KIND_EDGES | KIND_WEIGHTED_EDGES => {
                 let raw = take(&mut at, count * 8)?;
                 let edges = raw
                     .chunks_exact(8)
                     .map(|c| [rd32(c, 0), rd32(c, 4)])
                     .collect();
-                batch.sections.push(Section::Edges(edges));
+                let weights = if kind == KIND_WEIGHTED_EDGES {
+                    batch.weighted = true;
+                    take(&mut at, count * 8)?
+                        .chunks_exact(8)
+                        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                batch.sections.push(Section::Edges(edges, weights));
             }
             KIND_VERTICES => {
                 let raw = take(&mut at, count * 4)?;
@@ -213,12 +232,12 @@ mod tests {
         let mut b = DenseBatch {
             first_new_id: 7,
             new_ids: vec![100, 200, u64::MAX],
-            sections: vec![],
+            ..Default::default()
         };
-        b.push_edge(1, 2, false);
-        b.push_edge(3, 4, true);
+        b.push_edge(1, 2, false, 0.0);
+        b.push_edge(3, 4, true, 0.0);
         b.push_vertex(9, true);
-        b.push_edge(5, 6, false);
+        b.push_edge(5, 6, false, 0.0);
         b
     }
 
@@ -234,6 +253,21 @@ mod tests {
         assert_eq!(blk.len, buf.len());
         assert_eq!(blk.durable_hint, 40);
         assert_eq!(blk.batch, b);
+    }
+
+    #[test]
+    fn weighted_round_trip() {
+        let mut b = DenseBatch {
+            weighted: true,
+            ..Default::default()
+        };
+        b.push_edge(1, 2, false, 0.5);
+        b.push_vertex(3, false);
+        b.push_edge(3, 4, true, 0.0);
+        b.push_edge(5, 6, false, 1e300);
+        let mut buf = vec![];
+        encode(&b, 7, 7, &mut buf);
+        assert_eq!(decode(&buf).unwrap().unwrap().batch, b);
     }
 
     #[test]

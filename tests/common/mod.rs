@@ -10,6 +10,8 @@ pub struct Model {
     pub undirected: bool,
     pub vertices: BTreeSet<u64>,
     pub edges: BTreeSet<(u64, u64)>,
+    /// Weight of every edge (1 unless inserted with one).
+    pub weights: std::collections::BTreeMap<(u64, u64), u64>,
 }
 
 impl Model {
@@ -22,18 +24,26 @@ impl Model {
 
     pub fn apply(&mut self, r: &Record) {
         match *r {
-            Record::Insert(u, v) => {
+            Record::Insert(u, v) | Record::InsertWeighted(u, v, _) => {
+                let w = match *r {
+                    Record::InsertWeighted(_, _, w) => w,
+                    _ => 1.0,
+                };
                 self.vertices.insert(u);
                 self.vertices.insert(v);
                 self.edges.insert((u, v));
+                self.weights.insert((u, v), w.to_bits());
                 if self.undirected {
                     self.edges.insert((v, u));
+                    self.weights.insert((v, u), w.to_bits());
                 }
             }
             Record::Delete(u, v) => {
                 self.edges.remove(&(u, v));
+                self.weights.remove(&(u, v));
                 if self.undirected {
                     self.edges.remove(&(v, u));
+                    self.weights.remove(&(v, u));
                 }
             }
             Record::InsertVertex(x) => {
@@ -42,10 +52,22 @@ impl Model {
             Record::DeleteVertex(x) => {
                 if self.vertices.remove(&x) {
                     self.edges.retain(|&(a, b)| a != x && b != x);
+                    self.weights.retain(|&(a, b), _| a != x && b != x);
                 }
             }
         }
     }
+}
+
+/// Reads every edge's weight (as f64 bits) out of a snapshot, in external ids.
+pub fn read_weights(s: &Snapshot) -> std::collections::BTreeMap<(u64, u64), u64> {
+    let mut m = std::collections::BTreeMap::new();
+    for v in 0..s.num_vertices() as u32 {
+        s.for_each_out_weighted(v, |w, x| {
+            m.insert((s.external_id(v), s.external_id(w)), x.to_bits());
+        });
+    }
+    m
 }
 
 /// Reads vertices and edges out of a snapshot, in external ids.

@@ -8,6 +8,7 @@ pub mod bc;
 pub mod bfs;
 pub mod cc;
 pub mod pr;
+pub mod sssp;
 pub mod tc;
 
 use crate::snapshot::GraphView;

@@ -9,6 +9,7 @@
 //! - [`wcc()`]: weakly connected components (labels checked for equivalence).
 //! - [`cdlp()`]: community detection by synchronous label propagation (exact labels).
 //! - [`lcc()`]: local clustering coefficient, directed definition.
+//! - [`sssp()`]: shortest-path lengths over edge weights (unreachable = infinity).
 //! - [`one_hop()`] / [`two_hop()`]: k-hop neighbourhood queries (not part of Graphalytics).
 //!
 //! Kernels run on any [`GraphView`](crate::GraphView) and return one value per *dense* id
@@ -25,6 +26,7 @@ pub mod cdlp;
 pub mod khop;
 pub mod lcc;
 pub mod pr;
+pub mod sssp;
 pub mod wcc;
 
 pub use bfs::{bfs, UNREACHABLE};
@@ -32,6 +34,7 @@ pub use cdlp::cdlp;
 pub use khop::{one_hop, two_hop};
 pub use lcc::lcc;
 pub use pr::pagerank;
+pub use sssp::sssp;
 pub use wcc::wcc;
 
 /// Formats a floating-point result like the Graphalytics reference files (C's `%.15e`,
@@ -150,7 +153,7 @@ pub(crate) mod testkit {
     impl Model {
         fn apply(&mut self, r: &Record) {
             match *r {
-                Record::Insert(u, v) => {
+                Record::Insert(u, v) | Record::InsertWeighted(u, v, _) => {
                     self.vertices.extend([u, v]);
                     self.edges.insert((u, v));
                     if self.undirected {
