@@ -146,12 +146,12 @@ impl IndexBuilder {
         debug_assert_eq!(a, self.n_adds);
         DirData {
             dense,
-            vids: Sec::Owned(if dense { Vec::new() } else { self.vids }),
-            offs: Sec::Owned(offs),
-            adds: Sec::Owned(adds),
-            wts: Sec::Owned(Vec::new()),
-            toffs: Sec::Owned(toffs),
-            tombs: Sec::Owned(self.tombs),
+            vids: Sec::owned(if dense { Vec::new() } else { self.vids }),
+            offs: Sec::owned(offs),
+            adds: Sec::owned(adds),
+            wts: Sec::owned(Vec::new()),
+            toffs: Sec::owned(toffs),
+            tombs: Sec::owned(self.tombs),
             n_adds: self.n_adds,
         }
     }
@@ -170,7 +170,7 @@ pub fn assemble(parts: Vec<DirPart>, vertex_space: u64, weighted: bool) -> DirDa
         Vec::new()
     };
     let mut d = ix.finish(adds);
-    d.wts = Sec::Owned(wts);
+    d.wts = Sec::owned(wts);
     d
 }
 
@@ -254,7 +254,7 @@ pub fn finish(meta: RunMeta, out: DirData, inn: Option<DirData>, vertex_ops: Vec
         header,
         out,
         inn,
-        vertex_ops: Sec::Owned(vertex_ops),
+        vertex_ops: Sec::owned(vertex_ops),
         file: None,
     }
 }

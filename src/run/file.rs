@@ -182,10 +182,10 @@ fn open_mapped(map: Mapped, name: &str, medium: Arc<dyn Medium>, verify: bool) -
     }
     let lens = h.section_lens();
     let sec32 =
-        |i: usize| Sec::Mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 4);
+        |i: usize| Sec::mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 4);
     let sec64 =
-        |i: usize| Sec::Mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 8);
-    let secf = |i: usize| Sec::Mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 8);
+        |i: usize| Sec::mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 8);
+    let secf = |i: usize| Sec::mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 8);
     let dir = |d: usize, dense: bool| DirData {
         dense,
         vids: sec32(format::vids(d)),

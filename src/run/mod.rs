@@ -30,30 +30,62 @@ pub enum Dir {
     In,
 }
 
-/// A typed section: owned in DRAM, or a view into a mapped file.
-pub enum Sec<T> {
-    /// Built in DRAM (a sealed memtable or a merge not yet reopened from its file).
-    Owned(Vec<T>),
-    /// `len` elements at byte offset `off` of a mapped file.
-    Mapped(Mapped, usize, usize),
+/// A typed, immutable section: owned in DRAM, or a view into a mapped file.
+///
+/// The slice is resolved once, at construction, so [`Sec::get`] on the hot paths of
+/// kernels is a plain pointer and length, with no per-call checks.
+pub struct Sec<T> {
+    ptr: *const T,
+    len: usize,
+    _owner: Owner<T>,
 }
 
+enum Owner<T> {
+    Owned(#[allow(dead_code)] Vec<T>),
+    Mapped(#[allow(dead_code)] Mapped),
+}
+
+// SAFETY: a Sec is immutable after construction and owns (or shares, through the
+// reference-counted Mapped) the memory its pointer refers to; sharing it across threads is
+// sharing `&[T]`, which is safe for `T: Sync`.
+unsafe impl<T: Sync> Send for Sec<T> {}
+// SAFETY: as above: only shared, read-only access is ever handed out.
+unsafe impl<T: Sync> Sync for Sec<T> {}
+
 impl<T: bytemuck::Pod> Sec<T> {
+    /// A section that owns `v`.
+    pub fn owned(v: Vec<T>) -> Self {
+        Sec {
+            ptr: v.as_ptr(),
+            len: v.len(),
+            _owner: Owner::Owned(v),
+        }
+    }
+
+    /// `len` elements at byte offset `off` of a mapped file. Panics if that range is not
+    /// inside the mapping or misaligned: callers check layouts against file sizes first.
+    pub fn mapped(m: Mapped, off: usize, len: usize) -> Self {
+        let s: &[T] = bytemuck::cast_slice(&m.bytes()[off..off + len * std::mem::size_of::<T>()]);
+        Sec {
+            ptr: s.as_ptr(),
+            len: s.len(),
+            _owner: Owner::Mapped(m),
+        }
+    }
+
     /// The elements.
     #[inline]
     pub fn get(&self) -> &[T] {
-        match self {
-            Sec::Owned(v) => v,
-            Sec::Mapped(m, off, len) => {
-                bytemuck::cast_slice(&m.bytes()[*off..*off + len * std::mem::size_of::<T>()])
-            }
-        }
+        // SAFETY: `ptr`/`len` were taken from a slice of memory that `_owner` keeps alive
+        // and never changes (a Vec that is never touched again, or a read-only mapping that
+        // lives as long as its Mapped handle); alignment was checked at construction.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 }
 
-impl<T> Default for Sec<T> {
+impl<T: bytemuck::Pod> Default for Sec<T> {
     fn default() -> Self {
-        Sec::Owned(Vec::new())
+        Sec::owned(Vec::new())
     }
 }
 
