@@ -94,6 +94,23 @@ proptest! {
     }
 }
 
+/// Graphalytics results in comparable form (floats rounded to 1e-9 relative).
+fn graphalytics_results<G: GraphView>(g: &G) -> Vec<Vec<i64>> {
+    use evograph::algo::graphalytics as ga;
+    let round = |x: f64| (x * 1e9).round() as i64;
+    let labels: Vec<u64> = (0..g.num_vertices() as u64).collect();
+    vec![
+        ga::bfs(g, 0),
+        ga::pagerank(g, 0.85, 10).into_iter().map(round).collect(),
+        ga::wcc(g).into_iter().map(|x| x as i64).collect(),
+        ga::cdlp(g, 5, &labels)
+            .into_iter()
+            .map(|x| x as i64)
+            .collect(),
+        ga::lcc(g).into_iter().map(round).collect(),
+    ]
+}
+
 #[test]
 fn snapshot_taken_while_inserting_stays_consistent() {
     let g = std::sync::Arc::new(store(false));
@@ -115,10 +132,19 @@ fn snapshot_taken_while_inserting_stays_consistent() {
     for _ in 0..5 {
         let s = g.snapshot().unwrap();
         let (d1, t1) = check_all(&s, "snapshot under ingest");
-        // The snapshot does not move while ingestion goes on.
+        let ga1 = graphalytics_results(&s);
+        // The snapshot does not move while ingestion goes on...
         let (d2, t2) = check_all(&s, "same snapshot again");
         assert_eq!(d1, d2);
         assert_eq!(t1, t2);
+        assert_eq!(ga1, graphalytics_results(&s));
+        // ...and the Graphalytics kernels agree with a plain CSR of its edges.
+        let mut es = Vec::new();
+        for v in 0..s.num_vertices() as u32 {
+            s.for_each_out(v, |w| es.push((v, w)));
+        }
+        let csr = Csr::from_edges(s.num_vertices(), &es, false);
+        assert_eq!(ga1, graphalytics_results(&csr));
     }
     writer.join().unwrap();
 }

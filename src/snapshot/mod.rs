@@ -119,15 +119,26 @@ impl Snapshot {
         v: VertexId,
         mut f: F,
     ) -> bool {
-        let parts: Vec<(&[u32], &[f64], &[u32])> = self
-            .runs
-            .iter()
-            .filter_map(|r| {
-                let dd = r.dir(d);
-                dd.index_of(v)
-                    .map(|i| (dd.adds_at(i), dd.wts_at(i), dd.tombs_at(i)))
-            })
-            .collect();
+        // Runs are few (the compaction policy bounds them): no allocation per vertex.
+        let mut buf: [(&[u32], &[f64], &[u32]); 32] = [(&[], &[], &[]); 32];
+        let mut k = 0;
+        let mut spill = Vec::new();
+        for r in self.runs.iter() {
+            let dd = r.dir(d);
+            if let Some(i) = dd.index_of(v) {
+                let p = (dd.adds_at(i), dd.wts_at(i), dd.tombs_at(i));
+                if k < buf.len() {
+                    buf[k] = p;
+                    k += 1;
+                } else {
+                    spill.push(p);
+                }
+            }
+        }
+        if !spill.is_empty() {
+            spill.splice(0..0, buf.iter().copied());
+        }
+        let parts: &[(&[u32], &[f64], &[u32])] = if spill.is_empty() { &buf[..k] } else { &spill };
         let tombs = self.tombs[dir_index(d)];
         for (i, (a, w, _)) in parts.iter().enumerate() {
             for (k, &x) in a.iter().enumerate() {
