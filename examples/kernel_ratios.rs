@@ -2,6 +2,7 @@
 //! same edges: after full compaction, and with the last 10% of edges unflushed.
 //! Usage: cargo run --release --example kernel_ratios -- FILE.bin [threads]
 //! Prints the median of 3 runs of each kernel and the ratios (LCC only with EVOGRAPH_LCC=1).
+//! The Kronecker graph is unweighted, so SSSP runs with every weight 1.
 
 use evograph::algo::{gap, graphalytics as ga};
 use evograph::snapshot::Csr;
@@ -42,12 +43,17 @@ fn kernels<G: GraphView>(g: &G, src: u32) -> Vec<(&'static str, f64)> {
                 std::hint::black_box(gap::tc::ordered_count(g));
             }),
         ),
+        (
+            "gap-sssp",
+            median("gap-sssp", || drop(gap::sssp::delta_stepping(g, src, 1.0))),
+        ),
         ("bfs", median("bfs", || drop(ga::bfs(g, src)))),
         (
             "pr(20)",
             median("pr(20)", || drop(ga::pagerank(g, 0.85, 20))),
         ),
         ("wcc", median("wcc", || drop(ga::wcc(g)))),
+        ("sssp", median("sssp", || drop(ga::sssp(g, src, 1.0)))),
         (
             "cdlp(10)",
             median("cdlp", || {

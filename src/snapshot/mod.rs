@@ -119,6 +119,31 @@ impl Snapshot {
         v: VertexId,
         mut f: F,
     ) -> bool {
+        if !self.tombs[dir_index(d)] {
+            for r in self.runs.iter() {
+                let dd = r.dir(d);
+                if let Some(i) = dd.index_of(v) {
+                    let w = dd.wts_at(i);
+                    for (k, &x) in dd.adds_at(i).iter().enumerate() {
+                        if f(x, w.get(k).copied().unwrap_or(1.0)) {
+                            return true;
+                        }
+                    }
+                }
+            }
+            return false;
+        }
+        self.find_weighted_resolving(d, v, f)
+    }
+
+    /// [`Snapshot::find_weighted`] when tombstones must be resolved.
+    #[cold]
+    fn find_weighted_resolving<F: FnMut(VertexId, f64) -> bool>(
+        &self,
+        d: Dir,
+        v: VertexId,
+        mut f: F,
+    ) -> bool {
         // Runs are few (the compaction policy bounds them): no allocation per vertex.
         let mut buf: [(&[u32], &[f64], &[u32]); 32] = [(&[], &[], &[]); 32];
         let mut k = 0;
