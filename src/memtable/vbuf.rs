@@ -125,35 +125,30 @@ impl VBlock {
         self.entries[lv].count
     }
 
-    /// Appends local vertex `lv`'s entries, in arrival order, to `out`.
-    pub fn gather(&self, lv: usize, out: &mut Vec<u32>) {
+    /// Calls `f(address, n)` for each chunk of local vertex `lv`, in order: `n` entries
+    /// start at `address`.
+    fn chunks(&self, lv: usize, mut f: impl FnMut(u32, usize)) {
         let e = &self.entries[lv];
         let mut remaining = e.count;
         let mut addr = e.head;
         let mut class = 0u8;
         while remaining > 0 {
             let n = cap(class).min(remaining);
-            let s = self.arena.slots(addr, n as usize + 1);
-            out.extend_from_slice(&s[1..]);
-            remaining -= n;
-            addr = s[0];
-            class = (class + 1).min(MAX_CLASS);
-        }
-    }
-
-    /// Appends local vertex `lv`'s weights, parallel to [`VBlock::gather`] (weighted blocks).
-    pub fn gather_weights(&self, lv: usize, out: &mut Vec<f64>) {
-        let e = &self.entries[lv];
-        let mut remaining = e.count;
-        let mut addr = e.head;
-        let mut class = 0u8;
-        while remaining > 0 {
-            let n = cap(class).min(remaining);
-            out.extend_from_slice(self.arena.weights(addr + 1, n as usize));
+            f(addr + 1, n as usize);
             remaining -= n;
             addr = self.arena.slots(addr, 1)[0];
             class = (class + 1).min(MAX_CLASS);
         }
+    }
+
+    /// Appends local vertex `lv`'s entries, in arrival order, to `out`.
+    pub fn gather(&self, lv: usize, out: &mut Vec<u32>) {
+        self.chunks(lv, |a, n| out.extend_from_slice(self.arena.slots(a, n)));
+    }
+
+    /// Appends local vertex `lv`'s weights, parallel to [`VBlock::gather`] (weighted blocks).
+    pub fn gather_weights(&self, lv: usize, out: &mut Vec<f64>) {
+        self.chunks(lv, |a, n| out.extend_from_slice(self.arena.weights(a, n)));
     }
 
     /// Entries held.

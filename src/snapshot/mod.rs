@@ -136,7 +136,8 @@ impl Snapshot {
         self.find_weighted_resolving(d, v, f)
     }
 
-    /// [`Snapshot::find_weighted`] when tombstones must be resolved.
+    /// [`Snapshot::find_weighted`] when tombstones must be resolved: an add survives unless
+    /// a newer run tombstones it (a re-add there is reported from that newer run).
     #[cold]
     fn find_weighted_resolving<F: FnMut(VertexId, f64) -> bool>(
         &self,
@@ -183,37 +184,7 @@ impl Snapshot {
     /// is reported from that newer run).
     #[cold]
     fn find_resolving<F: FnMut(VertexId) -> bool>(&self, d: Dir, v: VertexId, mut f: F) -> bool {
-        // Runs are few (the compaction policy bounds them): no allocation per vertex.
-        let mut buf: [(&[u32], &[u32]); 32] = [(&[], &[]); 32];
-        let mut k = 0;
-        let mut spill = Vec::new();
-        for r in self.runs.iter() {
-            let dd = r.dir(d);
-            if let Some(i) = dd.index_of(v) {
-                let p = (dd.adds_at(i), dd.tombs_at(i));
-                if k < buf.len() {
-                    buf[k] = p;
-                    k += 1;
-                } else {
-                    spill.push(p);
-                }
-            }
-        }
-        if !spill.is_empty() {
-            spill.splice(0..0, buf.iter().copied());
-        }
-        let parts: &[(&[u32], &[u32])] = if spill.is_empty() { &buf[..k] } else { &spill };
-        for (i, (a, _)) in parts.iter().enumerate() {
-            for &x in a.iter() {
-                let dead = parts[i + 1..]
-                    .iter()
-                    .any(|(_, t)| t.binary_search(&x).is_ok());
-                if !dead && f(x) {
-                    return true;
-                }
-            }
-        }
-        false
+        self.find_weighted_resolving(d, v, |x, _| f(x))
     }
 }
 
