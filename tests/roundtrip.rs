@@ -119,3 +119,17 @@ fn sparse_snap_ids_round_trip() {
     run(&["compact", s]);
     assert_eq!(pairs(&run(&["export", s])), want);
 }
+
+#[test]
+fn weights_round_trip_even_when_the_first_line_has_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("w.txt");
+    std::fs::write(&input, "1 2\n2 3 0.5\n3 1 1e-3\n2 3 7.25\n").unwrap();
+    let store = dir.path().join("s");
+    let s = store.to_str().unwrap();
+    run(&["ingest", s, input.to_str().unwrap()]);
+    // The re-insert of 2 -> 3 updates its weight; an edge given no weight gets 1.
+    assert_eq!(run(&["export", s]), "1 2 1\n2 3 7.25\n3 1 0.001\n");
+    run(&["compact", s]);
+    assert_eq!(run(&["export", s]), "1 2 1\n2 3 7.25\n3 1 0.001\n");
+}

@@ -61,14 +61,17 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         Format::Auto => io::detect_format(&a.input)?,
         f => f,
     };
+    // The validation pass also learns whether any line carries a weight (a header or the
+    // first line alone may not say).
+    let mut weighted = info.weighted;
     if format != Format::Bin && !a.no_validate {
-        validate(&a)?;
+        weighted |= validate(&a)?;
     }
     let undirected = a.undirected || info.directed == Some(false);
     let opts = Options {
         undirected: if undirected { Some(true) } else { None },
         // A weighted input makes a weighted store; an existing store keeps what it is.
-        weighted: if info.weighted && !a.store.join("MANIFEST").exists() {
+        weighted: if weighted && !a.store.join("MANIFEST").exists() {
             Some(true)
         } else {
             None
@@ -151,19 +154,22 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Parses the whole input once, so a malformed file is refused before the store changes.
-fn validate(a: &Args) -> evograph::Result<()> {
+/// Parses the whole input once, so a malformed file is refused before the store changes;
+/// returns whether any record carries a weight.
+fn validate(a: &Args) -> evograph::Result<bool> {
     let mut src = io::open_source(&a.input, a.format)?;
     let pb = progress::bytes(src.info().total_bytes, "validating");
     let mut buf = Vec::with_capacity(1 << 16);
+    let mut weighted = false;
     loop {
         buf.clear();
         let more = src.next_batch(1 << 16, &mut buf)?;
+        weighted |= buf.iter().any(|r| matches!(r, Record::InsertWeighted(..)));
         pb.set_position(src.bytes_read());
         if !more {
             break;
         }
     }
     pb.finish_and_clear();
-    Ok(())
+    Ok(weighted)
 }
