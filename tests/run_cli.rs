@@ -1,0 +1,118 @@
+//! `evograph run` from the command line: Graphalytics output validated by check.py, GAP
+//! kernels' JSON summaries, and clear errors for bad requests.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_evograph")
+}
+
+fn data() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/graphalytics");
+    if p.is_dir() {
+        Some(p)
+    } else if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{} is missing and CI=true", p.display());
+    } else {
+        eprintln!("skipping: {} not found", p.display());
+        None
+    }
+}
+
+fn evograph(args: &[&str]) -> std::process::Output {
+    Command::new(bin()).args(args).output().unwrap()
+}
+
+#[test]
+fn run_writes_graphalytics_output_and_gap_json() {
+    let Some(root) = data() else { return };
+    let g = root.join("example-directed");
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let s = store.to_str().unwrap();
+    let props = g.join("example-directed.properties");
+    assert!(evograph(&["ingest", s, props.to_str().unwrap()])
+        .status
+        .success());
+    for (kernel, algo, extra) in [
+        ("bfs", "BFS", vec!["--source", "1"]),
+        ("sssp", "SSSP", vec!["--source", "1"]),
+        ("pr", "PR", vec!["--iterations", "2"]),
+        ("cdlp", "CDLP", vec!["--iterations", "2"]),
+        ("wcc", "WCC", vec![]),
+        ("lcc", "LCC", vec![]),
+    ] {
+        let out = dir.path().join(kernel);
+        let mut args = vec!["run", s, kernel, "-o", out.to_str().unwrap()];
+        args.extend(extra);
+        let r = evograph(&args);
+        assert!(
+            r.status.success(),
+            "{kernel}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let check = Command::new("python3")
+            .arg(root.join("check.py"))
+            .arg(algo)
+            .arg(g.join(format!("example-directed-{algo}")))
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            check.status.success(),
+            "{kernel}: {}",
+            String::from_utf8_lossy(&check.stdout)
+        );
+    }
+    for kernel in [
+        "gap-bfs", "gap-pr", "gap-cc", "gap-sssp", "bc", "tc", "khop",
+    ] {
+        let r = evograph(&["run", s, kernel, "--json", "--verify", "--threads", "2"]);
+        assert!(
+            r.status.success(),
+            "{kernel}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+        assert_eq!(v["kernel"], kernel);
+        assert!(
+            v["seconds"].as_f64().is_some_and(|x| x >= 0.0),
+            "{kernel}: {v}"
+        );
+        assert_eq!(v["vertices"], 10, "{kernel}: {v}");
+        assert_eq!(v["edges"], 17, "{kernel}: {v}");
+    }
+    // The graph's 5 triangles of the undirected view, counted once each.
+    let r = evograph(&["run", s, "tc"]);
+    assert_eq!(String::from_utf8_lossy(&r.stdout).trim(), "5");
+}
+
+#[test]
+fn run_refuses_bad_requests_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("g.el");
+    std::fs::write(&input, "1 2\n2 3\n").unwrap();
+    let store = dir.path().join("s");
+    let s = store.to_str().unwrap();
+    assert!(evograph(&["ingest", s, input.to_str().unwrap()])
+        .status
+        .success());
+    for (args, msg) in [
+        (vec!["run", s, "nope"], "unknown kernel"),
+        (vec!["run", s, "bfs"], "needs --source"),
+        (vec!["run", s, "bfs", "--source", "99"], "not in the graph"),
+        (
+            vec!["run", "/nonexistent/store", "pr"],
+            "not an evograph store",
+        ),
+    ] {
+        let r = evograph(&args);
+        assert_eq!(r.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(
+            err.starts_with("evograph: error:") && err.contains(msg),
+            "{args:?}: {err}"
+        );
+    }
+}
