@@ -12,7 +12,9 @@
 
 mod common;
 
-use common::{assert_no_panic, copy_dir, dir_files, evograph, parse_export, quiet_forks, read};
+use common::{
+    assert_no_panic, copy_dir, dir_files, evograph, parse_export, quiet_forks, read, Rng,
+};
 use evograph::{Durability, Error, Graph, Options};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -31,20 +33,6 @@ fn close_store(g: Graph) {
 
 type Edges = BTreeSet<(u64, u64)>;
 type Vertices = BTreeSet<u64>;
-
-/// Deterministic, dependency-free pseudo-random numbers (xorshift64*).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// External id of the `i`-th vertex: sparse and large, so the dictionary has work to do.
 fn ext(i: u64) -> u64 {

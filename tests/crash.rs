@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{read, Model};
+use common::{read, Model, Rng};
 use evograph::{Graph, Options, Record};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
@@ -20,20 +20,6 @@ const BATCH: usize = 512;
 /// Batches the ingest pipeline may have past the last acknowledgement: one being applied
 /// and one whose WAL block is being persisted.
 const IN_FLIGHT: usize = 2;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*: deterministic and dependency-free.
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// An update stream of `n` records: inserts of fresh edges, deletes of earlier ones, and a
 /// few vertex deletions, written as an `ops` file.

@@ -3,6 +3,9 @@
 //! `<g>-<ALGO>` with the graph's parameters, write `<external id> <value>` lines for every
 //! vertex, and have the official rules (`check.py`) accept them.
 
+mod common;
+
+use common::graphalytics;
 use evograph::algo::graphalytics as ga;
 use evograph::io::{read_properties, LdbcProperties};
 use evograph::{Graph, GraphView, Options, Snapshot};
@@ -15,18 +18,6 @@ const ALGOS: [&str; 6] = ["BFS", "PR", "WCC", "CDLP", "LCC", "SSSP"];
 
 /// Reference outputs shipped with the 14 validation graphs (SPEC.md §5).
 const SHIPPED_CHECKS: usize = 24;
-
-fn graphalytics() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/graphalytics");
-    if p.is_dir() {
-        Some(p)
-    } else if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{} is missing and CI=true", p.display());
-    } else {
-        eprintln!("skipping: {} not found", p.display());
-        None
-    }
-}
 
 /// Builds a store from `<g>.properties` through `evograph ingest` and opens it.
 fn ingest(props: &Path, store: &Path) -> Graph {

@@ -2,24 +2,15 @@
 //! with the same ids. Uses the LDBC Graphalytics validation graphs from ../shared (required
 //! when CI=true).
 
+mod common;
+
+use common::graphalytics;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_evograph")
-}
-
-fn graphalytics() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/graphalytics");
-    if p.is_dir() {
-        Some(p)
-    } else if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{} is missing and CI=true", p.display());
-    } else {
-        eprintln!("skipping: {} not found", p.display());
-        None
-    }
 }
 
 fn run(args: &[&str]) -> String {

@@ -1,23 +1,13 @@
 //! `evograph run` from the command line: Graphalytics output validated by check.py, GAP
 //! kernels' JSON summaries, and clear errors for bad requests.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::graphalytics;
 use std::process::Command;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_evograph")
-}
-
-fn data() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/graphalytics");
-    if p.is_dir() {
-        Some(p)
-    } else if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{} is missing and CI=true", p.display());
-    } else {
-        eprintln!("skipping: {} not found", p.display());
-        None
-    }
 }
 
 fn evograph(args: &[&str]) -> std::process::Output {
@@ -26,7 +16,7 @@ fn evograph(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn run_writes_graphalytics_output_and_gap_json() {
-    let Some(root) = data() else { return };
+    let Some(root) = graphalytics() else { return };
     let g = root.join("example-directed");
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s");

@@ -77,11 +77,7 @@ impl GraphView for FlatView<'_> {
     }
     #[inline]
     fn vertex_exists(&self, v: VertexId) -> bool {
-        (v as usize) < self.n
-            && self
-                .deleted
-                .get(v as usize / 64)
-                .is_none_or(|w| w >> (v % 64) & 1 == 0)
+        super::exists(self.n, self.deleted, v)
     }
     #[inline]
     fn out_degree(&self, v: VertexId) -> usize {

@@ -219,6 +219,15 @@ impl Snapshot {
     }
 }
 
+/// Whether `v` is below `n` and not marked in the `deleted` bitmap.
+#[inline]
+pub(crate) fn exists(n: usize, deleted: &[u64], v: VertexId) -> bool {
+    (v as usize) < n
+        && deleted
+            .get(v as usize / 64)
+            .is_none_or(|w| w >> (v % 64) & 1 == 0)
+}
+
 #[inline]
 fn dir_index(d: Dir) -> usize {
     match d {
@@ -238,11 +247,7 @@ impl GraphView for Snapshot {
         self.undirected
     }
     fn vertex_exists(&self, v: VertexId) -> bool {
-        (v as usize) < self.n
-            && self
-                .deleted
-                .get(v as usize / 64)
-                .is_none_or(|w| w >> (v % 64) & 1 == 0)
+        exists(self.n, &self.deleted, v)
     }
     fn out_degree(&self, v: VertexId) -> usize {
         self.degree(Dir::Out, v)

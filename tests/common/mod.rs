@@ -206,3 +206,33 @@ pub fn parse_export(stdout: &[u8]) -> BTreeSet<(u64, u64)> {
         })
         .collect()
 }
+
+/// The LDBC Graphalytics validation graphs in `../shared`: `None` (with a note) when they
+/// are missing, a panic when they are missing and CI=true.
+pub fn graphalytics() -> Option<std::path::PathBuf> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/graphalytics");
+    if p.is_dir() {
+        Some(p)
+    } else if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{} is missing and CI=true", p.display());
+    } else {
+        eprintln!("skipping: {} not found", p.display());
+        None
+    }
+}
+
+/// Deterministic, dependency-free pseudo-random numbers (xorshift64*), so failures replay
+/// from a seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
