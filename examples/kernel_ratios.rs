@@ -10,6 +10,11 @@ use evograph::{Durability, Graph, GraphView, Options, Record};
 use std::time::Instant;
 
 fn median<F: FnMut()>(what: &str, mut f: F) -> f64 {
+    if let Ok(only) = std::env::var("EVOGRAPH_KERNELS") {
+        if !only.split(',').any(|k| what.starts_with(k)) {
+            return f64::NAN;
+        }
+    }
     let mut t: Vec<f64> = (0..3)
         .map(|_| {
             let s = Instant::now();
@@ -126,7 +131,16 @@ fn main() {
         live.num_edges(),
         live.runs().len()
     );
-    let t_live = pool.install(|| kernels(&live, src));
+    for r in live.runs() {
+        eprintln!(
+            "run: out dense {} idx {} adds {}; in dense {:?}",
+            r.out.dense,
+            r.out.n_index(),
+            r.out.n_adds(),
+            r.inn.as_ref().map(|d| (d.dense, d.n_index()))
+        );
+    }
+    let t_live = pool.install(|| evograph::with_view!(&live, |v| kernels(v, src)));
     drop(live);
     g.compact().unwrap();
     let comp = g.snapshot().unwrap();

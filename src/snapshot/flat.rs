@@ -1,8 +1,51 @@
 //! A compacted snapshot seen as a plain CSR: borrowed slices, no per-vertex lookup.
 
 use super::{GraphView, Snapshot};
-use crate::run::Dir;
+use crate::run::{Dir, DirData};
 use crate::types::VertexId;
+
+/// One direction of one dense, tombstone-free run, borrowed: offsets, neighbor ids and
+/// (in weighted stores) weights.
+#[derive(Clone, Copy)]
+pub(crate) struct Adj<'a> {
+    offs: &'a [u64],
+    adds: &'a [u32],
+    wts: &'a [f64],
+}
+
+impl<'a> Adj<'a> {
+    /// The direction's slices, if it is dense and holds no tombstones.
+    pub(crate) fn of(d: &'a DirData) -> Option<Adj<'a>> {
+        (d.dense && d.n_tombs() == 0).then(|| Adj {
+            offs: d.offs.get(),
+            adds: d.adds.get(),
+            wts: d.wts.get(),
+        })
+    }
+
+    /// Sorted neighbors of `v` (empty beyond the run's index).
+    #[inline]
+    pub(crate) fn at(&self, v: VertexId) -> &'a [u32] {
+        let v = v as usize;
+        if v + 1 >= self.offs.len() {
+            return &[];
+        }
+        &self.adds[self.offs[v] as usize..self.offs[v + 1] as usize]
+    }
+
+    /// Calls `f` on each neighbor of `v` with its weight (1 when unweighted).
+    #[inline]
+    pub(crate) fn for_each_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, mut f: F) {
+        let ids = self.at(v);
+        if self.wts.is_empty() || ids.is_empty() {
+            ids.iter().for_each(|&x| f(x, 1.0));
+            return;
+        }
+        let o = self.offs[v as usize] as usize;
+        let w = &self.wts[o..o + ids.len()];
+        ids.iter().zip(w).for_each(|(&x, &w)| f(x, w));
+    }
+}
 
 /// A borrowed CSR view of a snapshot that is one run (see [`Snapshot::flat`]). Kernels
 /// monomorphized over it run the same inner loops as on an in-memory CSR.
@@ -10,58 +53,50 @@ use crate::types::VertexId;
 pub struct FlatView<'a> {
     n: usize,
     undirected: bool,
+    weighted: bool,
     edges: u64,
     deleted: &'a [u64],
-    out_offs: &'a [u64],
-    out_adds: &'a [u32],
-    out_wts: &'a [f64],
-    in_offs: &'a [u64],
-    in_adds: &'a [u32],
+    out: Adj<'a>,
+    inn: Adj<'a>,
 }
 
 impl Snapshot {
     /// The snapshot as a plain CSR, when it is a single run with dense indexes (a fully
     /// compacted store). `None` otherwise: use the snapshot itself.
     pub fn flat(&self) -> Option<FlatView<'_>> {
-        let [r] = &*self.runs else { return None };
-        let (o, i) = (r.dir(Dir::Out), r.dir(Dir::In));
-        if !o.dense || !i.dense || o.n_tombs() > 0 || i.n_tombs() > 0 {
+        if self.runs.len() != 1 {
             return None;
         }
+        self.flat_of(0)
+    }
+
+    /// Run `i` read as a plain CSR carrying the snapshot's counts, if it is dense and holds
+    /// no tombstones.
+    pub(crate) fn flat_of(&self, i: usize) -> Option<FlatView<'_>> {
+        let r = &self.runs[i];
         Some(FlatView {
             n: self.n,
             undirected: self.undirected,
+            weighted: self.is_weighted(),
             edges: self.edges,
             deleted: &self.deleted,
-            out_offs: o.offs.get(),
-            out_adds: o.adds.get(),
-            out_wts: o.wts.get(),
-            in_offs: i.offs.get(),
-            in_adds: i.adds.get(),
+            out: Adj::of(r.dir(Dir::Out))?,
+            inn: Adj::of(r.dir(Dir::In))?,
         })
     }
 }
 
 impl FlatView<'_> {
-    #[inline]
-    fn slice<'b>(offs: &'b [u64], adds: &'b [u32], v: VertexId) -> &'b [u32] {
-        let v = v as usize;
-        if v + 1 >= offs.len() {
-            return &[];
-        }
-        &adds[offs[v] as usize..offs[v + 1] as usize]
-    }
-
     /// Sorted out-neighbors of `v`.
     #[inline]
     pub fn out(&self, v: VertexId) -> &[VertexId] {
-        Self::slice(self.out_offs, self.out_adds, v)
+        self.out.at(v)
     }
 
     /// Sorted in-neighbors of `v`.
     #[inline]
     pub fn inn(&self, v: VertexId) -> &[VertexId] {
-        Self::slice(self.in_offs, self.in_adds, v)
+        self.inn.at(v)
     }
 }
 
@@ -107,18 +142,11 @@ impl GraphView for FlatView<'_> {
         self.out(u).binary_search(&v).is_ok()
     }
     fn is_weighted(&self) -> bool {
-        !self.out_wts.is_empty()
+        self.weighted
     }
     #[inline]
-    fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, mut f: F) {
-        let ids = self.out(v);
-        if self.out_wts.is_empty() {
-            ids.iter().for_each(|&x| f(x, 1.0));
-            return;
-        }
-        let o = self.out_offs[v as usize] as usize;
-        let w = &self.out_wts[o..o + ids.len()];
-        ids.iter().zip(w).for_each(|(&x, &w)| f(x, w));
+    fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, f: F) {
+        self.out.for_each_weighted(v, f)
     }
     fn out_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
         out.clear();
@@ -131,19 +159,21 @@ impl GraphView for FlatView<'_> {
 }
 
 /// Runs `$body` with `$g` bound to the fastest view of snapshot `$s`: its [`FlatView`] when
-/// it is one compacted run, else the snapshot itself. The body is compiled for both.
+/// it is one compacted run, its [`LayeredView`](crate::snapshot::LayeredView) when it is a
+/// compacted base plus one run of newer edges, else the snapshot itself. The body is
+/// compiled for all three.
 #[macro_export]
 macro_rules! with_view {
     ($s:expr, |$g:ident| $body:expr) => {
-        match $s.flat() {
-            Some(flat) => {
-                let $g = &flat;
-                $body
-            }
-            None => {
-                let $g = $s;
-                $body
-            }
+        if let Some(flat) = $s.flat() {
+            let $g = &flat;
+            $body
+        } else if let Some(layered) = $s.layered() {
+            let $g = &layered;
+            $body
+        } else {
+            let $g = $s;
+            $body
         }
     };
 }

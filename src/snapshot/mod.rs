@@ -7,10 +7,12 @@
 
 mod csr;
 mod flat;
+mod layered;
 mod view;
 
 pub use csr::Csr;
 pub use flat::FlatView;
+pub use layered::LayeredView;
 pub use view::GraphView;
 
 use crate::run::{Dir, Run};
