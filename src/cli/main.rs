@@ -1,5 +1,6 @@
 //! The `evograph` command: generate graphs, ingest them durably, inspect and maintain stores.
 
+mod bench;
 mod check;
 mod compact;
 mod demo;
@@ -27,6 +28,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     Demo(demo::Args),
+    Bench(bench::Args),
     Generate(generate::Args),
     Ingest(ingest::Args),
     Export(export::Args),
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let res = match cli.cmd {
         Cmd::Demo(a) => demo::run(a),
+        Cmd::Bench(a) => bench::run(a),
         Cmd::Generate(a) => generate::run(a),
         Cmd::Ingest(a) => ingest::run(a),
         Cmd::Export(a) => export::run(a),

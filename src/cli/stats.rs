@@ -52,6 +52,10 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         "memtable        {} updates (from WAL replay)",
         s.memtable_updates
     );
+    println!(
+        "dram bytes      {} (memtables, unflushed runs, vertex tables)",
+        s.dram_bytes
+    );
     println!("medium bytes    {}", s.medium_bytes);
     println!("bytes written   {} since creation", s.bytes_written_total);
     println!(

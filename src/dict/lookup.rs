@@ -23,6 +23,12 @@ pub struct Lookup {
 impl Lookup {
     /// The dense id of `ext`, if any.
     #[inline]
+    /// DRAM the lookup holds (the flat array, and the hash map at its capacity with one
+    /// control byte per slot).
+    pub fn dram_bytes(&self) -> usize {
+        self.flat.capacity() * 4 + self.map.capacity() * (12 + 1)
+    }
+
     pub fn get(&self, ext: u64) -> Option<VertexId> {
         match self.flat.get(ext as usize) {
             Some(&v) if v != NONE => Some(v),

@@ -34,6 +34,11 @@ pub struct Dict {
 }
 
 impl Dict {
+    /// DRAM the dictionary holds: external ids by dense id and the reverse lookup.
+    pub fn dram_bytes(&self) -> usize {
+        self.to_ext.capacity() * 8 + self.lookup.dram_bytes()
+    }
+
     /// Number of dense ids handed out.
     pub fn len(&self) -> usize {
         self.to_ext.len()

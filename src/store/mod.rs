@@ -216,6 +216,11 @@ impl Graph {
         self.inner.stats()
     }
 
+    /// DRAM the engine accounts for; see [`Stats::dram_bytes`].
+    pub fn dram_bytes(&self) -> u64 {
+        self.inner.dram_bytes()
+    }
+
     /// Verifies every checksum and invariant; see [`CheckReport`].
     pub fn check(&self) -> Result<CheckReport> {
         self.inner.check()

@@ -40,6 +40,10 @@ pub struct Stats {
     pub memtable_updates: u64,
     /// DRAM held by the active memtable.
     pub memtable_bytes: u64,
+    /// DRAM the engine accounts for: active and frozen memtables, sealed runs not yet
+    /// flushed, the vertex dictionary and vertex states (not mapped run files, which the
+    /// page cache holds, nor allocator slack).
+    pub dram_bytes: u64,
     /// Bytes of all files of the store.
     pub medium_bytes: u64,
     /// Bytes written to the medium by this handle.
@@ -107,6 +111,7 @@ impl Inner {
             dram_runs,
             memtable_updates: mem_ops + frozen_ops,
             memtable_bytes: mem_bytes,
+            dram_bytes: self.dram_bytes(),
             medium_bytes: self.medium.bytes_used()?,
             bytes_written_session: io.bytes_written,
             bytes_written_total: base + io.bytes_written,
@@ -114,5 +119,29 @@ impl Inner {
             wal_bytes_replayed: self.wal_bytes_replayed,
             next_lsn,
         })
+    }
+}
+
+impl Inner {
+    /// DRAM the engine accounts for (see [`Stats::dram_bytes`]); cheap enough to sample
+    /// while ingesting.
+    pub(super) fn dram_bytes(&self) -> u64 {
+        let (mem, states) = {
+            let w = self.writer.lock().unwrap();
+            (w.mem.bytes() as u64, w.deleted.capacity() as u64 * 8)
+        };
+        let (frozen, runs) = {
+            let st = self.state.lock().unwrap();
+            (
+                st.frozen.iter().map(|f| f.bytes as u64).sum::<u64>(),
+                st.runs
+                    .iter()
+                    .filter(|r| r.in_dram())
+                    .map(|r| r.bytes())
+                    .sum::<u64>(),
+            )
+        };
+        let dict = self.dict.read().unwrap().dram_bytes() as u64;
+        mem + states + frozen + runs + dict
     }
 }

@@ -1,0 +1,82 @@
+//! The crash leg: a child `evograph ingest` killed (SIGKILL) partway, then the time to
+//! reopen the store it left, which replays the write-ahead log.
+
+use evograph::{Durability, Graph, GraphView, Options};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// What the crash leg measured.
+pub struct Crash {
+    /// Records the child had acknowledged when it was killed.
+    pub acked: u64,
+    /// Seconds to open the crashed store (recovery included).
+    pub reopen_seconds: f64,
+    /// WAL bytes the reopen replayed.
+    pub wal_bytes_replayed: u64,
+    /// Edges the reopened store holds.
+    pub edges: u64,
+}
+
+/// Starts `evograph ingest STORE INPUT` with the bench's settings, kills it once it has
+/// acknowledged `kill_after` records (or when it ends on its own), then reopens the store.
+pub fn ingest_kill_reopen(
+    store: &Path,
+    input: &Path,
+    threads: usize,
+    batch: usize,
+    durability: Durability,
+    memtable_mb: usize,
+    kill_after: u64,
+) -> evograph::Result<Crash> {
+    let exe = std::env::current_exe().map_err(|e| evograph::Error::io("find", "evograph", e))?;
+    let mut child = Command::new(exe)
+        .arg("ingest")
+        .arg(store)
+        .arg(input)
+        .args(["--format", "bin", "--print-acks"])
+        .args(["--threads", &threads.to_string()])
+        .args(["--batch", &batch.to_string()])
+        .args(["--durability", &durability.to_string()])
+        .args(["--memtable-mb", &memtable_mb.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| evograph::Error::io("start", "evograph ingest", e))?;
+    let stdout = child.stdout.take().expect("stdout was piped");
+    let mut acked = 0;
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        if let Some(n) = line.strip_prefix("acked ").and_then(|n| n.parse().ok()) {
+            acked = n;
+            if acked >= kill_after {
+                break;
+            }
+        }
+    }
+    // SIGKILL: no destructor, no flush, no close; the store is what the medium holds.
+    let _ = child.kill();
+    let _ = child.wait();
+    let t = Instant::now();
+    let g = Graph::open(
+        store,
+        Options {
+            create: false,
+            threads,
+            durability,
+            memtable_bytes: memtable_mb << 20,
+            ..Default::default()
+        },
+    )?;
+    let reopen_seconds = t.elapsed().as_secs_f64();
+    let wal_bytes_replayed = g.wal_bytes_replayed();
+    let edges = g.snapshot()?.num_edges();
+    g.close()?;
+    Ok(Crash {
+        acked,
+        reopen_seconds,
+        wal_bytes_replayed,
+        edges,
+    })
+}

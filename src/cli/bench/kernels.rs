@@ -1,0 +1,112 @@
+//! The kernels the bench times, each run once per call on any view, with a digest of the
+//! result so the bench can check that the live snapshot, the compacted store and the plain
+//! CSR computed the same thing.
+
+use evograph::algo::{gap, graphalytics as ga};
+use evograph::{GraphView, VertexId};
+use std::time::Instant;
+
+/// Every kernel, in the order the bench runs and prints them.
+pub const ALL: &[&str] = &[
+    "gap-bfs", "gap-pr", "gap-cc", "bc", "tc", "gap-sssp", "bfs", "pr", "wcc", "cdlp", "lcc",
+    "sssp",
+];
+
+/// What every view's run of a kernel shares: sources and initial labels.
+pub struct Setup {
+    /// Source of the BFS and SSSP kernels.
+    pub source: VertexId,
+    /// Sources of betweenness centrality.
+    pub bc_sources: Vec<VertexId>,
+    /// CDLP's initial labels (the external ids).
+    pub labels: Vec<u64>,
+}
+
+/// A result summarized to one number: exact for counts, a position-weighted sum for
+/// per-vertex values (equal across views up to floating-point summation order).
+#[derive(Clone, Copy, Debug)]
+pub struct Digest(pub f64);
+
+impl Digest {
+    /// Whether two digests agree (relative 1e-6: float kernels sum in different orders).
+    pub fn agrees(self, o: Digest) -> bool {
+        let (a, b) = (self.0, o.0);
+        a == b || (a - b).abs() <= 1e-6 * a.abs().max(b.abs())
+    }
+}
+
+fn weighted_sum(xs: impl Iterator<Item = f64>) -> Digest {
+    Digest(
+        xs.enumerate()
+            .filter(|(_, x)| x.is_finite())
+            .map(|(i, x)| x * (1 + i % 13) as f64)
+            .sum(),
+    )
+}
+
+fn distinct<T: Ord + Copy>(g: &impl GraphView, labels: &[T]) -> Digest {
+    let mut l: Vec<T> = (0..g.num_vertices() as VertexId)
+        .filter(|&v| g.vertex_exists(v))
+        .map(|v| labels[v as usize])
+        .collect();
+    l.sort_unstable();
+    l.dedup();
+    Digest(l.len() as f64)
+}
+
+/// Runs kernel `name` once on `g`: its seconds and a digest of its result. The parameters
+/// are the protocol: 20 PageRank iterations (gap-pr with no early stop), 10 CDLP
+/// iterations, unit-width delta-stepping buckets.
+pub fn run<G: GraphView>(name: &str, g: &G, s: &Setup) -> (f64, Digest) {
+    let t = Instant::now();
+    let d = match name {
+        "gap-bfs" => {
+            let p = gap::bfs::bfs(g, s.source);
+            Digest(p.iter().filter(|&&x| x >= 0).count() as f64)
+        }
+        "gap-pr" => weighted_sum(gap::pr::pagerank(g, 0.85, 0.0, 20).0.into_iter()),
+        "gap-cc" => {
+            let c = gap::cc::afforest(g);
+            distinct(g, &c)
+        }
+        "bc" => weighted_sum(gap::bc::brandes(g, &s.bc_sources).into_iter()),
+        "tc" => Digest(gap::tc::ordered_count(g) as f64),
+        "gap-sssp" => weighted_sum(gap::sssp::delta_stepping(g, s.source, 1.0).into_iter()),
+        "bfs" => weighted_sum(
+            ga::bfs(g, s.source)
+                .into_iter()
+                .filter(|&x| x != ga::UNREACHABLE)
+                .map(|x| x as f64),
+        ),
+        "pr" => weighted_sum(ga::pagerank(g, 0.85, 20).into_iter()),
+        "wcc" => {
+            let l = ga::wcc(g);
+            distinct(g, &l)
+        }
+        "cdlp" => {
+            let l = ga::cdlp(g, 10, &s.labels);
+            distinct(g, &l)
+        }
+        "lcc" => weighted_sum(ga::lcc(g).into_iter()),
+        "sssp" => weighted_sum(ga::sssp(g, s.source, 1.0).into_iter()),
+        other => unreachable!("kernel names are checked when parsed: {other}"),
+    };
+    (t.elapsed().as_secs_f64(), d)
+}
+
+/// Parses a comma-separated kernel list (`all` for every kernel).
+pub fn parse_list(s: &str) -> Result<Vec<&'static str>, String> {
+    if s.trim() == "all" {
+        return Ok(ALL.to_vec());
+    }
+    s.split(',')
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .map(|k| {
+            ALL.iter()
+                .find(|&&a| a == k)
+                .copied()
+                .ok_or_else(|| format!("unknown kernel '{k}': want some of {}", ALL.join(",")))
+        })
+        .collect()
+}

@@ -1,0 +1,632 @@
+//! `evograph bench`: the evaluation protocol of DGAP, XPGraph and the GFE driver as one
+//! reproducible command.
+//!
+//! Per trial, on a fresh store: load 10% of the shuffled edges as a warm-up; insert the
+//! rest in batches, timed (with a full compaction, untimed, before the last 10%, so that
+//! the live snapshot is a compacted base plus exactly the last 10% unflushed); run every
+//! kernel on that live snapshot, on the store after full compaction and on a plain CSR of
+//! the same edges, interleaved so that drifting machine noise hits all three alike; close
+//! and reopen; kill a child ingest midway and reopen after the crash; delete 4% of the
+//! edges and compact. Figures are medians over the trials.
+
+mod crash;
+mod kernels;
+mod report;
+mod sys;
+
+use evograph::io::{self, Format};
+use evograph::snapshot::Csr;
+use evograph::store::MediumKind;
+use evograph::{Durability, Graph, GraphView, Options, Record, Snapshot, VertexId};
+use report::Trial;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// What each figure means; printed by `evograph bench --help`.
+const FIGURES: &str = "\
+Figures (medians over --trials; the JSON file also keeps every trial's under trials_raw):
+  ingest.meps                million edges inserted per second over the timed 90% (from the
+                             first batch's submission to the last batch's acknowledgement,
+                             with --durability's guarantee; duplicates in the input count)
+  ingest.batch_p50_ms/_p99_ms  latency of one batch, submission to acknowledgement (one
+                             batch is applied while the previous one persists, as in ingest)
+  ingest.warmup_seconds      loading the first 10%
+  ingest.pause_compact_seconds  the untimed full compaction before the last 10%
+  snapshot.seconds           taking the live snapshot (seals the unflushed 10%)
+  snapshot.live_runs         runs the live snapshot reads (2: compacted base + the last 10%)
+  kernels.K.live_seconds     kernel K on the live snapshot
+  kernels.K.compacted_seconds  K after a full compaction (one run, read in place)
+  kernels.K.csr_seconds      K on a plain in-memory CSR built from the same edges
+  kernels.K.ratio_live/_compacted  live or compacted time over CSR time (per trial, then
+                             the median); 1.0 means as fast as a static CSR
+  compact.seconds            full compaction of the whole graph
+  flush.seconds              flushing the last memtable after ingest
+  csr.build_seconds          building the plain CSR (out and in) from the edge list
+  restart.close_seconds      clean close
+  restart.clean_seconds      reopening after the clean close (every run checksum verified)
+  restart.crash_seconds      reopening after a child `evograph ingest` of the same edges was
+                             killed (SIGKILL) halfway; includes replaying the WAL
+  restart.wal_bytes_replayed WAL bytes that reopen replayed
+  restart.crash_acked_edges  records the child had acknowledged when killed (all recovered:
+                             the bench fails otherwise)
+  bytes_per_edge.written     bytes written to the medium during ingest and the final flush
+                             (WAL, runs, background and the pause compactions) per edge
+                             inserted: the write amplification
+  bytes_per_edge.written_with_compaction  the same including the full compaction
+  bytes_per_edge.medium      store bytes at rest after full compaction, per unique edge
+  bytes_per_edge.dram        peak resident memory while ingesting, above the bench's own
+                             edge list, per edge inserted (includes mapped run pages)
+  bytes_per_edge.dram_engine peak of the engine's own DRAM accounting (memtables, unflushed
+                             runs, vertex tables) per edge inserted
+  bytes_per_edge.csr         the plain CSR's bytes (offsets and neighbors, both directions)
+                             per unique edge
+  delete.seconds / .meps     deleting a random 4% of the unique edges, in batches
+  delete.compact_seconds     the full compaction after the deletes
+  delete.medium_bytes_before/_after  store bytes before the deletes and after compaction
+Restart figures are null on --medium memory, which keeps nothing across processes.";
+
+/// Run the papers' evaluation protocol and report every figure.
+#[derive(clap::Args)]
+#[command(after_long_help = FIGURES)]
+pub struct Args {
+    /// kron or urand (generated), or a path to an edge file in any format `ingest` reads
+    /// (its ids are relabeled densely; weights are ignored).
+    #[arg(long, default_value = "kron")]
+    graph: String,
+    /// Log2 of the vertex count of a generated graph.
+    #[arg(long, default_value_t = 20)]
+    scale: u32,
+    /// Edges per vertex of a generated graph.
+    #[arg(long, default_value_t = 16)]
+    edge_factor: u32,
+    /// Seed for the generator, the insertion order and the deleted edges.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Worker threads for ingest and kernels (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Records per batch.
+    #[arg(long, default_value_t = 65536)]
+    batch: usize,
+    /// sync | interval=MS | none.
+    #[arg(long, default_value = "sync")]
+    durability: Durability,
+    /// file (the store directory under --dir) or memory (DRAM only).
+    #[arg(long, default_value = "file")]
+    medium: String,
+    /// Working directory: the store, the shuffled edges (`edges.bin`) and the deleted ones
+    /// (`deleted.bin`) are left here. Default: a temporary directory, removed afterwards.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Comma-separated kernels, or `all`: gap-bfs, gap-pr, gap-cc, bc, tc, gap-sssp, bfs,
+    /// pr, wcc, cdlp, lcc, sssp.
+    #[arg(long, default_value = "all")]
+    kernels: String,
+    /// Repetitions of the whole protocol, each on a fresh store; figures are medians.
+    #[arg(long, default_value_t = 1)]
+    trials: usize,
+    /// Also write every figure, the parameters, the revision and the machine here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Memtable budget in MiB.
+    #[arg(long, default_value_t = 1024)]
+    memtable_mb: usize,
+}
+
+fn invalid(msg: impl Into<String>) -> evograph::Error {
+    evograph::Error::Invalid(msg.into())
+}
+
+fn io_err(what: &'static str, p: &Path, e: std::io::Error) -> evograph::Error {
+    evograph::Error::io(what, p, e)
+}
+
+/// Everything a trial needs, prepared once.
+struct Plan<'a> {
+    a: &'a Args,
+    medium: MediumKind,
+    threads: usize,
+    kernels: Vec<&'static str>,
+    dir: PathBuf,
+    /// The shuffled edges, in insertion order.
+    edges: Vec<(u32, u32)>,
+    /// Distinct edges.
+    unique: u64,
+    /// The edges the deletion phase removes (distinct, present).
+    deleted: Vec<(u32, u32)>,
+    pool: rayon::ThreadPool,
+}
+
+pub fn run(a: Args) -> evograph::Result<ExitCode> {
+    if a.batch == 0 || a.trials == 0 {
+        return Err(invalid("--batch and --trials must be at least 1"));
+    }
+    let medium = match a.medium.as_str() {
+        "file" => MediumKind::File,
+        "memory" => MediumKind::Memory,
+        m => {
+            return Err(invalid(format!(
+                "unknown medium '{m}': want file or memory"
+            )))
+        }
+    };
+    let kernels = kernels::parse_list(&a.kernels).map_err(invalid)?;
+    let kernel_names = kernels.clone();
+    let threads = if a.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        a.threads
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| invalid(e.to_string()))?;
+    let (dir, temporary) = match &a.dir {
+        Some(d) => (d.clone(), false),
+        None => (
+            std::env::temp_dir().join(format!("evograph-bench-{}", std::process::id())),
+            true,
+        ),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| io_err("create", &dir, e))?;
+    let res = (|| {
+        eprintln!("bench: preparing the graph ({})", a.graph);
+        let t = Instant::now();
+        let edges = pool.install(|| load_edges(&a))?;
+        if edges.len() < 20 {
+            return Err(invalid(format!(
+                "the graph has {} edges: the protocol needs at least 20",
+                edges.len()
+            )));
+        }
+        let (unique, deleted) = pool.install(|| pick_deletions(&edges, a.seed));
+        io::write_bin(&dir.join("edges.bin"), &edges)?;
+        io::write_bin(&dir.join("deleted.bin"), &deleted)?;
+        eprintln!(
+            "bench: {} edges ({unique} distinct) ready in {:.1} s",
+            edges.len(),
+            t.elapsed().as_secs_f64()
+        );
+        let plan = Plan {
+            a: &a,
+            medium,
+            threads,
+            kernels,
+            dir: dir.clone(),
+            edges,
+            unique,
+            deleted,
+            pool,
+        };
+        let mut trials = Vec::new();
+        for i in 0..a.trials {
+            eprintln!("bench: trial {}/{}", i + 1, a.trials);
+            trials.push(trial(&plan)?);
+        }
+        Ok((plan.edges.len(), trials))
+    })();
+    if temporary {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let (inserted, trials) = res?;
+    let summary = report::summarize(&trials);
+    println!(
+        "evograph bench: {} scale {} edge factor {}, {inserted} edges, {threads} threads, batch {}, durability {}, medium {}, {} trial(s), revision {}",
+        a.graph, a.scale, a.edge_factor, a.batch, a.durability, a.medium, a.trials, sys::GIT_REVISION
+    );
+    print!("{}", report::table(&summary, a.trials));
+    if let Some(p) = &a.json {
+        let head = json!({
+            "params": {
+                "graph": a.graph, "scale": a.scale, "edge_factor": a.edge_factor,
+                "seed": a.seed, "threads": threads, "batch": a.batch,
+                "durability": a.durability.to_string(), "medium": a.medium,
+                "kernels": kernel_names, "trials": a.trials, "memtable_mb": a.memtable_mb,
+            },
+            "git_revision": sys::GIT_REVISION,
+            "machine": sys::machine(),
+        });
+        let j = report::to_json(&summary, &trials, head);
+        let text = serde_json::to_string_pretty(&j).expect("figures serialize");
+        std::fs::write(p, text + "\n").map_err(|e| io_err("write", p, e))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The graph's edges, shuffled with the seed.
+fn load_edges(a: &Args) -> evograph::Result<Vec<(u32, u32)>> {
+    use evograph::gen::{self, GenKind, GenSpec};
+    let mut edges = match a.graph.parse::<GenKind>() {
+        Ok(kind) => gen::generate(&GenSpec {
+            kind,
+            scale: a.scale,
+            edge_factor: a.edge_factor,
+            seed: a.seed,
+        })?,
+        Err(_) => read_edge_file(Path::new(&a.graph))?,
+    };
+    gen::shuffle(&mut edges, a.seed);
+    Ok(edges)
+}
+
+/// Edges of a file, ids relabeled `0..n` in order of appearance.
+fn read_edge_file(path: &Path) -> evograph::Result<Vec<(u32, u32)>> {
+    let mut src = io::open_source(path, Format::Auto)?;
+    let mut ids: rustc_hash::FxHashMap<u64, u32> = Default::default();
+    let mut dense = |x: u64| -> evograph::Result<u32> {
+        let n = ids.len();
+        if n >= u32::MAX as usize / 2 {
+            return Err(invalid("more than 2^31 vertices"));
+        }
+        Ok(*ids.entry(x).or_insert(n as u32))
+    };
+    let mut edges = Vec::new();
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let more = src.next_batch(1 << 16, &mut buf)?;
+        for r in &buf {
+            match *r {
+                Record::Insert(u, v) | Record::InsertWeighted(u, v, _) => {
+                    edges.push((dense(u)?, dense(v)?))
+                }
+                Record::InsertVertex(_) => {}
+                _ => {
+                    return Err(invalid(format!(
+                        "{}: the bench reads edge lists; this input deletes",
+                        path.display()
+                    )))
+                }
+            }
+        }
+        if !more {
+            return Ok(edges);
+        }
+    }
+}
+
+/// The number of distinct edges, and a seeded random 4% of them to delete.
+fn pick_deletions(edges: &[(u32, u32)], seed: u64) -> (u64, Vec<(u32, u32)>) {
+    use rayon::prelude::*;
+    let mut u = edges.to_vec();
+    u.par_sort_unstable();
+    u.dedup();
+    let unique = u.len() as u64;
+    evograph::gen::shuffle(&mut u, seed ^ 0x9e37_79b9_7f4a_7c15);
+    u.truncate(u.len() * 4 / 100);
+    (unique, u)
+}
+
+/// Streams `edges` as inserts (or deletes) in batches, one batch in flight while the next
+/// is applied, as `evograph ingest` does. Pushes each batch's latency in ms (submission to
+/// acknowledgement), samples the engine's DRAM into `dram_peak`, returns the seconds.
+fn stream(
+    g: &Graph,
+    edges: &[(u32, u32)],
+    batch: usize,
+    delete: bool,
+    lat: &mut Vec<f64>,
+    dram_peak: &mut u64,
+) -> evograph::Result<f64> {
+    let t = Instant::now();
+    let mut pending = None;
+    for (i, chunk) in edges.chunks(batch).enumerate() {
+        let recs: Vec<Record> = chunk
+            .iter()
+            .map(|&(u, v)| {
+                if delete {
+                    Record::Delete(u as u64, v as u64)
+                } else {
+                    Record::Insert(u as u64, v as u64)
+                }
+            })
+            .collect();
+        let start = Instant::now();
+        let ticket = g.submit(&recs)?;
+        if let Some((pt, ps)) = pending.replace((ticket, start)) {
+            g.wait(pt)?;
+            lat.push(ms(ps));
+        }
+        if i % 16 == 15 {
+            *dram_peak = (*dram_peak).max(g.dram_bytes());
+        }
+    }
+    if let Some((pt, ps)) = pending {
+        g.wait(pt)?;
+        lat.push(ms(ps));
+    }
+    *dram_peak = (*dram_peak).max(g.dram_bytes());
+    Ok(t.elapsed().as_secs_f64())
+}
+
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1e3
+}
+
+fn secs<T>(f: impl FnOnce() -> evograph::Result<T>) -> evograph::Result<(T, f64)> {
+    let t = Instant::now();
+    let r = f()?;
+    Ok((r, t.elapsed().as_secs_f64()))
+}
+
+/// The `q` quantile (nearest rank) of `xs`.
+fn quantile(xs: &mut [f64], q: f64) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    let rank = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
+    Some(xs[rank - 1])
+}
+
+fn open_store(p: &Plan, path: &Path, create: bool) -> evograph::Result<Graph> {
+    let opts = Options {
+        durability: p.a.durability,
+        threads: p.threads,
+        memtable_bytes: p.a.memtable_mb << 20,
+        medium: p.medium,
+        create,
+        ..Default::default()
+    };
+    match p.medium {
+        MediumKind::File => Graph::open(path, opts),
+        MediumKind::Memory => Graph::in_memory(opts),
+    }
+}
+
+/// Seeded random vertices with out-edges (GAPBS picks sources the same way).
+fn pick_sources(s: &Snapshot, k: usize, seed: u64) -> Vec<VertexId> {
+    let n = s.num_vertices() as u64;
+    let mut x = seed ^ 0x2545_f491_4f6c_dd1d;
+    let mut out = Vec::new();
+    for _ in 0..k * 10_000 {
+        if out.len() == k {
+            break;
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let v = (x % n.max(1)) as VertexId;
+        if s.out_degree(v) > 0 && !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    while out.len() < k {
+        out.push(out.first().copied().unwrap_or(0));
+    }
+    out
+}
+
+/// One run of the whole protocol on a fresh store.
+fn trial(p: &Plan) -> evograph::Result<Trial> {
+    let mut t = Trial::default();
+    let a = p.a;
+    let store_dir = p.dir.join("store");
+    if store_dir.exists() {
+        std::fs::remove_dir_all(&store_dir).map_err(|e| io_err("remove", &store_dir, e))?;
+    }
+    let m = p.edges.len();
+    let (warm, cut) = (m / 10, m - m / 10);
+    let bench_rss = sys::rss().unwrap_or(0);
+    let rss_reset = sys::reset_peak_rss();
+    let g = open_store(p, &store_dir, true)?;
+
+    // Ingest: warm-up, the timed 90% (with the untimed compaction before the last 10%).
+    let mut lat = Vec::new();
+    let mut engine_peak = 0;
+    let e = &p.edges;
+    let warmup = stream(
+        &g,
+        &e[..warm],
+        a.batch,
+        false,
+        &mut Vec::new(),
+        &mut engine_peak,
+    )?;
+    let first = stream(
+        &g,
+        &e[warm..cut],
+        a.batch,
+        false,
+        &mut lat,
+        &mut engine_peak,
+    )?;
+    let ((), pause) = secs(|| g.compact())?;
+    let last = stream(&g, &e[cut..], a.batch, false, &mut lat, &mut engine_peak)?;
+    let ingest = first + last;
+    let timed = (m - warm) as f64;
+    t.set("ingest.meps", timed / ingest / 1e6);
+    t.set("ingest.batch_p50_ms", quantile(&mut lat, 0.5));
+    t.set("ingest.batch_p99_ms", quantile(&mut lat, 0.99));
+    t.set("ingest.seconds", ingest);
+    t.set("ingest.warmup_seconds", warmup);
+    t.set("ingest.pause_compact_seconds", pause);
+    let (live, snap_secs) = secs(|| g.snapshot())?;
+    let peak = if rss_reset { sys::peak_rss() } else { None };
+    t.set("snapshot.seconds", snap_secs);
+    t.set("snapshot.live_runs", live.runs().len() as f64);
+    eprintln!(
+        "bench:   ingest {:.2} M edges/s, live snapshot of {} runs",
+        timed / ingest / 1e6,
+        live.runs().len()
+    );
+
+    // Write amplification up to the data being in runs; then full compaction.
+    let ((), flush) = secs(|| g.flush())?;
+    let written = g.stats()?.bytes_written_session;
+    let ((), compact) = secs(|| g.compact())?;
+    let st = g.stats()?;
+    let comp = g.snapshot()?;
+    t.set("flush.seconds", flush);
+    t.set("compact.seconds", compact);
+    t.set("graph.vertices", comp.live_vertices() as f64);
+    t.set("graph.edges_inserted", m as f64);
+    t.set("graph.edges_unique", p.unique as f64);
+    t.set("bytes_per_edge.written", written as f64 / m as f64);
+    t.set(
+        "bytes_per_edge.written_with_compaction",
+        st.bytes_written_session as f64 / m as f64,
+    );
+    t.set(
+        "bytes_per_edge.dram",
+        peak.map(|pk| pk.saturating_sub(bench_rss) as f64 / m as f64),
+    );
+    t.set("bytes_per_edge.dram_engine", engine_peak as f64 / m as f64);
+    if comp.num_edges() != p.unique {
+        return Err(invalid(format!(
+            "the store holds {} edges after ingest, the input {} distinct ones",
+            comp.num_edges(),
+            p.unique
+        )));
+    }
+
+    // The plain CSR, in the store's dense ids so that sources match.
+    let (csr, build) = secs(|| Ok(p.pool.install(|| build_csr(&comp, e))))?;
+    t.set("csr.build_seconds", build);
+    t.set("bytes_per_edge.csr", csr.bytes() as f64 / p.unique as f64);
+    let setup = kernels::Setup {
+        source: pick_sources(&comp, 1, a.seed)[0],
+        bc_sources: pick_sources(&comp, 4, a.seed + 1),
+        labels: comp.external_ids().to_vec(),
+    };
+    for &k in &p.kernels {
+        let (tl, dl) = p
+            .pool
+            .install(|| evograph::with_view!(&live, |v| kernels::run(k, v, &setup)));
+        let (tc, dc) = p
+            .pool
+            .install(|| evograph::with_view!(&comp, |v| kernels::run(k, v, &setup)));
+        let (tr, dr) = p.pool.install(|| kernels::run(k, &csr, &setup));
+        if !(dl.agrees(dr) && dc.agrees(dr)) {
+            return Err(invalid(format!(
+                "kernel {k} disagrees across views: live {dl:?}, compacted {dc:?}, csr {dr:?}"
+            )));
+        }
+        eprintln!("bench:   {k:<9} live {tl:.4} s, compacted {tc:.4} s, csr {tr:.4} s");
+        t.set(format!("kernels.{k}.live_seconds"), tl);
+        t.set(format!("kernels.{k}.compacted_seconds"), tc);
+        t.set(format!("kernels.{k}.csr_seconds"), tr);
+        t.set(format!("kernels.{k}.ratio_live"), tl / tr);
+        t.set(format!("kernels.{k}.ratio_compacted"), tc / tr);
+    }
+    drop((live, comp, csr));
+    let file = p.medium == MediumKind::File;
+    // Restarts: clean, then after a crash. Space at rest is measured on the closed store
+    // (no WAL, no retired runs), or on the memory medium once no snapshot holds old runs.
+    let (g, before) = if file {
+        let ((), close) = secs(|| g.close())?;
+        let before = dir_bytes(&store_dir)?;
+        let (g, clean) = secs(|| open_store(p, &store_dir, false))?;
+        t.set("restart.close_seconds", close);
+        t.set("restart.clean_seconds", clean);
+        let c = crash_leg(p)?;
+        t.set("restart.crash_seconds", c.reopen_seconds);
+        t.set("restart.wal_bytes_replayed", c.wal_bytes_replayed as f64);
+        t.set("restart.crash_acked_edges", c.acked as f64);
+        (g, before)
+    } else {
+        for f in [
+            "close_seconds",
+            "clean_seconds",
+            "crash_seconds",
+            "wal_bytes_replayed",
+            "crash_acked_edges",
+        ] {
+            t.set(format!("restart.{f}"), None);
+        }
+        let before = g.stats()?.medium_bytes;
+        (g, before)
+    };
+    t.set("bytes_per_edge.medium", before as f64 / p.unique as f64);
+
+    // Deletes, XPGraph style: a random 4% of the edges, then compaction.
+    let del = stream(&g, &p.deleted, a.batch, true, &mut Vec::new(), &mut 0)?;
+    let ((), dcompact) = secs(|| g.compact())?;
+    let left = g.snapshot()?.num_edges();
+    let after = if file {
+        g.close()?;
+        dir_bytes(&store_dir)?
+    } else {
+        let b = g.stats()?.medium_bytes;
+        g.close()?;
+        b
+    };
+    t.set("delete.edges", p.deleted.len() as f64);
+    t.set("delete.seconds", del);
+    t.set("delete.meps", p.deleted.len() as f64 / del / 1e6);
+    t.set("delete.compact_seconds", dcompact);
+    t.set("delete.medium_bytes_before", before as f64);
+    t.set("delete.medium_bytes_after", after as f64);
+    let want = p.unique - p.deleted.len() as u64;
+    if left != want {
+        return Err(invalid(format!(
+            "after the deletes the store holds {left} edges, expected {want}"
+        )));
+    }
+    Ok(t)
+}
+
+/// Bytes of the files in a directory.
+fn dir_bytes(dir: &Path) -> evograph::Result<u64> {
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).map_err(|e| io_err("list", dir, e))? {
+        let e = e.map_err(|e| io_err("list", dir, e))?;
+        n += e
+            .metadata()
+            .map_err(|er| io_err("stat", &e.path(), er))?
+            .len();
+    }
+    Ok(n)
+}
+
+/// A CSR of `edges` in the snapshot's dense ids.
+fn build_csr(s: &Snapshot, edges: &[(u32, u32)]) -> Csr {
+    use rayon::prelude::*;
+    let ext = s.external_ids();
+    let max = ext.iter().copied().max().unwrap_or(0) as usize;
+    let mut dense = vec![0 as VertexId; max + 1];
+    for (d, &x) in ext.iter().enumerate() {
+        dense[x as usize] = d as VertexId;
+    }
+    let mapped: Vec<(VertexId, VertexId)> = edges
+        .par_iter()
+        .map(|&(u, v)| (dense[u as usize], dense[v as usize]))
+        .collect();
+    Csr::from_edges(s.num_vertices(), &mapped, false)
+}
+
+/// Kills a child ingest of the same edges halfway and reopens what it left.
+fn crash_leg(p: &Plan) -> evograph::Result<crash::Crash> {
+    let dir = p.dir.join("crash-store");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| io_err("remove", &dir, e))?;
+    }
+    let half = p.edges.len() as u64 / 2;
+    let c = crash::ingest_kill_reopen(
+        &dir,
+        &p.dir.join("edges.bin"),
+        p.threads,
+        p.a.batch,
+        p.a.durability,
+        p.a.memtable_mb,
+        half,
+    )?;
+    // With sync durability every acknowledged edge must be there (interval and none
+    // acknowledge before the bytes are durable).
+    if p.a.durability == Durability::Sync {
+        let mut acked: Vec<(u32, u32)> = p.edges[..c.acked as usize].to_vec();
+        acked.sort_unstable();
+        acked.dedup();
+        if c.edges < acked.len() as u64 {
+            return Err(invalid(format!(
+                "after the crash the store holds {} edges, but {} distinct ones were acknowledged",
+                c.edges,
+                acked.len()
+            )));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(c)
+}

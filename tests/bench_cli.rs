@@ -1,0 +1,206 @@
+//! `evograph bench` at a tiny scale: every figure the issue names is in the JSON, the
+//! parameters, revision and machine are recorded, and the store it leaves holds exactly
+//! the edges inserted minus the edges deleted.
+
+mod common;
+
+use common::{assert_no_panic, evograph, parse_export};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+const KERNELS: &[&str] = &[
+    "gap-bfs", "gap-pr", "gap-cc", "bc", "tc", "gap-sssp", "bfs", "pr", "wcc", "cdlp", "lcc",
+    "sssp",
+];
+
+fn bench(dir: &Path, extra: &[&str]) -> Value {
+    let json = dir.join("bench.json");
+    let mut args: Vec<String> = [
+        "bench",
+        "--scale",
+        "9",
+        "--edge-factor",
+        "8",
+        "--threads",
+        "2",
+        "--batch",
+        "256",
+        "--trials",
+        "2",
+        "--seed",
+        "7",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(["--dir".into(), dir.join("work").display().to_string()]);
+    args.extend(["--json".into(), json.display().to_string()]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let out = evograph(&args);
+    assert_no_panic(&out, "bench");
+    assert!(
+        out.status.success(),
+        "bench failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("meps") && table.contains("live/csr"),
+        "{table}"
+    );
+    if !extra.contains(&"--kernels") {
+        for k in KERNELS {
+            assert!(table.contains(k), "table lacks kernel {k}:\n{table}");
+        }
+    }
+    serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("bench JSON parses")
+}
+
+fn at<'a>(j: &'a Value, path: &str) -> &'a Value {
+    path.split('.').fold(j, |v, k| {
+        v.get(k).unwrap_or_else(|| panic!("JSON lacks {path}"))
+    })
+}
+
+fn number(j: &Value, path: &str) -> f64 {
+    at(j, path)
+        .as_f64()
+        .unwrap_or_else(|| panic!("{path} is not a number: {}", at(j, path)))
+}
+
+fn edges_of(path: &Path) -> Vec<(u64, u64)> {
+    std::fs::read(path)
+        .unwrap()
+        .chunks_exact(8)
+        .map(|c| {
+            (
+                u32::from_le_bytes(c[..4].try_into().unwrap()) as u64,
+                u32::from_le_bytes(c[4..].try_into().unwrap()) as u64,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn bench_reports_every_figure_and_leaves_inserted_minus_deleted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let j = bench(tmp.path(), &[]);
+    for f in [
+        "ingest.meps",
+        "ingest.batch_p50_ms",
+        "ingest.batch_p99_ms",
+        "restart.clean_seconds",
+        "restart.crash_seconds",
+        "restart.wal_bytes_replayed",
+        "bytes_per_edge.written",
+        "bytes_per_edge.medium",
+        "bytes_per_edge.dram",
+        "bytes_per_edge.csr",
+        "delete.seconds",
+        "delete.compact_seconds",
+        "delete.medium_bytes_before",
+        "delete.medium_bytes_after",
+    ] {
+        assert!(number(&j, f) > 0.0, "{f} = {}", number(&j, f));
+    }
+    for k in KERNELS {
+        for f in [
+            "live_seconds",
+            "compacted_seconds",
+            "csr_seconds",
+            "ratio_live",
+            "ratio_compacted",
+        ] {
+            assert!(number(&j, &format!("kernels.{k}.{f}")) > 0.0, "{k}.{f}");
+        }
+        // The ratio is each trial's live time over its CSR time, then the median.
+        let raw = at(&j, "trials_raw").as_array().unwrap();
+        assert_eq!(raw.len(), 2);
+        let r: Vec<f64> = raw
+            .iter()
+            .map(|t| {
+                number(t, &format!("kernels.{k}.live_seconds"))
+                    / number(t, &format!("kernels.{k}.csr_seconds"))
+            })
+            .collect();
+        let want = (r[0] + r[1]) / 2.0;
+        let got = number(&j, &format!("kernels.{k}.ratio_live"));
+        assert!((got - want).abs() <= 1e-9 * want, "{k}: {got} vs {want}");
+    }
+    assert_eq!(number(&j, "params.scale"), 9.0);
+    assert_eq!(at(&j, "params.durability"), "sync");
+    assert!(!at(&j, "git_revision").as_str().unwrap().is_empty());
+    assert!(number(&j, "machine.cores") >= 1.0);
+    assert!(number(&j, "machine.memory_bytes") > 0.0);
+    // The live snapshot is the compacted base plus the unflushed last 10%.
+    assert_eq!(number(&j, "snapshot.live_runs"), 2.0);
+    // The child was killed halfway: it had acknowledged at least half, not everything.
+    let inserted = number(&j, "graph.edges_inserted");
+    let acked = number(&j, "restart.crash_acked_edges");
+    assert!(
+        acked >= inserted / 2.0 && acked < inserted,
+        "acked {acked} of {inserted}"
+    );
+    assert!(number(&j, "delete.medium_bytes_after") < number(&j, "delete.medium_bytes_before"));
+
+    // The store left behind holds the inserted edges minus the deleted ones.
+    let work = tmp.path().join("work");
+    let inserted: BTreeSet<(u64, u64)> = edges_of(&work.join("edges.bin")).into_iter().collect();
+    let deleted: BTreeSet<(u64, u64)> = edges_of(&work.join("deleted.bin")).into_iter().collect();
+    assert_eq!(inserted.len() as f64, number(&j, "graph.edges_unique"));
+    assert_eq!(deleted.len() as f64, number(&j, "delete.edges"));
+    assert_eq!(deleted.len(), inserted.len() * 4 / 100);
+    assert!(deleted.is_subset(&inserted));
+    let out = evograph(["export".as_ref(), work.join("store").as_os_str()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want: BTreeSet<_> = inserted.difference(&deleted).copied().collect();
+    assert_eq!(parse_export(&out.stdout), want);
+}
+
+#[test]
+fn bench_on_the_memory_medium_reports_no_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let j = bench(
+        tmp.path(),
+        &[
+            "--medium",
+            "memory",
+            "--durability",
+            "none",
+            "--kernels",
+            "bfs,tc",
+        ],
+    );
+    assert!(at(&j, "restart.clean_seconds").is_null());
+    assert!(at(&j, "restart.crash_seconds").is_null());
+    assert!(number(&j, "ingest.meps") > 0.0);
+    assert!(number(&j, "kernels.tc.ratio_compacted") > 0.0);
+    assert!(at(&j, "kernels").get("pr").is_none());
+    assert!(number(&j, "delete.medium_bytes_after") < number(&j, "delete.medium_bytes_before"));
+}
+
+#[test]
+fn bench_refuses_bad_arguments_clearly() {
+    for (args, msg) in [
+        (vec!["--kernels", "bfs,nope"], "unknown kernel 'nope'"),
+        (vec!["--medium", "tape"], "unknown medium 'tape'"),
+        (vec!["--trials", "0"], "at least 1"),
+        (
+            vec!["--graph", "/nonexistent/graph.el"],
+            "/nonexistent/graph.el",
+        ),
+    ] {
+        let mut all = vec!["bench", "--scale", "5"];
+        all.extend(&args);
+        let out = evograph(&all);
+        assert_no_panic(&out, &format!("{args:?}"));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(msg), "{args:?}: {err}");
+    }
+}
