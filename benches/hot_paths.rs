@@ -1,0 +1,199 @@
+//! Criterion micro-benchmarks of the engine's hot paths, each on a Kronecker graph of
+//! 2^16 vertices and 2^20 edges: WAL append (encode + write, the memory medium and a file
+//! medium under the temp dir), memtable apply, sealing a memtable to a run file (flush),
+//! merging two runs (compaction), and scanning a snapshot's neighbor lists (one compacted
+//! run, and a base plus an unflushed delta).
+//!
+//! Run: `cargo bench --bench hot_paths` (or `-- memtable` for one group). End-to-end
+//! figures come from `evograph bench`.
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use evograph::batch::DenseBatch;
+use evograph::gen::{self, GenKind, GenSpec};
+use evograph::medium::{file::FileMedium, memory::MemoryMedium, Medium};
+use evograph::memtable::Memtable;
+use evograph::run::build::RunMeta;
+use evograph::run::merge::merge_to_file;
+use evograph::wal::{recover, Wal};
+use evograph::{Durability, Graph, GraphView, Options, Record};
+use std::sync::Arc;
+
+const SCALE: u32 = 16;
+
+fn edges() -> Vec<(u32, u32)> {
+    let mut e = gen::generate(&GenSpec {
+        kind: GenKind::Kron,
+        scale: SCALE,
+        edge_factor: 16,
+        seed: 1,
+    })
+    .unwrap();
+    gen::shuffle(&mut e, 1);
+    e
+}
+
+fn pairs(e: &[(u32, u32)]) -> Vec<[u32; 2]> {
+    e.iter().map(|&(u, v)| [u, v]).collect()
+}
+
+fn memtable(e: &[[u32; 2]]) -> Memtable {
+    let mut m = Memtable::new(false, false, 0, 1 << SCALE);
+    m.apply_edges(e, &[]);
+    m
+}
+
+fn wal_append(c: &mut Criterion) {
+    let e = edges();
+    let mut batch = DenseBatch::default();
+    for &(u, v) in &e[..1 << 16] {
+        batch.push_edge(u, v, false, 1.0);
+    }
+    let mut g = c.benchmark_group("wal_append");
+    g.throughput(Throughput::Elements(batch.records()));
+    let tmp = tempfile::tempdir().unwrap();
+    let media: [(&str, Arc<dyn Medium>, Durability); 3] = [
+        ("memory", Arc::new(MemoryMedium::new()), Durability::None),
+        (
+            "file_none",
+            Arc::new(FileMedium::new(tmp.path())),
+            Durability::None,
+        ),
+        (
+            "file_sync",
+            Arc::new(FileMedium::new(tmp.path())),
+            Durability::Sync,
+        ),
+    ];
+    for (name, medium, mode) in media {
+        let rec = recover(&*medium, 0, true, |_, _| Ok(())).unwrap();
+        let wal = Wal::start(medium, rec, mode).unwrap();
+        let mut lsn = wal.durable_lsn();
+        g.bench_function(format!("64k_edges_{name}"), |b| {
+            b.iter(|| {
+                let end = wal.submit(&batch, lsn).unwrap();
+                wal.wait_durable(end).unwrap();
+                lsn = end;
+                // Keep the log from growing without bound across iterations.
+                wal.recycle_below(lsn);
+            })
+        });
+        wal.shutdown(true).unwrap();
+    }
+    g.finish();
+}
+
+fn memtable_apply(c: &mut Criterion) {
+    let e = pairs(&edges());
+    let mut g = c.benchmark_group("memtable_apply");
+    g.throughput(Throughput::Elements(e.len() as u64));
+    g.sample_size(20);
+    g.bench_function("1m_edges_in_64k_batches", |b| {
+        b.iter_batched(
+            || Memtable::new(false, false, 0, 1 << SCALE),
+            |mut m| {
+                for chunk in e.chunks(1 << 16) {
+                    m.apply_edges(chunk, &[]);
+                }
+                m
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+}
+
+fn flush(c: &mut Criterion) {
+    let e = pairs(&edges());
+    let medium: Arc<dyn Medium> = Arc::new(MemoryMedium::new());
+    let mut g = c.benchmark_group("flush");
+    g.throughput(Throughput::Elements(e.len() as u64));
+    g.sample_size(20);
+    let mut id = 0;
+    g.bench_function("seal_1m_edges_to_run_file", |b| {
+        b.iter_batched(
+            || memtable(&e),
+            |m| {
+                id += 1;
+                let r = m.seal_to_file(&[], id, &medium).unwrap();
+                medium.remove(&evograph::run::Run::file_name(id)).unwrap();
+                r
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+}
+
+fn merge(c: &mut Criterion) {
+    let e = pairs(&edges());
+    let half = e.len() / 2;
+    let medium: Arc<dyn Medium> = Arc::new(MemoryMedium::new());
+    let a = Arc::new(memtable(&e[..half]).seal(&[], 1));
+    let b_run = Arc::new(memtable(&e[half..]).seal(std::slice::from_ref(&a), 2));
+    let inputs = [a, b_run];
+    let mut g = c.benchmark_group("merge");
+    g.throughput(Throughput::Elements(e.len() as u64));
+    g.sample_size(20);
+    let mut id = 10;
+    g.bench_function("two_runs_of_512k_edges", |b| {
+        b.iter(|| {
+            id += 1;
+            let meta = RunMeta {
+                id,
+                level: 1,
+                min_lsn: 0,
+                max_lsn: e.len() as u64,
+                vertex_space: 1 << SCALE,
+                weighted: false,
+            };
+            let r = merge_to_file(&inputs, meta, true, &medium).unwrap();
+            medium.remove(&evograph::run::Run::file_name(id)).unwrap();
+            r
+        })
+    });
+    g.finish();
+}
+
+fn run_scan(c: &mut Criterion) {
+    let e = edges();
+    let g = Graph::in_memory(Options {
+        durability: Durability::None,
+        background: false,
+        ..Default::default()
+    })
+    .unwrap();
+    let recs = |es: &[(u32, u32)]| -> Vec<Record> {
+        es.iter()
+            .map(|&(u, v)| Record::Insert(u as u64, v as u64))
+            .collect()
+    };
+    let cut = e.len() * 9 / 10;
+    g.apply(&recs(&e[..cut])).unwrap();
+    g.compact().unwrap();
+    g.apply(&recs(&e[cut..])).unwrap();
+    let live = g.snapshot().unwrap();
+    g.compact().unwrap();
+    let comp = g.snapshot().unwrap();
+    let mut grp = c.benchmark_group("run_scan");
+    grp.throughput(Throughput::Elements(comp.num_edges()));
+    fn scan<G: GraphView>(g: &G) -> u64 {
+        let mut s = 0u64;
+        for v in 0..g.num_vertices() as u32 {
+            g.for_each_out(v, |w| s = s.wrapping_add(w as u64));
+        }
+        s
+    }
+    grp.bench_function("out_lists_compacted", |b| {
+        let f = comp.flat().expect("one compacted run");
+        b.iter(|| scan(&f))
+    });
+    grp.bench_function("out_lists_base_plus_10pct_delta", |b| {
+        let l = live.layered().expect("base plus one delta");
+        b.iter(|| scan(&l))
+    });
+    grp.bench_function("out_lists_run_walk", |b| b.iter(|| scan(&live)));
+    grp.finish();
+}
+
+criterion_group!(benches, wal_append, memtable_apply, flush, merge, run_scan);
+criterion_main!(benches);
