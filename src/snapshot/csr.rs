@@ -1,7 +1,7 @@
 //! A plain in-memory CSR: the baseline kernels are compared against, and a reference view
 //! for tests.
 
-use super::GraphView;
+use super::{FlatView, GraphView};
 use crate::types::VertexId;
 use rayon::prelude::*;
 
@@ -49,14 +49,27 @@ impl Csr {
         }
     }
 
-    /// Sorted out-neighbors of `v`.
-    pub fn out(&self, v: VertexId) -> &[VertexId] {
-        &self.out[self.out_off[v as usize] as usize..self.out_off[v as usize + 1] as usize]
+    /// The CSR as a [`FlatView`]: kernels read it through the same code as a compacted
+    /// store, so the two differ only in where the bytes live.
+    #[inline]
+    pub fn view(&self) -> FlatView<'_> {
+        FlatView::from_csr(
+            self.n,
+            self.undirected,
+            self.out.len() as u64,
+            (&self.out_off, &self.out),
+            (&self.in_off, &self.inn),
+        )
     }
 
-    /// Sorted in-neighbors of `v`.
+    /// Sorted out-neighbors of `v` (empty for ids out of range).
+    pub fn out(&self, v: VertexId) -> &[VertexId] {
+        self.view().out.at(v)
+    }
+
+    /// Sorted in-neighbors of `v` (empty for ids out of range).
     pub fn inn(&self, v: VertexId) -> &[VertexId] {
-        &self.inn[self.in_off[v as usize] as usize..self.in_off[v as usize + 1] as usize]
+        self.view().inn.at(v)
     }
 
     /// DRAM bytes held.
@@ -66,6 +79,7 @@ impl Csr {
     }
 }
 
+/// Every method is the flat view's.
 impl GraphView for Csr {
     fn num_vertices(&self) -> usize {
         self.n
@@ -76,36 +90,41 @@ impl GraphView for Csr {
     fn is_undirected(&self) -> bool {
         self.undirected
     }
+    #[inline]
     fn vertex_exists(&self, v: VertexId) -> bool {
         (v as usize) < self.n
     }
+    #[inline]
     fn out_degree(&self, v: VertexId) -> usize {
-        self.out(v).len()
+        self.view().out_degree(v)
     }
+    #[inline]
     fn in_degree(&self, v: VertexId) -> usize {
-        self.inn(v).len()
+        self.view().in_degree(v)
     }
+    #[inline]
     fn for_each_out<F: FnMut(VertexId)>(&self, v: VertexId, f: F) {
-        self.out(v).iter().copied().for_each(f)
+        self.view().for_each_out(v, f)
     }
+    #[inline]
     fn for_each_in<F: FnMut(VertexId)>(&self, v: VertexId, f: F) {
-        self.inn(v).iter().copied().for_each(f)
+        self.view().for_each_in(v, f)
     }
+    #[inline]
     fn find_out<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
-        self.out(v).iter().copied().any(f)
+        self.view().find_out(v, f)
     }
+    #[inline]
     fn find_in<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
-        self.inn(v).iter().copied().any(f)
+        self.view().find_in(v, f)
     }
     fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
-        self.out(u).binary_search(&v).is_ok()
+        self.view().has_edge(u, v)
     }
     fn out_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
-        out.clear();
-        out.extend_from_slice(self.out(v));
+        self.view().out_neighbors_sorted(v, out)
     }
     fn in_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
-        out.clear();
-        out.extend_from_slice(self.inn(v));
+        self.view().in_neighbors_sorted(v, out)
     }
 }

@@ -33,16 +33,62 @@ impl<'a> Adj<'a> {
         &self.adds[self.offs[v] as usize..self.offs[v + 1] as usize]
     }
 
+    /// Where `v`'s neighbors start in `adds`, and how many there are (0 beyond the index).
+    #[inline]
+    pub(crate) fn range(&self, v: VertexId) -> (u64, u64) {
+        let v = v as usize;
+        if v + 1 >= self.offs.len() {
+            return (0, 0);
+        }
+        (self.offs[v], self.offs[v + 1] - self.offs[v])
+    }
+
+    /// Where `v`'s neighbors start in `adds` (the end of `adds` beyond the index).
+    #[inline]
+    pub(crate) fn start(&self, v: VertexId) -> u64 {
+        let last = self.offs.len().saturating_sub(1);
+        self.offs.get((v as usize).min(last)).copied().unwrap_or(0)
+    }
+
+    /// Number of neighbor ids.
+    pub(crate) fn len(&self) -> u64 {
+        self.adds.len() as u64
+    }
+
+    /// The neighbor ids at positions `start..end` of `adds`.
+    #[inline]
+    pub(crate) fn slice(&self, start: u64, end: u64) -> &'a [u32] {
+        &self.adds[start as usize..end as usize]
+    }
+
     /// Calls `f` on each neighbor of `v` with its weight (1 when unweighted).
     #[inline]
     pub(crate) fn for_each_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, mut f: F) {
         let ids = self.at(v);
-        if self.wts.is_empty() || ids.is_empty() {
+        if self.wts.is_empty() {
             ids.iter().for_each(|&x| f(x, 1.0));
             return;
         }
-        let o = self.offs[v as usize] as usize;
-        let w = &self.wts[o..o + ids.len()];
+        let start = self.offs[v as usize] as usize;
+        let w = &self.wts[start..start + ids.len()];
+        ids.iter().zip(w).for_each(|(&x, &w)| f(x, w));
+    }
+
+    /// Calls `f` on the neighbors at positions `start..end` with their weights (1 when
+    /// unweighted).
+    #[inline]
+    pub(crate) fn for_each_weighted_in<F: FnMut(VertexId, f64)>(
+        &self,
+        start: u64,
+        end: u64,
+        mut f: F,
+    ) {
+        let ids = self.slice(start, end);
+        if self.wts.is_empty() {
+            ids.iter().for_each(|&x| f(x, 1.0));
+            return;
+        }
+        let w = &self.wts[start as usize..start as usize + ids.len()];
         ids.iter().zip(w).for_each(|(&x, &w)| f(x, w));
     }
 }
@@ -56,8 +102,8 @@ pub struct FlatView<'a> {
     weighted: bool,
     edges: u64,
     deleted: &'a [u64],
-    out: Adj<'a>,
-    inn: Adj<'a>,
+    pub(crate) out: Adj<'a>,
+    pub(crate) inn: Adj<'a>,
 }
 
 impl Snapshot {
@@ -86,7 +132,32 @@ impl Snapshot {
     }
 }
 
-impl FlatView<'_> {
+impl<'a> FlatView<'a> {
+    /// A view of plain CSR arrays (offsets and neighbor ids per direction), every id
+    /// existing and unweighted.
+    pub(crate) fn from_csr(
+        n: usize,
+        undirected: bool,
+        edges: u64,
+        out: (&'a [u64], &'a [u32]),
+        inn: (&'a [u64], &'a [u32]),
+    ) -> FlatView<'a> {
+        let adj = |(offs, adds): (&'a [u64], &'a [u32])| Adj {
+            offs,
+            adds,
+            wts: &[],
+        };
+        FlatView {
+            n,
+            undirected,
+            weighted: false,
+            edges,
+            deleted: &[],
+            out: adj(out),
+            inn: adj(inn),
+        }
+    }
+
     /// Sorted out-neighbors of `v`.
     #[inline]
     pub fn out(&self, v: VertexId) -> &[VertexId] {

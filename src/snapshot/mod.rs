@@ -30,6 +30,8 @@ pub struct Snapshot {
     pub(crate) edges: u64,
     /// Whether any run holds tombstones, per direction (out, in).
     tombs: [bool; 2],
+    /// The layered view's per-vertex index, built on first use and shared by clones.
+    spans: Arc<std::sync::OnceLock<Option<layered::SpanIndex>>>,
 }
 
 impl Snapshot {
@@ -54,6 +56,7 @@ impl Snapshot {
             externals,
             edges,
             tombs,
+            spans: Default::default(),
         }
     }
 
