@@ -33,16 +33,6 @@ impl<'a> Adj<'a> {
         &self.adds[self.offs[v] as usize..self.offs[v + 1] as usize]
     }
 
-    /// Where `v`'s neighbors start in `adds`, and how many there are (0 beyond the index).
-    #[inline]
-    pub(crate) fn range(&self, v: VertexId) -> (u64, u64) {
-        let v = v as usize;
-        if v + 1 >= self.offs.len() {
-            return (0, 0);
-        }
-        (self.offs[v], self.offs[v + 1] - self.offs[v])
-    }
-
     /// Where `v`'s neighbors start in `adds` (the end of `adds` beyond the index).
     #[inline]
     pub(crate) fn start(&self, v: VertexId) -> u64 {

@@ -12,18 +12,17 @@ use crate::run::Dir;
 use crate::types::VertexId;
 use rayon::prelude::*;
 
-/// Where one vertex's neighbors are in the base and the delta run of one direction.
+/// Where one vertex's neighbors start in the base and in the delta run of one direction.
 ///
-/// Both layers' positions for a vertex sit in one 16-byte entry, like a CSR offset (the
-/// base list ends where the next vertex's starts): a kernel that jumps to a random vertex
-/// (BFS, SSSP, BC pushing along edges) takes one cache miss for the index, not one per
-/// layer.
+/// Both layers' offsets for a vertex sit in one 8-byte entry, a CSR offset array for two
+/// (a vertex's lists end where the next vertex's start): a kernel that jumps to a random
+/// vertex (BFS, SSSP, BC pushing along edges) takes one cache miss for the index, not one
+/// per layer, and a pass over all vertices reads as many index bytes as on a plain CSR.
 #[derive(Clone, Copy, Default)]
 #[repr(C)]
 pub(crate) struct Span {
-    base: u64,
+    base: u32,
     delta: u32,
-    delta_len: u32,
 }
 
 /// The spans of every vertex plus one end entry, per direction (`inn` empty in undirected
@@ -34,24 +33,20 @@ pub(crate) struct SpanIndex {
     inn: Vec<Span>,
 }
 
-/// The spans of vertices `0..n` and the end entry; `None` if the delta holds 2^32 or more
-/// neighbor ids (its positions are 32-bit).
+/// The spans of vertices `0..n` and the end entry; `None` if either run holds 2^32 or more
+/// neighbor ids in this direction (offsets are 32-bit; such a snapshot is read through the
+/// general path).
 fn spans(n: usize, base: &Adj, delta: &Adj) -> Option<Vec<Span>> {
-    if delta.len() > u32::MAX as u64 {
+    if base.len() > u32::MAX as u64 || delta.len() > u32::MAX as u64 {
         return None;
     }
     Some(
         (0..n + 1)
             .into_par_iter()
             .with_min_len(4096)
-            .map(|v| {
-                let v = v as VertexId;
-                let (d, dl) = delta.range(v);
-                Span {
-                    base: base.start(v),
-                    delta: d as u32,
-                    delta_len: dl as u32,
-                }
+            .map(|v| Span {
+                base: base.start(v as VertexId) as u32,
+                delta: delta.start(v as VertexId) as u32,
             })
             .collect(),
     )
@@ -114,8 +109,8 @@ impl<'a> LayeredView<'a> {
     ) -> (&'a [u32], &'a [u32]) {
         match (spans.get(v as usize), spans.get(v as usize + 1)) {
             (Some(s), Some(next)) => (
-                base.slice(s.base, next.base),
-                delta.slice(s.delta as u64, s.delta as u64 + s.delta_len as u64),
+                base.slice(s.base as u64, next.base as u64),
+                delta.slice(s.delta as u64, next.delta as u64),
             ),
             _ => (&[], &[]),
         }
@@ -125,7 +120,7 @@ impl<'a> LayeredView<'a> {
     #[inline]
     fn degree(spans: &[Span], v: VertexId) -> usize {
         match (spans.get(v as usize), spans.get(v as usize + 1)) {
-            (Some(s), Some(next)) => (next.base - s.base) as usize + s.delta_len as usize,
+            (Some(s), Some(next)) => (next.base - s.base + next.delta - s.delta) as usize,
             _ => 0,
         }
     }
@@ -217,10 +212,9 @@ impl GraphView for LayeredView<'_> {
         };
         self.base
             .out
-            .for_each_weighted_in(s.base, next.base, &mut f);
-        let d = s.delta as u64;
+            .for_each_weighted_in(s.base as u64, next.base as u64, &mut f);
         self.d_out
-            .for_each_weighted_in(d, d + s.delta_len as u64, f);
+            .for_each_weighted_in(s.delta as u64, next.delta as u64, f);
     }
     fn out_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
         let (b, d) = self.out(v);
