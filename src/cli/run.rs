@@ -307,10 +307,10 @@ fn print(w: &mut impl Write, s: &Snapshot, values: &Values) -> std::io::Result<(
     Ok(())
 }
 
-/// Distinct labels among existing vertices.
-fn count_labels(s: &Snapshot, labels: &[u64]) -> usize {
-    let mut l: Vec<u64> = (0..s.num_vertices() as VertexId)
-        .filter(|&v| s.vertex_exists(v))
+/// Distinct labels among existing vertices (components, communities).
+pub(crate) fn count_labels<T: Ord + Copy>(g: &impl GraphView, labels: &[T]) -> usize {
+    let mut l: Vec<T> = (0..g.num_vertices() as VertexId)
+        .filter(|&v| g.vertex_exists(v))
         .map(|v| labels[v as usize])
         .collect();
     l.sort_unstable();

@@ -45,13 +45,7 @@ fn weighted_sum(xs: impl Iterator<Item = f64>) -> Digest {
 }
 
 fn distinct<T: Ord + Copy>(g: &impl GraphView, labels: &[T]) -> Digest {
-    let mut l: Vec<T> = (0..g.num_vertices() as VertexId)
-        .filter(|&v| g.vertex_exists(v))
-        .map(|v| labels[v as usize])
-        .collect();
-    l.sort_unstable();
-    l.dedup();
-    Digest(l.len() as f64)
+    Digest(crate::run::count_labels(g, labels) as f64)
 }
 
 /// Runs kernel `name` once on `g`: its seconds and a digest of its result. The parameters
