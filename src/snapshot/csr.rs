@@ -128,3 +128,25 @@ impl GraphView for Csr {
         self.view().in_neighbors_sorted(v, out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_sets_and_answers_out_of_range_ids_with_nothing() {
+        let g = Csr::from_edges(4, &[(0, 1), (0, 1), (2, 0), (1, 3)], false);
+        assert_eq!(g.num_edges(), 3);
+        assert_eq!(g.out(0), [1]);
+        assert_eq!(g.inn(0), [2]);
+        assert_eq!((g.out_degree(1), g.in_degree(1)), (1, 1));
+        assert!(g.has_edge(2, 0) && !g.has_edge(0, 2));
+        // Past the id space: empty, never a panic.
+        assert!(g.out(4).is_empty() && g.inn(99).is_empty());
+        assert_eq!(g.out_degree(u32::MAX), 0);
+        assert!(!g.vertex_exists(4) && !g.has_edge(7, 0));
+        let u = Csr::from_edges(3, &[(0, 1), (1, 1)], true);
+        assert_eq!(u.out(1), [0, 1]);
+        assert_eq!(u.inn(0), [1]);
+    }
+}
