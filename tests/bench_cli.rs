@@ -143,6 +143,18 @@ fn bench_reports_every_figure_and_leaves_inserted_minus_deleted() {
         "acked {acked} of {inserted}"
     );
     assert!(number(&j, "delete.medium_bytes_after") < number(&j, "delete.medium_bytes_before"));
+    // Written bytes by cause: the log and the flushes are there, and the causes never add
+    // up to more than everything written (the rest is dictionary and manifest).
+    let by_cause: f64 = ["wal", "flush", "merge", "pause"]
+        .iter()
+        .map(|c| number(&j, &format!("bytes_per_edge.written_{c}")))
+        .sum();
+    assert!(number(&j, "bytes_per_edge.written_wal") > 0.0);
+    assert!(number(&j, "bytes_per_edge.written_flush") > 0.0);
+    // (At this size the first flush already gives one dense run: the pause may merge nothing.)
+    assert!(number(&j, "bytes_per_edge.written_pause") >= 0.0);
+    assert!(number(&j, "bytes_per_edge.written_merge") >= 0.0);
+    assert!(by_cause <= number(&j, "bytes_per_edge.written") * (1.0 + 1e-9));
 
     // The store left behind holds the inserted edges minus the deleted ones.
     let work = tmp.path().join("work");

@@ -64,6 +64,9 @@ impl Inner {
                     .pool
                     .install(|| mem.seal_to_file(&older, id, &self.medium))?;
                 let r = Arc::new(r);
+                self.run_bytes
+                    .flushed
+                    .fetch_add(r.header.file_len, Ordering::Relaxed);
                 self.commit_flushed(&mut m, &r, None)?;
                 r
             } else {
@@ -165,6 +168,9 @@ impl Inner {
             };
             let Some(r) = dram else { return Ok(()) };
             let file_run = Arc::new(run::file::write(&r, &self.medium)?);
+            self.run_bytes
+                .flushed
+                .fetch_add(file_run.header.file_len, Ordering::Relaxed);
             self.commit_flushed(m, &file_run, Some(&r))?;
         }
     }
@@ -230,6 +236,9 @@ impl Inner {
             self.pool
                 .install(|| run::merge::merge_to_file(inputs, meta, base, &self.medium))?,
         );
+        self.run_bytes
+            .merged
+            .fetch_add(file_run.header.file_len, Ordering::Relaxed);
         let start = all.iter().position(|r| Arc::ptr_eq(r, &inputs[0])).unwrap();
         let mut files = all[..start].to_vec();
         files.push(file_run.clone());

@@ -98,7 +98,17 @@ struct Inner {
     poisoned: Mutex<Option<String>>,
     shutdown: AtomicBool,
     wal_bytes_replayed: u64,
+    /// Run-file bytes this handle wrote, by cause.
+    run_bytes: RunBytes,
     _lock: Option<lock::StoreLock>,
+}
+
+/// Run-file bytes written by flushes (memtables becoming runs) and by merges (compaction),
+/// so that write amplification can be told apart by cause.
+#[derive(Default)]
+struct RunBytes {
+    flushed: AtomicU64,
+    merged: AtomicU64,
 }
 
 impl Graph {

@@ -258,6 +258,7 @@ pub(super) fn open(path: &Path, mut opts: Options) -> Result<Graph> {
             manifest,
         }),
         wal,
+        run_bytes: Default::default(),
         next_run_id: AtomicU64::new(next_run_id),
         poisoned: Mutex::new(None),
         shutdown: AtomicBool::new(false),

@@ -3,6 +3,7 @@
 use super::Inner;
 use crate::Result;
 use serde::Serialize;
+use std::sync::atomic::Ordering;
 
 /// Runs at one compaction level.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -50,6 +51,13 @@ pub struct Stats {
     pub bytes_written_session: u64,
     /// Bytes written since the store was created (as of the last commit, plus this session).
     pub bytes_written_total: u64,
+    /// WAL bytes this handle wrote (part of `bytes_written_session`).
+    pub wal_bytes_written: u64,
+    /// Run-file bytes this handle's flushes wrote (memtables becoming runs).
+    pub flush_bytes_written: u64,
+    /// Run-file bytes this handle's merges wrote (compaction). The rest of
+    /// `bytes_written_session` is the dictionary and the manifest.
+    pub merge_bytes_written: u64,
     /// Persists (fdatasync) issued by this handle.
     pub persists_session: u64,
     /// WAL bytes replayed when this handle opened the store.
@@ -115,6 +123,9 @@ impl Inner {
             medium_bytes: self.medium.bytes_used()?,
             bytes_written_session: io.bytes_written,
             bytes_written_total: base + io.bytes_written,
+            wal_bytes_written: self.wal.as_ref().map_or(0, |w| w.bytes_written()),
+            flush_bytes_written: self.run_bytes.flushed.load(Ordering::Relaxed),
+            merge_bytes_written: self.run_bytes.merged.load(Ordering::Relaxed),
             persists_session: io.persists,
             wal_bytes_replayed: self.wal_bytes_replayed,
             next_lsn,

@@ -57,6 +57,9 @@ Figures (medians over --trials; the JSON file also keeps every trial's under tri
   bytes_per_edge.written     bytes written to the medium during ingest and the final flush
                              (WAL, runs, background and the pause compactions) per edge
                              inserted: the write amplification
+  bytes_per_edge.written_wal/_flush/_merge/_pause  that, by cause: the log, memtables
+                             flushed to runs, background merges, and the merge half of the
+                             bench's pause compaction (the rest is dictionary and manifest)
   bytes_per_edge.written_with_compaction  the same including the full compaction
   bytes_per_edge.medium      store bytes at rest after full compaction, per unique edge
   bytes_per_edge.dram        peak resident memory while ingesting, above the bench's own
@@ -442,7 +445,9 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
         &mut lat,
         &mut engine_peak,
     )?;
+    let merged_before_pause = g.stats()?.merge_bytes_written;
     let ((), pause) = secs(|| g.compact())?;
+    let pause_merged = g.stats()?.merge_bytes_written - merged_before_pause;
     let last = stream(&g, &e[cut..], a.batch, false, &mut lat, &mut engine_peak)?;
     let ingest = first + last;
     let timed = (m - warm) as f64;
@@ -464,7 +469,8 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
 
     // Write amplification up to the data being in runs; then full compaction.
     let ((), flush) = secs(|| g.flush())?;
-    let written = g.stats()?.bytes_written_session;
+    let w = g.stats()?;
+    let written = w.bytes_written_session;
     let ((), compact) = secs(|| g.compact())?;
     let st = g.stats()?;
     let comp = g.snapshot()?;
@@ -474,6 +480,14 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
     t.set("graph.edges_inserted", m as f64);
     t.set("graph.edges_unique", p.unique as f64);
     t.set("bytes_per_edge.written", written as f64 / m as f64);
+    let per = |b: u64| b as f64 / m as f64;
+    t.set("bytes_per_edge.written_wal", per(w.wal_bytes_written));
+    t.set("bytes_per_edge.written_flush", per(w.flush_bytes_written));
+    t.set(
+        "bytes_per_edge.written_merge",
+        per(w.merge_bytes_written - pause_merged),
+    );
+    t.set("bytes_per_edge.written_pause", per(pause_merged));
     t.set(
         "bytes_per_edge.written_with_compaction",
         st.bytes_written_session as f64 / m as f64,
