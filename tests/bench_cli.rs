@@ -69,17 +69,21 @@ fn number(j: &Value, path: &str) -> f64 {
         .unwrap_or_else(|| panic!("{path} is not a number: {}", at(j, path)))
 }
 
+/// The edges of a binary edge list the bench left, read through `io` as `ingest` reads it.
 fn edges_of(path: &Path) -> Vec<(u64, u64)> {
-    std::fs::read(path)
-        .unwrap()
-        .chunks_exact(8)
-        .map(|c| {
-            (
-                u32::from_le_bytes(c[..4].try_into().unwrap()) as u64,
-                u32::from_le_bytes(c[4..].try_into().unwrap()) as u64,
-            )
-        })
-        .collect()
+    let mut src = evograph::io::open_source(path, evograph::io::Format::Bin).unwrap();
+    let (mut out, mut buf) = (Vec::new(), Vec::new());
+    loop {
+        buf.clear();
+        let more = src.next_batch(1 << 16, &mut buf).unwrap();
+        out.extend(buf.iter().map(|r| match *r {
+            evograph::Record::Insert(u, v) => (u, v),
+            ref other => panic!("{}: unexpected record {other:?}", path.display()),
+        }));
+        if !more {
+            return out;
+        }
+    }
 }
 
 #[test]

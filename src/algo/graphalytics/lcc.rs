@@ -143,7 +143,7 @@ pub fn lcc<G: GraphView>(g: &G) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::graphalytics::testkit::{assert_close, example, history, Model, Views};
+    use crate::algo::graphalytics::testkit::{assert_close, by_id, example, history, Model, Views};
     use crate::snapshot::Csr;
     use proptest::prelude::*;
     use std::collections::{BTreeMap, BTreeSet};
@@ -175,10 +175,6 @@ mod tests {
                 (v, links as f64 / (k * (k - 1.0)))
             })
             .collect()
-    }
-
-    fn by_id(first: u32, vals: &[f64]) -> BTreeMap<u64, f64> {
-        (first as u64..).zip(vals.iter().copied()).collect()
     }
 
     #[test]

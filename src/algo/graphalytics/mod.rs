@@ -127,6 +127,11 @@ pub(crate) mod testkit {
         (6, 10), (7, 9),
     ];
 
+    /// Per-dense-id values of an [`example`] graph keyed by vertex (`first + i`).
+    pub fn by_id(first: u32, vals: &[f64]) -> BTreeMap<u64, f64> {
+        (first as u64..).zip(vals.iter().copied()).collect()
+    }
+
     /// An example graph as a [`Csr`] whose dense id `i` is vertex `first + i`.
     pub fn example(undirected: bool) -> (Csr, u32) {
         let (edges, first, last): (&[(u32, u32)], u32, u32) = if undirected {

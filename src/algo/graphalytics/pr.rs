@@ -81,7 +81,7 @@ pub fn pagerank<G: GraphView>(g: &G, damping: f64, iterations: u32) -> Vec<f64> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::graphalytics::testkit::{assert_close, example, history, Model, Views};
+    use crate::algo::graphalytics::testkit::{assert_close, by_id, example, history, Model, Views};
     use crate::snapshot::Csr;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
@@ -111,10 +111,6 @@ mod tests {
                 .collect();
         }
         pr
-    }
-
-    fn by_id(first: u32, vals: &[f64]) -> BTreeMap<u64, f64> {
-        (first as u64..).zip(vals.iter().copied()).collect()
     }
 
     #[test]
