@@ -6,6 +6,7 @@
 
 use crate::progress;
 use evograph::io::{self, Format};
+use evograph::store::MediumKind;
 use evograph::{Durability, Graph, Options, Record};
 use std::io::Write;
 use std::path::PathBuf;
@@ -42,6 +43,11 @@ pub struct Args {
     /// DRAM budget for memtables, in MiB.
     #[arg(long, default_value_t = 1024)]
     memtable_mb: usize,
+    /// Medium of a new store: file (pwrite + fdatasync), pmem (mapped; clwb + sfence on a
+    /// DAX mount, msync elsewhere) or battery (mapped; a fence persists: eADR). An existing
+    /// store keeps the medium it was created on.
+    #[arg(long)]
+    medium: Option<MediumKind>,
     /// Skip the validation pass over text inputs (a malformed line then stops the ingest
     /// with the batches before it already stored).
     #[arg(long)]
@@ -79,11 +85,15 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         durability: a.durability,
         threads: a.threads,
         memtable_bytes: a.memtable_mb << 20,
+        medium: a.medium,
         ..Options::default()
     };
     let t_open = Instant::now();
     let g = Graph::open(&a.store, opts)?;
     let open_secs = t_open.elapsed().as_secs_f64();
+    if matches!(a.medium, Some(MediumKind::Pmem | MediumKind::Battery)) {
+        eprintln!("evograph: {} medium persists by {}", a.medium.unwrap(), g.stats()?.persist_method);
+    }
 
     let batch = a.batch;
     let (tx, rx) = mpsc::sync_channel::<evograph::Result<Vec<Record>>>(2);

@@ -8,6 +8,10 @@
 //! magic "EVGMANI1" | seq u64 | payload_len u32 | crc32c u32 (of seq, len, payload) | payload
 //! ```
 //! The payload is [`Root`] as JSON: readable with `head -c`, and small next to the runs.
+//!
+//! A new store's manifest is written and persisted as `MANIFEST.new`, then renamed to
+//! `MANIFEST` and the directory synced: a crash during creation leaves either no
+//! `MANIFEST` (the store was never created, and the next open creates it) or a whole one.
 
 use crate::medium::{Medium, SegmentFile};
 use crate::{Error, Result};
@@ -15,6 +19,8 @@ use serde::{Deserialize, Serialize};
 
 /// Name of the manifest segment.
 pub const FILE: &str = "MANIFEST";
+/// Name a new store's manifest has until it is complete and durable.
+pub const NEW_FILE: &str = "MANIFEST.new";
 const SLOT: u64 = 64 << 10;
 const SLOT_HEADER: usize = 24;
 const MAGIC: &[u8; 8] = b"EVGMANI1";
@@ -62,6 +68,22 @@ pub struct Root {
     pub bytes_written: u64,
     /// Live runs, oldest first.
     pub runs: Vec<RunRef>,
+    /// The medium the store was created on ("file", "pmem" or "battery").
+    #[serde(default = "default_medium")]
+    pub medium: String,
+    /// Whether the handle that committed this root wrote a WAL. With a WAL, a commit torn
+    /// by a crash always leaves the log that rebuilds what it held, which lets open tell a
+    /// torn commit from a damaged one.
+    #[serde(default = "default_logged")]
+    pub logged: bool,
+}
+
+fn default_medium() -> String {
+    "file".into()
+}
+
+fn default_logged() -> bool {
+    true
 }
 
 impl Root {
@@ -79,6 +101,8 @@ impl Root {
             next_run_id: 1,
             bytes_written: 0,
             runs: Vec::new(),
+            medium: default_medium(),
+            logged: true,
         }
     }
 }
@@ -139,20 +163,40 @@ fn decode(b: &[u8]) -> Slot {
 }
 
 impl Manifest {
-    /// Writes the first root of a new store.
+    /// Writes the first root of a new store: complete and durable under a temporary name,
+    /// then renamed into place.
     pub fn create(medium: &dyn Medium, mut root: Root) -> Result<Manifest> {
-        let seg = medium.create(FILE)?;
+        let seg = medium.create(NEW_FILE)?;
         root.seq = 1;
         // Slot seq % 2, as every commit: the first commit then goes to the other slot.
         seg.write_at(SLOT, &encode(&root)?)?;
         seg.set_len(2 * SLOT)?;
         seg.persist()?;
+        medium.rename(NEW_FILE, FILE)?;
         medium.sync_dir()?;
         Ok(Manifest {
             seg,
             root,
             other_slot_damaged: false,
         })
+    }
+
+    /// Whether `MANIFEST` exists but never had a root committed (both slots empty): what an
+    /// earlier build that wrote it in place left after a crash during creation.
+    pub fn never_committed(medium: &dyn Medium) -> Result<bool> {
+        let seg = medium.open(FILE)?;
+        let len = seg.len()?;
+        for i in 0..2 {
+            let n = len.saturating_sub(i * SLOT).min(SLOT_HEADER as u64) as usize;
+            let mut b = vec![0u8; n];
+            if n > 0 {
+                seg.read_at(i * SLOT, &mut b)?;
+            }
+            if b.iter().any(|&x| x != 0) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Reads both slots and takes the newest valid root.

@@ -39,6 +39,9 @@ impl Medium for FileMedium {
     fn kind(&self) -> &'static str {
         "file"
     }
+    fn create_root(&self) -> Result<()> {
+        create_dir_durably(&self.dir)
+    }
     fn create(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
         let path = self.path(name);
         let file = OpenOptions::new()
@@ -71,27 +74,58 @@ impl Medium for FileMedium {
         std::fs::rename(&a, &b).map_err(|e| Error::io("rename", &a, e))
     }
     fn list(&self) -> Result<Vec<String>> {
-        let rd = std::fs::read_dir(&self.dir).map_err(|e| Error::io("list", &self.dir, e))?;
-        let mut names = Vec::new();
-        for entry in rd {
-            let entry = entry.map_err(|e| Error::io("list", &self.dir, e))?;
-            if entry.file_type().map(|t| t.is_file()).unwrap_or(false) {
-                if let Some(n) = entry.file_name().to_str() {
-                    names.push(n.to_string());
-                }
-            }
-        }
-        names.sort();
-        Ok(names)
+        list_files(&self.dir)
     }
     fn sync_dir(&self) -> Result<()> {
-        let d = File::open(&self.dir).map_err(|e| Error::io("open", &self.dir, e))?;
         self.stats.on_persist();
-        d.sync_all().map_err(|e| Error::io("fsync", &self.dir, e))
+        sync_dir_path(&self.dir)
     }
     fn stats(&self) -> &MediumStats {
         &self.stats
     }
+}
+
+/// Creates `dir` and its missing ancestors, fsyncing each new directory's parent after
+/// creating it: POSIX makes a new directory entry durable only through its parent.
+pub(crate) fn create_dir_durably(dir: &Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    create_dir_durably(&parent)?;
+    match std::fs::create_dir(dir) {
+        Ok(()) => {}
+        // Another process created it in between: its creator makes it durable, but syncing
+        // the parent again below costs little and makes it so here too.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+        Err(e) => return Err(Error::io("create", dir, e)),
+    }
+    sync_dir_path(&parent)
+}
+
+/// Names of the regular files in `dir`, sorted.
+pub(crate) fn list_files(dir: &Path) -> Result<Vec<String>> {
+    let rd = std::fs::read_dir(dir).map_err(|e| Error::io("list", dir, e))?;
+    let mut names = Vec::new();
+    for entry in rd {
+        let entry = entry.map_err(|e| Error::io("list", dir, e))?;
+        if entry.file_type().map(|t| t.is_file()).unwrap_or(false) {
+            if let Some(n) = entry.file_name().to_str() {
+                names.push(n.to_string());
+            }
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// fsync of a directory: makes the entries created, renamed or removed in it durable.
+pub(crate) fn sync_dir_path(dir: &Path) -> Result<()> {
+    let d = File::open(dir).map_err(|e| Error::io("open", dir, e))?;
+    d.sync_all().map_err(|e| Error::io("fsync", dir, e))
 }
 
 struct FileSegment {

@@ -41,6 +41,12 @@ impl Medium for MemoryMedium {
     fn kind(&self) -> &'static str {
         "memory"
     }
+    fn persistence(&self) -> super::Persistence {
+        super::Persistence::Volatile
+    }
+    fn persist_method(&self) -> String {
+        "none (DRAM only)".into()
+    }
     fn create(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
         let buf: Buf = Arc::default();
         self.segments

@@ -6,13 +6,17 @@
 //! creation, rename or removal is made durable by [`Medium::sync_dir`]. Nothing else in the
 //! crate touches the filesystem for store data.
 //!
-//! Implemented now: [`file::FileMedium`] (pwrite + fdatasync, mmap for reads) and
-//! [`memory::MemoryMedium`] (volatile). The design's pmem, battery and sim media plug in
-//! behind the same two traits.
+//! Implemented: [`file::FileMedium`] (pwrite + fdatasync, mmap for reads),
+//! [`pmem::PmemMedium`] (segments mapped into memory; cache-line write-back + fence on a DAX
+//! mount, msync elsewhere, or a fence alone for battery-backed caches),
+//! [`memory::MemoryMedium`] (volatile) and [`sim::SimMedium`] (records every operation and
+//! builds the images a power cut could leave, for crash tests).
 
 pub mod file;
 mod mapped;
 pub mod memory;
+pub mod pmem;
+pub mod sim;
 mod stats;
 
 pub use mapped::Mapped;
@@ -20,10 +24,43 @@ pub use stats::{MediumStats, StatsSnapshot};
 
 use crate::Result;
 
+/// How a medium makes bytes durable, which decides what a power cut can tear and what a
+/// persist costs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Persistence {
+    /// A system call (`fdatasync`, `msync`): costly, so writers group many updates into one;
+    /// unpersisted writes tear at 512-byte sectors.
+    Syscall,
+    /// Cache-line write-back or a fence, no system call: cheap enough to persist a small
+    /// commit block and then its 8-byte commit marker; unpersisted writes tear at 8 bytes.
+    CacheLine,
+    /// Nothing survives the process.
+    Volatile,
+}
+
 /// A durable byte store holding named segment files.
 pub trait Medium: Send + Sync + 'static {
-    /// Short name for reports ("file", "memory").
+    /// Short name for reports ("file", "pmem", "battery", "memory", "sim").
     fn kind(&self) -> &'static str;
+    /// How persists work on this medium.
+    fn persistence(&self) -> Persistence {
+        Persistence::Syscall
+    }
+    /// How bytes become durable, in words for `stats` (e.g. "clwb + sfence (DAX, MAP_SYNC)").
+    fn persist_method(&self) -> String {
+        "fdatasync".into()
+    }
+    /// Makes the medium's root (the store directory) exist durably: created with its missing
+    /// ancestors, each one's entry made durable in its parent. Called before anything is
+    /// written, so that a power cut after an acknowledgement cannot lose the whole store.
+    fn create_root(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Whether appenders should allocate a segment's space ahead: on mapped media growing a
+    /// segment is a system call and a new mapping, so a log of small blocks preallocates.
+    fn preallocates(&self) -> bool {
+        false
+    }
     /// Creates (or truncates) a segment.
     fn create(&self, name: &str) -> Result<Box<dyn SegmentFile>>;
     /// Opens an existing segment for reading and writing.

@@ -1,8 +1,9 @@
 //! Background work: seal frozen memtables, flush sealed runs, compact.
 //!
 //! Flush is where a run becomes durable: [`crate::run::file::write`] persists the file,
-//! the dictionary's new entries are persisted, and the manifest commit makes both part of
-//! the store; only then may the WAL below the run's LSN be recycled. Compaction is tiered:
+//! the dictionary's new entries are persisted, the WAL is made durable up to the run's last
+//! LSN, and the manifest commit makes the run part of the store; only then may the WAL
+//! below the run's LSN be recycled. Compaction is tiered:
 //! when `fanout` runs share a level they are merged into one run of the next level, so each
 //! edge is rewritten O(log) times and the number of runs stays bounded.
 
@@ -145,6 +146,7 @@ impl Inner {
         root.dict_bytes = dict_bytes;
         root.wal_start_lsn = wal_start;
         root.next_run_id = self.next_run_id.load(Ordering::Acquire);
+        root.logged = self.wal.is_some();
         root.bytes_written = m.bytes_written_base + self.medium.stats().snapshot().bytes_written;
         root.runs = runs
             .iter()
@@ -188,6 +190,13 @@ impl Inner {
             .write()
             .unwrap()
             .write_upto(&*self.medium, new.header.vertex_space as usize)?;
+        if let Some(wal) = &self.wal {
+            // The root is about to start the log at the run's end. The log must be durable
+            // that far first, or a crash leaves a root that starts past the log's end (the
+            // WAL thread may still be inside an earlier fdatasync, or waiting for its
+            // interval).
+            wal.persist_upto(new.header.max_lsn)?;
+        }
         let mut files = self.file_runs();
         files.push(new.clone());
         let root = self.root_for(m, &files, new.header.max_lsn);

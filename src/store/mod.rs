@@ -3,8 +3,40 @@
 //! Write path ([`write`]): translate external ids, apply to the active memtable, queue the
 //! batch's WAL block; the acknowledgement waits for the block to be durable. Background path
 //! ([`maintain`]): freeze full memtables, seal them into in-DRAM runs, flush those to run
-//! files (write, persist, commit the manifest, recycle the WAL), and merge runs level by
-//! level. Open ([`open`]): read the manifest, verify the runs and dictionary, replay the WAL.
+//! files (write, persist, make the WAL durable up to the run, commit the manifest, recycle
+//! the WAL), and merge runs level by level. Open ([`open`]): read the manifest, verify the
+//! runs and dictionary, replay the WAL.
+//!
+//! # Concurrency contract
+//!
+//! Threads:
+//! - **callers**: any number of threads may call [`Graph`] methods (`submit`, `snapshot`,
+//!   `flush`, `compact`, `stats`, `check`); writes are applied one batch at a time in the
+//!   order they take the writer lock.
+//! - **`evograph-flush`** (when `Options::background`): seals frozen memtables into run
+//!   files and merges levels ([`maintain::flusher_loop`]). Failing to start it is an error
+//!   of `open`, never a writer waiting forever on backpressure.
+//! - **`evograph-wal`**: owns the log files; appends queued blocks and persists them
+//!   ([`crate::wal::Wal`]). It takes no store lock, only the WAL's own queue mutex.
+//! - **`evograph-worker-*`**: the rayon pool for parallel apply, seal, merge and verify; it
+//!   runs work handed to it by the threads above and takes no store lock of its own.
+//!
+//! Locks, in the order they may be taken (never the reverse):
+//! 1. `seal_lock` — one sealer at a time, so frozen memtables become runs oldest first.
+//!    Held across I/O (sealing straight to a file writes and persists it).
+//! 2. `maint` — the manifest and every commit: flush commits and merges. Held across I/O:
+//!    run writes, the WAL persist a flush waits for, `fdatasync` of the manifest.
+//! 3. `writer` — the active memtable, next LSN, deleted-vertex bits. Held while applying a
+//!    batch and queuing its WAL block (a memory copy), never across a persist: the
+//!    acknowledgement's wait happens after it is released.
+//! 4. `dict` (RwLock) — the id dictionary. Written under `writer` (new ids) and under
+//!    `maint` (appending committed entries to `DICT`, which writes and persists).
+//! 5. `state` — the published runs and frozen memtables. Never held across I/O: readers
+//!    (`snapshot`) take it briefly, so a snapshot never waits for a flush's `fdatasync`.
+//!
+//! `poisoned` and each frozen memtable's own mutex are leaves: nothing else is taken while
+//! they are held. A write error anywhere poisons the handle: later writes are refused, the
+//! log is kept, and reopening recovers from the last commit.
 
 mod check;
 mod lock;
@@ -118,28 +150,35 @@ impl Graph {
         open::open(path.as_ref(), opts)
     }
 
+    /// Opens (or creates) the store held by a medium built by the caller, such as the sim
+    /// medium of the crash tests. No lock file is taken: the caller keeps to one writer.
+    pub fn open_on(medium: Arc<dyn Medium>, opts: Options) -> Result<Graph> {
+        open::open_on(Path::new(medium.kind()), medium, None, opts)
+    }
+
     /// A store that lives in DRAM only.
     pub fn in_memory(mut opts: Options) -> Result<Graph> {
-        opts.medium = MediumKind::Memory;
+        opts.medium = Some(MediumKind::Memory);
         opts.create = true;
         open::open(Path::new(":memory:"), opts)
     }
 
-    fn from_inner(inner: Arc<Inner>) -> Graph {
+    fn from_inner(inner: Arc<Inner>) -> Result<Graph> {
         let flusher = if inner.opts.background {
             let i = inner.clone();
-            std::thread::Builder::new()
+            let t = std::thread::Builder::new()
                 .name("evograph-flush".into())
                 .spawn(move || maintain::flusher_loop(i))
-                .ok()
+                .map_err(|e| Error::io("spawn", "evograph-flush", e))?;
+            Some(t)
         } else {
             None
         };
-        Graph {
+        Ok(Graph {
             inner,
             flusher: Mutex::new(flusher),
             closed: AtomicBool::new(false),
-        }
+        })
     }
 
     /// Queues a batch: it is applied (visible to later snapshots) when this returns, and
@@ -255,14 +294,17 @@ impl Graph {
         if let Some(t) = self.flusher.lock().unwrap().take() {
             let _ = t.join();
         }
-        let res = if flush && !self.inner.opts.read_only && self.inner.poison_error().is_none() {
-            self.inner.flush()
-        } else {
-            Ok(())
+        let writable = flush && !self.inner.opts.read_only;
+        let res = match self.inner.poison_error() {
+            Some(e) if writable => Err(Error::Poisoned(e)),
+            _ if writable => self.inner.flush(),
+            _ => Ok(()),
         };
         if let Some(wal) = &self.inner.wal {
-            // After a successful flush every record is in committed runs: drop the log.
-            wal.shutdown(flush && res.is_ok() && !self.inner.opts.read_only)?;
+            // Only after a flush that ran and succeeded is every record in committed runs;
+            // otherwise the log may hold the only copy of acknowledged records: keep it.
+            let wal_res = wal.shutdown(writable && res.is_ok());
+            return res.and(wal_res);
         }
         res
     }

@@ -10,7 +10,9 @@ use super::{Graph, Inner, Maint, MediumKind, Options, State, Writer};
 use crate::batch::{id_of, is_del, Section};
 use crate::dict::{self, Dict};
 use crate::manifest::{self, Manifest, Root};
-use crate::medium::{file::FileMedium, memory::MemoryMedium, Medium};
+use crate::medium::file::{create_dir_durably, FileMedium};
+use crate::medium::pmem::{PmemMedium, PmemMode};
+use crate::medium::{memory::MemoryMedium, Medium};
 use crate::memtable::Memtable;
 use crate::run::{self, Run};
 use crate::types::Durability;
@@ -25,6 +27,7 @@ use std::sync::{Arc, Condvar, Mutex, RwLock};
 /// Files an evograph store may contain besides runs and WAL segments.
 fn is_store_file(name: &str) -> bool {
     name == manifest::FILE
+        || name == manifest::NEW_FILE
         || name == dict::FILE
         || name == "LOCK"
         || Run::parse_file_name(name).is_some()
@@ -32,194 +35,119 @@ fn is_store_file(name: &str) -> bool {
         || name.starts_with("wal-spare-")
 }
 
-pub(super) fn open(path: &Path, mut opts: Options) -> Result<Graph> {
+pub(super) fn open(path: &Path, opts: Options) -> Result<Graph> {
+    let opts = normalized(opts);
+    if opts.medium == Some(MediumKind::Memory) {
+        return open_on(path, Arc::new(MemoryMedium::new()), None, opts);
+    }
+    prepare_dir(path, &opts)?;
+    let lock = StoreLock::acquire(path)?;
+    let kind = recorded_medium(path, &opts)?;
+    let medium: Arc<dyn Medium> = match kind {
+        MediumKind::Pmem => Arc::new(PmemMedium::new(path, PmemMode::Flush)),
+        MediumKind::Battery => Arc::new(PmemMedium::new(path, PmemMode::Battery)),
+        _ => Arc::new(FileMedium::new(path)),
+    };
+    open_on(path, medium, Some(lock), opts)
+}
+
+/// Read-only opens change nothing: no creation, no background work, no log.
+fn normalized(mut opts: Options) -> Options {
     if opts.read_only {
         opts.create = false;
         opts.background = false;
         opts.durability = Durability::None;
     }
-    let (medium, lock): (Arc<dyn Medium>, _) = match opts.medium {
-        MediumKind::Memory => (Arc::new(MemoryMedium::new()), None),
-        MediumKind::File => {
-            let not_store = |reason: &str| Error::NotAStore {
-                path: path.to_path_buf(),
-                reason: reason.to_string(),
-            };
-            if !path.exists() {
-                if !opts.create {
-                    return Err(not_store("it does not exist"));
-                }
-                std::fs::create_dir_all(path).map_err(|e| Error::io("create", path, e))?;
-            }
-            if !path.is_dir() {
-                return Err(not_store("it is not a directory"));
-            }
-            if !path.join(manifest::FILE).exists() {
-                let foreign = std::fs::read_dir(path)
-                    .map_err(|e| Error::io("list", path, e))?
-                    .filter_map(|e| e.ok())
-                    .find(|e| !is_store_file(&e.file_name().to_string_lossy()));
-                if let Some(f) = foreign {
-                    return Err(not_store(&format!(
-                        "it has no MANIFEST and holds other files (such as {})",
-                        f.file_name().to_string_lossy()
-                    )));
-                }
-                if !opts.create {
-                    return Err(not_store("it has no MANIFEST"));
-                }
-            }
-            let lock = StoreLock::acquire(path)?;
-            (Arc::new(FileMedium::new(path)), Some(lock))
-        }
-    };
-    let threads = if opts.threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        opts.threads
-    };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("evograph-worker-{i}"))
-        .build()
-        .map_err(|e| Error::Invalid(format!("thread pool: {e}")))?;
+    opts
+}
 
-    let manifest = if medium.exists(manifest::FILE) {
-        Manifest::open(&*medium)?
-    } else {
-        // A new store: nothing else may be there yet (a half-created store has no runs).
-        Manifest::create(&*medium, {
-            let mut r = Root::new(opts.undirected.unwrap_or(false));
-            r.weighted = opts.weighted.unwrap_or(false);
-            r
-        })?
+/// Refuses paths that are not (and cannot become) a store; creates a missing directory,
+/// durably, when creation is allowed.
+fn prepare_dir(path: &Path, opts: &Options) -> Result<()> {
+    let not_store = |reason: &str| Error::NotAStore {
+        path: path.to_path_buf(),
+        reason: reason.to_string(),
     };
+    if !path.exists() {
+        if !opts.create {
+            return Err(not_store("it does not exist"));
+        }
+        create_dir_durably(path)?;
+    }
+    if !path.is_dir() {
+        return Err(not_store("it is not a directory"));
+    }
+    if !path.join(manifest::FILE).exists() {
+        let foreign = std::fs::read_dir(path)
+            .map_err(|e| Error::io("list", path, e))?
+            .filter_map(|e| e.ok())
+            .find(|e| !is_store_file(&e.file_name().to_string_lossy()));
+        if let Some(f) = foreign {
+            return Err(not_store(&format!(
+                "it has no MANIFEST and holds other files (such as {})",
+                f.file_name().to_string_lossy()
+            )));
+        }
+        if !opts.create {
+            return Err(not_store("it has no MANIFEST"));
+        }
+    }
+    Ok(())
+}
+
+/// The medium an existing store was created on (refusing another one named in `opts`), or
+/// the one `opts` asks for (file by default) for a new store.
+fn recorded_medium(path: &Path, opts: &Options) -> Result<MediumKind> {
+    let asked = opts.medium.unwrap_or(MediumKind::File);
+    let files = FileMedium::new(path);
+    if !files.exists(manifest::FILE) || Manifest::never_committed(&files)? {
+        return Ok(asked);
+    }
+    let recorded: MediumKind = Manifest::open(&files)?
+        .root()
+        .medium
+        .parse()
+        .map_err(|e: String| Error::corrupt(format!("MANIFEST: {e}")))?;
+    match opts.medium {
+        Some(k) if k != recorded => Err(Error::Invalid(format!(
+            "store {} was created on the {recorded} medium; open it as {recorded} (or name no medium), not {k}",
+            path.display()
+        ))),
+        _ => Ok(recorded),
+    }
+}
+
+/// Opens (or creates) the store held by `medium`: every open is a recovery.
+pub(super) fn open_on(
+    path: &Path,
+    medium: Arc<dyn Medium>,
+    lock: Option<StoreLock>,
+    opts: Options,
+) -> Result<Graph> {
+    let opts = normalized(opts);
+    let pool = worker_pool(opts.threads)?;
+    let manifest = load_manifest(path, &*medium, &opts)?;
     let root = manifest.root().clone();
-    if let Some(u) = opts.undirected {
-        if u != root.undirected {
-            return Err(Error::Invalid(format!(
-                "store {} is {}; it cannot be opened as {}",
-                path.display(),
-                if root.undirected {
-                    "undirected"
-                } else {
-                    "directed"
-                },
-                if u { "undirected" } else { "directed" }
-            )));
-        }
-    }
+    check_shape(path, &root, &opts)?;
     let repair = !opts.read_only;
-    // Cut nothing yet: a damaged newest root must not become an excuse to cut data.
-    if let Some(wt) = opts.weighted {
-        if wt != root.weighted {
-            return Err(Error::Invalid(format!(
-                "store {} is {}; it cannot be opened as {}",
-                path.display(),
-                if root.weighted {
-                    "weighted"
-                } else {
-                    "unweighted"
-                },
-                if wt { "weighted" } else { "unweighted" }
-            )));
-        }
-    }
-    let dict = Dict::load(&*medium, root.dict_entries as usize, root.dict_bytes)?;
+    let mut dict = Dict::load(&*medium, root.dict_entries as usize, root.dict_bytes)?;
     let runs = pool.install(|| open_runs(&medium, &root, opts.verify_on_open))?;
     let strays = strays(&*medium, &root)?;
-
-    let mut deleted: Vec<u64> = Vec::new();
-    for r in &runs {
-        for &x in r.vertex_ops.get() {
-            let v = id_of(x) as usize;
-            if deleted.len() <= v / 64 {
-                deleted.resize(v / 64 + 1, 0);
-            }
-            if is_del(x) {
-                deleted[v / 64] |= 1 << (v % 64);
-            } else {
-                deleted[v / 64] &= !(1 << (v % 64));
-            }
-        }
-    }
-
-    // Replay the log into a memtable.
-    let mut dict = dict;
+    let mut deleted = deleted_in_runs(&runs);
     let mut mem = Memtable::new(
         root.undirected,
         root.weighted,
         root.wal_start_lsn,
         dict.len() as u32,
     );
-    let rec = {
-        let mut replay = |blk: &wal::block::Block, skip: u64| -> Result<()> {
-            dict.replay(blk.batch.first_new_id, &blk.batch.new_ids)?;
-            mem.ensure_vertices(dict.len() as u32);
-            let mut skip = skip as usize;
-            for s in &blk.batch.sections {
-                let n = s.len();
-                let from = skip.min(n);
-                skip -= from;
-                match s {
-                    Section::Edges(e, wts) => {
-                        if blk.batch.weighted != root.weighted {
-                            return Err(Error::corrupt(format!(
-                                "WAL block at LSN {} disagrees with the store on edge weights",
-                                blk.first_lsn
-                            )));
-                        }
-                        if e[from..].iter().any(|&[a, b]| {
-                            a as usize >= dict.len() || id_of(b) as usize >= dict.len()
-                        }) {
-                            return Err(Error::corrupt(format!(
-                                "WAL block at LSN {} names a vertex the dictionary lacks",
-                                blk.first_lsn
-                            )));
-                        }
-                        let w = if wts.is_empty() {
-                            &[][..]
-                        } else {
-                            &wts[from..]
-                        };
-                        pool.install(|| mem.apply_edges(&e[from..], w));
-                    }
-                    Section::Vertices(v) => {
-                        for &x in &v[from..] {
-                            let i = id_of(x) as usize;
-                            if i >= dict.len() {
-                                return Err(Error::corrupt(
-                                    "WAL vertex record beyond the dictionary",
-                                ));
-                            }
-                            if deleted.len() <= i / 64 {
-                                deleted.resize(i / 64 + 1, 0);
-                            }
-                            if is_del(x) {
-                                deleted[i / 64] |= 1 << (i % 64);
-                            } else {
-                                deleted[i / 64] &= !(1 << (i % 64));
-                            }
-                            mem.apply_vertex(x);
-                        }
-                    }
-                }
-            }
-            mem.max_lsn = blk.first_lsn + blk.records;
-            Ok(())
-        };
-        wal::recover(&*medium, root.wal_start_lsn, repair, &mut replay)?
-    };
-    if manifest.other_slot_damaged && !strays.is_empty() && rec.segments.is_empty() {
-        // The root in force is the older one. A torn commit would have left the log that
-        // rebuilds what the newer root held; with no log, that root had committed and was
-        // damaged afterwards. Opening would silently drop its runs.
-        return Err(Error::corrupt(format!(
-            "the newest MANIFEST root is damaged; the previous root does not name {} and no log remains to rebuild {}",
-            strays.join(", "),
-            if strays.len() == 1 { "it" } else { "them" }
-        )));
-    }
+    let rec = replay_wal(
+        &*medium,
+        &root,
+        repair,
+        &pool,
+        (&mut dict, &mut mem, &mut deleted),
+    )?;
+    refuse_damaged_root(&manifest, &strays, &rec)?;
     if repair {
         remove_strays(&*medium, &strays)?;
         Dict::cut_uncommitted(&*medium, root.dict_bytes)?;
@@ -266,18 +194,191 @@ pub(super) fn open(path: &Path, mut opts: Options) -> Result<Graph> {
         opts,
         _lock: lock,
     });
-    if inner.wal.is_none() && replayed > 0 && repair {
-        // Without a log of our own, make what the old log held part of the runs now, then
-        // drop the old log.
-        inner.flush()?;
-        for name in medium.list()? {
-            if wal::segment::parse_name(&name).is_some() {
-                medium.remove(&name)?;
+    if repair {
+        settle_log(&inner, replayed)?;
+    }
+    Graph::from_inner(inner)
+}
+
+fn worker_pool(threads: usize) -> Result<rayon::ThreadPool> {
+    let threads = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        threads
+    };
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("evograph-worker-{i}"))
+        .build()
+        .map_err(|e| Error::Invalid(format!("thread pool: {e}")))
+}
+
+/// The committed manifest, or a new store's first one. A `MANIFEST` that never had a root
+/// committed, in a directory holding no data, is a creation cut short: it is created anew.
+fn load_manifest(path: &Path, medium: &dyn Medium, opts: &Options) -> Result<Manifest> {
+    if medium.exists(manifest::FILE)
+        && !(Manifest::never_committed(medium)? && holds_no_data(medium)?)
+    {
+        return Manifest::open(medium);
+    }
+    if !opts.create {
+        return Err(Error::NotAStore {
+            path: path.to_path_buf(),
+            reason: "no store was ever committed there".into(),
+        });
+    }
+    medium.create_root()?;
+    let mut r = Root::new(opts.undirected.unwrap_or(false));
+    r.weighted = opts.weighted.unwrap_or(false);
+    r.medium = opts.medium.unwrap_or(MediumKind::File).as_str().into();
+    r.logged = opts.durability != Durability::None;
+    Manifest::create(medium, r)
+}
+
+fn holds_no_data(medium: &dyn Medium) -> Result<bool> {
+    Ok(!medium.list()?.iter().any(|n| {
+        n == dict::FILE || Run::parse_file_name(n).is_some() || wal::segment::parse_name(n).is_some()
+    }))
+}
+
+/// Refuses to open a store as the other kind (directed or not, weighted or not).
+fn check_shape(path: &Path, root: &Root, opts: &Options) -> Result<()> {
+    let clash = |what: [&str; 2], stored: bool, asked: bool| {
+        Error::Invalid(format!(
+            "store {} is {}; it cannot be opened as {}",
+            path.display(),
+            what[stored as usize],
+            what[asked as usize]
+        ))
+    };
+    if let Some(u) = opts.undirected.filter(|&u| u != root.undirected) {
+        return Err(clash(["directed", "undirected"], root.undirected, u));
+    }
+    if let Some(w) = opts.weighted.filter(|&w| w != root.weighted) {
+        return Err(clash(["unweighted", "weighted"], root.weighted, w));
+    }
+    Ok(())
+}
+
+/// Vertices deleted as of the runs: the last vertex op of each vertex wins.
+fn deleted_in_runs(runs: &[Run]) -> Vec<u64> {
+    let mut deleted = Vec::new();
+    for r in runs {
+        r.vertex_ops
+            .get()
+            .iter()
+            .for_each(|&x| mark_deleted(&mut deleted, x));
+    }
+    deleted
+}
+
+fn mark_deleted(bits: &mut Vec<u64>, x: u32) {
+    let v = id_of(x) as usize;
+    if bits.len() <= v / 64 {
+        bits.resize(v / 64 + 1, 0);
+    }
+    if is_del(x) {
+        bits[v / 64] |= 1 << (v % 64);
+    } else {
+        bits[v / 64] &= !(1 << (v % 64));
+    }
+}
+
+/// Replays the log from the manifest's start LSN into the memtable, the dictionary and the
+/// deleted-vertex bits.
+fn replay_wal(
+    medium: &dyn Medium,
+    root: &Root,
+    repair: bool,
+    pool: &rayon::ThreadPool,
+    (dict, mem, deleted): (&mut Dict, &mut Memtable, &mut Vec<u64>),
+) -> Result<wal::Recovered> {
+    let mut replay = |blk: &wal::block::Block, skip: u64| -> Result<()> {
+        dict.replay(blk.batch.first_new_id, &blk.batch.new_ids)?;
+        mem.ensure_vertices(dict.len() as u32);
+        let mut skip = skip as usize;
+        for s in &blk.batch.sections {
+            let from = skip.min(s.len());
+            skip -= from;
+            match s {
+                Section::Edges(e, wts) => {
+                    if blk.batch.weighted != root.weighted {
+                        return Err(Error::corrupt(format!(
+                            "WAL block at LSN {} disagrees with the store on edge weights",
+                            blk.first_lsn
+                        )));
+                    }
+                    if e[from..].iter().any(|&[a, b]| {
+                        a as usize >= dict.len() || id_of(b) as usize >= dict.len()
+                    }) {
+                        return Err(Error::corrupt(format!(
+                            "WAL block at LSN {} names a vertex the dictionary lacks",
+                            blk.first_lsn
+                        )));
+                    }
+                    let w = if wts.is_empty() { &[][..] } else { &wts[from..] };
+                    pool.install(|| mem.apply_edges(&e[from..], w));
+                }
+                Section::Vertices(v) => {
+                    for &x in &v[from..] {
+                        if id_of(x) as usize >= dict.len() {
+                            return Err(Error::corrupt("WAL vertex record beyond the dictionary"));
+                        }
+                        mark_deleted(deleted, x);
+                        mem.apply_vertex(x);
+                    }
+                }
             }
         }
-        medium.sync_dir()?;
+        mem.max_lsn = blk.first_lsn + blk.records;
+        Ok(())
+    };
+    wal::recover(medium, root.wal_start_lsn, repair, &mut replay)
+}
+
+/// The newest root is damaged and the older one is in force. When the store was written
+/// with a log, a commit torn by a crash leaves the log that rebuilds what the newer root
+/// held; with no log left, that root had committed and was damaged afterwards, and opening
+/// would silently drop its runs.
+fn refuse_damaged_root(
+    manifest: &Manifest,
+    strays: &[String],
+    rec: &wal::Recovered,
+) -> Result<()> {
+    if manifest.other_slot_damaged
+        && manifest.root().logged
+        && !strays.is_empty()
+        && rec.segments.is_empty()
+    {
+        return Err(Error::corrupt(format!(
+            "the newest MANIFEST root is damaged; the previous root does not name {} and no log remains to rebuild {}",
+            strays.join(", "),
+            if strays.len() == 1 { "it" } else { "them" }
+        )));
     }
-    Ok(Graph::from_inner(inner))
+    Ok(())
+}
+
+/// Brings the log in line with this handle's durability: without a log of our own, what
+/// the old log held becomes part of the runs and the old log goes; the root records
+/// whether a log is kept (see [`Root::logged`]).
+fn settle_log(inner: &Arc<Inner>, replayed: u64) -> Result<()> {
+    if inner.wal.is_none() && replayed > 0 {
+        inner.flush()?;
+        for name in inner.medium.list()? {
+            if wal::segment::parse_name(&name).is_some() {
+                inner.medium.remove(&name)?;
+            }
+        }
+        inner.medium.sync_dir()?;
+    }
+    let mut m = inner.maint.lock().unwrap();
+    if m.manifest.root().logged != inner.wal.is_some() {
+        let mut root = m.manifest.root().clone();
+        root.logged = inner.wal.is_some();
+        m.manifest.commit(root)?;
+    }
+    Ok(())
 }
 
 fn open_runs(medium: &Arc<dyn Medium>, root: &Root, verify: bool) -> Result<Vec<Run>> {

@@ -5,10 +5,48 @@ use crate::types::Durability;
 /// Where the store's bytes live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MediumKind {
-    /// Files in the store directory (NVMe/SSD, or tmpfs standing in for persistent memory).
+    /// Files in the store directory, `pwrite` + `fdatasync` (NVMe/SSD).
     File,
+    /// Files mapped into memory; durable by cache-line write-back and a fence on a DAX
+    /// mount (persistent memory), by `msync` elsewhere.
+    Pmem,
+    /// Files mapped into memory whose caches are battery-backed (eADR): a fence persists.
+    Battery,
     /// DRAM only: nothing survives the process.
     Memory,
+}
+
+impl MediumKind {
+    /// The name the CLI and the manifest use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MediumKind::File => "file",
+            MediumKind::Pmem => "pmem",
+            MediumKind::Battery => "battery",
+            MediumKind::Memory => "memory",
+        }
+    }
+}
+
+impl std::str::FromStr for MediumKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "file" => Ok(MediumKind::File),
+            "pmem" => Ok(MediumKind::Pmem),
+            "battery" => Ok(MediumKind::Battery),
+            "memory" => Ok(MediumKind::Memory),
+            _ => Err(format!(
+                "unknown medium '{s}': want file, pmem, battery or memory"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for MediumKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// How to open a store. `Options::default()` is a durable, directed store on files.
@@ -27,8 +65,9 @@ pub struct Options {
     pub memtable_bytes: usize,
     /// Worker threads for apply, seal, merge and verification (0: one per core).
     pub threads: usize,
-    /// Where bytes live.
-    pub medium: MediumKind,
+    /// Where bytes live: recorded at creation (file when `None`); `None` opens an existing
+    /// store on the medium it was created on, and naming another one is an error.
+    pub medium: Option<MediumKind>,
     /// Create the store if the directory has none.
     pub create: bool,
     /// Verify every run checksum on open (else only headers and offsets).
@@ -50,7 +89,7 @@ impl Default for Options {
             durability: Durability::Sync,
             memtable_bytes: 1 << 30,
             threads: 0,
-            medium: MediumKind::File,
+            medium: None,
             create: true,
             verify_on_open: true,
             fanout: 4,

@@ -33,6 +33,11 @@ pub struct Stats {
     pub weighted: bool,
     /// Durability mode of this handle.
     pub durability: String,
+    /// The medium ("file", "pmem", "battery", "memory").
+    pub medium: String,
+    /// How the medium makes bytes durable (for pmem: whether DAX and cache-line flushes
+    /// are in use, or msync because the file system has no DAX).
+    pub persist_method: String,
     /// Run files per level.
     pub levels: Vec<LevelStats>,
     /// Sealed memtables not yet flushed.
@@ -115,6 +120,8 @@ impl Inner {
             undirected: self.undirected,
             weighted: self.weighted,
             durability: self.opts.durability.to_string(),
+            medium: self.medium.kind().to_string(),
+            persist_method: self.medium.persist_method(),
             levels,
             dram_runs,
             memtable_updates: mem_ops + frozen_ops,

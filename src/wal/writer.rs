@@ -2,14 +2,21 @@
 //! and wait for the LSN they need to become durable.
 //!
 //! This is where a WAL byte becomes durable: [`Log::append`] writes a group of blocks with
-//! one `write_at`, and [`Log::persist`] is the `fdatasync` that every acknowledgement in
-//! `sync` mode waits for.
+//! one `write_at`, and [`Log::persist`] is the `fdatasync` (on the file medium) that every
+//! acknowledgement in `sync` mode waits for.
+//!
+//! On media that persist cache lines without a system call (pmem, battery) a group is
+//! committed in two steps, as XPGraph does: the blocks are written with the first 8 bytes
+//! of the group (the first block's magic and length) zeroed and persisted, then those 8
+//! bytes — the commit marker — are written with one aligned 8-byte store and persisted.
+//! Recovery stops at a block without magic, so a group is either wholly there or not at
+//! all, whatever the checksum says about a torn body.
 
 use super::block;
 use super::recover::{Recovered, SegmentInfo};
 use super::segment::{self, SegmentHeader};
 use crate::batch::DenseBatch;
-use crate::medium::{Medium, SegmentFile};
+use crate::medium::{Medium, Persistence, SegmentFile};
 use crate::types::Durability;
 use crate::{Error, Result};
 use std::collections::VecDeque;
@@ -125,6 +132,29 @@ impl Wal {
         }
     }
 
+    /// Blocks until every record below `lsn` is durable, forcing a persist in every mode.
+    /// A flush calls it before committing a manifest whose WAL start is `lsn`: the manifest
+    /// must never start the log past its durable end.
+    pub fn persist_upto(&self, lsn: u64) -> Result<()> {
+        if self.shared.durable.load(Ordering::Acquire) >= lsn {
+            return Ok(());
+        }
+        self.shared.q.lock().unwrap().force_persist = true;
+        self.shared.work.notify_one();
+        let mut q = self.shared.q.lock().unwrap();
+        loop {
+            if let Some(e) = &q.error {
+                return Err(Error::Poisoned(e.clone()));
+            }
+            if self.shared.durable.load(Ordering::Acquire) >= lsn {
+                return Ok(());
+            }
+            q.force_persist = true;
+            self.shared.work.notify_one();
+            q = self.shared.done.wait(q).unwrap();
+        }
+    }
+
     /// Makes everything submitted so far durable, whatever the mode.
     pub fn sync(&self) -> Result<()> {
         let end = self.shared.q.lock().unwrap().queued_end;
@@ -215,7 +245,7 @@ fn writer_loop(sh: Arc<Shared>, mut log: Log, interval: Option<Duration>) {
         }
         let res = (|| -> Result<()> {
             if !buf.is_empty() {
-                log.append(&buf, end)?;
+                log.append(&mut buf, end)?;
                 sh.written.store(end, Ordering::Release);
                 sh.bytes.fetch_add(buf.len() as u64, Ordering::Relaxed);
             }
@@ -257,13 +287,24 @@ struct Log {
     offset: u64,
     next_lsn: u64,
     spares: Vec<String>,
+    /// Two-step commits with 8-byte markers (cache-line media).
+    marked: bool,
+    /// Commit markers written after the next persist of the body: (offset, bytes).
+    markers: Vec<(u64, [u8; 8])>,
 }
 
 impl Log {
     fn open(medium: Arc<dyn Medium>, rec: Recovered) -> Result<Log> {
         let mut segments: VecDeque<SegmentInfo> = rec.segments.into();
         let (cur, offset) = match segments.back() {
-            Some(last) => (medium.open(&segment::name(last.seq))?, rec.end_offset),
+            Some(last) => {
+                let seg = medium.open(&segment::name(last.seq))?;
+                if medium.preallocates() && seg.len()? < SEGMENT_BYTES {
+                    seg.set_len(SEGMENT_BYTES)?;
+                    seg.persist()?;
+                }
+                (seg, rec.end_offset)
+            }
             None => {
                 let info = SegmentInfo {
                     seq: 1,
@@ -273,6 +314,7 @@ impl Log {
                 (new_segment(&*medium, info, None)?, segment::HEADER_LEN)
             }
         };
+        let marked = medium.persistence() == Persistence::CacheLine;
         Ok(Log {
             medium,
             segments,
@@ -280,13 +322,23 @@ impl Log {
             offset,
             next_lsn: rec.next_lsn,
             spares: Vec::new(),
+            marked,
+            markers: Vec::new(),
         })
     }
 
-    /// Writes a group of encoded blocks ending at LSN `end`.
-    fn append(&mut self, blocks: &[u8], end: u64) -> Result<()> {
+    /// Writes a group of encoded blocks ending at LSN `end` (with its commit marker held
+    /// back on cache-line media; `blocks` is scratch afterwards).
+    fn append(&mut self, blocks: &mut [u8], end: u64) -> Result<()> {
+        debug_assert!(blocks.len() >= block::HEADER_LEN);
         if self.offset + blocks.len() as u64 > SEGMENT_BYTES && self.offset > segment::HEADER_LEN {
             self.rotate()?;
+        }
+        if self.marked {
+            let mut m = [0u8; 8];
+            m.copy_from_slice(&blocks[..8]);
+            blocks[..8].fill(0);
+            self.markers.push((self.offset, m));
         }
         self.cur.write_at(self.offset, blocks)?;
         self.offset += blocks.len() as u64;
@@ -294,16 +346,24 @@ impl Log {
         Ok(())
     }
 
-    /// The fdatasync every `sync` acknowledgement waits for.
+    /// The persist every `sync` acknowledgement waits for: the group's bytes, then (on
+    /// cache-line media) its commit markers.
     fn persist(&mut self) -> Result<()> {
-        self.cur.persist()
+        self.cur.persist()?;
+        if !self.markers.is_empty() {
+            for (off, m) in std::mem::take(&mut self.markers) {
+                self.cur.write_at(off, &m)?;
+            }
+            self.cur.persist()?;
+        }
+        Ok(())
     }
 
     fn rotate(&mut self) -> Result<()> {
         // Cut stale bytes of a recycled file and persist everything before moving on:
         // recovery relies on every segment but the last being complete and durable.
         self.cur.set_len(self.offset)?;
-        self.cur.persist()?;
+        self.persist()?;
         let last = *self.segments.back().expect("log always has a segment");
         let info = SegmentInfo {
             seq: last.seq + 1,
@@ -361,6 +421,9 @@ fn new_segment(
         }
         None => medium.create(&name)?,
     };
+    if medium.preallocates() {
+        seg.set_len(SEGMENT_BYTES)?;
+    }
     let hdr = SegmentHeader {
         seq: info.seq,
         first_lsn: info.first_lsn,

@@ -1,6 +1,7 @@
 //! The crash leg: a child `evograph ingest` killed (SIGKILL) partway, then the time to
 //! reopen the store it left, which replays the write-ahead log.
 
+use evograph::store::MediumKind;
 use evograph::{Durability, Graph, GraphView, Options};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -19,17 +20,35 @@ pub struct Crash {
     pub edges: u64,
 }
 
+/// How the child ingests: the bench's own settings.
+pub struct Settings {
+    /// Worker threads.
+    pub threads: usize,
+    /// Records per batch.
+    pub batch: usize,
+    /// Durability mode.
+    pub durability: Durability,
+    /// Memtable budget in MiB.
+    pub memtable_mb: usize,
+    /// The medium the store is created on.
+    pub medium: MediumKind,
+}
+
 /// Starts `evograph ingest STORE INPUT` with the bench's settings, kills it once it has
 /// acknowledged `kill_after` records (or when it ends on its own), then reopens the store.
 pub fn ingest_kill_reopen(
     store: &Path,
     input: &Path,
-    threads: usize,
-    batch: usize,
-    durability: Durability,
-    memtable_mb: usize,
+    s: &Settings,
     kill_after: u64,
 ) -> evograph::Result<Crash> {
+    let Settings {
+        threads,
+        batch,
+        durability,
+        memtable_mb,
+        medium,
+    } = *s;
     let exe = std::env::current_exe().map_err(|e| evograph::Error::io("find", "evograph", e))?;
     let mut child = Command::new(exe)
         .arg("ingest")
@@ -40,6 +59,7 @@ pub fn ingest_kill_reopen(
         .args(["--batch", &batch.to_string()])
         .args(["--durability", &durability.to_string()])
         .args(["--memtable-mb", &memtable_mb.to_string()])
+        .args(["--medium", medium.as_str()])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -99,9 +99,11 @@ pub struct Args {
     /// sync | interval=MS | none.
     #[arg(long, default_value = "sync")]
     durability: Durability,
-    /// file (the store directory under --dir) or memory (DRAM only).
+    /// file (pwrite + fdatasync), pmem (mapped; clwb + sfence on a DAX mount, msync
+    /// elsewhere), battery (mapped; sfence only) — each a store directory under --dir — or
+    /// memory (DRAM only).
     #[arg(long, default_value = "file")]
-    medium: String,
+    medium: MediumKind,
     /// Working directory: the store, the shuffled edges (`edges.bin`) and the deleted ones
     /// (`deleted.bin`) are left here. Default: a temporary directory, removed afterwards.
     #[arg(long)]
@@ -155,15 +157,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     if a.batch == 0 || a.trials == 0 {
         return Err(invalid("--batch and --trials must be at least 1"));
     }
-    let medium = match a.medium.as_str() {
-        "file" => MediumKind::File,
-        "memory" => MediumKind::Memory,
-        m => {
-            return Err(invalid(format!(
-                "unknown medium '{m}': want file or memory"
-            )))
-        }
-    };
+    let medium = a.medium;
     let kernels = kernels::parse_list(&a.kernels).map_err(invalid)?;
     let kernel_names = kernels.clone();
     let threads = if a.threads == 0 {
@@ -234,7 +228,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             "params": {
                 "graph": a.graph, "scale": a.scale, "edge_factor": a.edge_factor,
                 "seed": a.seed, "threads": threads, "batch": a.batch,
-                "durability": a.durability.to_string(), "medium": a.medium,
+                "durability": a.durability.to_string(), "medium": a.medium.as_str(),
                 "kernels": kernel_names, "trials": a.trials, "memtable_mb": a.memtable_mb,
             },
             "git_revision": sys::GIT_REVISION,
@@ -378,13 +372,13 @@ fn open_store(p: &Plan, path: &Path, create: bool) -> evograph::Result<Graph> {
         durability: p.a.durability,
         threads: p.threads,
         memtable_bytes: p.a.memtable_mb << 20,
-        medium: p.medium,
+        medium: Some(p.medium),
         create,
         ..Default::default()
     };
     match p.medium {
-        MediumKind::File => Graph::open(path, opts),
         MediumKind::Memory => Graph::in_memory(opts),
+        _ => Graph::open(path, opts),
     }
 }
 
@@ -563,7 +557,7 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
         t.set(format!("kernels.{k}.ratio_compacted"), tc / tr);
     }
     drop((live, comp, csr));
-    let file = p.medium == MediumKind::File;
+    let file = p.medium != MediumKind::Memory;
     // Restarts: clean, then after a crash. Space at rest is measured on the closed store
     // (no WAL, no retired runs), or on the memory medium once no snapshot holds old runs.
     let (g, before) = if file {
@@ -672,10 +666,13 @@ fn crash_leg(p: &Plan) -> evograph::Result<crash::Crash> {
     let c = crash::ingest_kill_reopen(
         &dir,
         &p.dir.join("edges.bin"),
-        p.threads,
-        p.a.batch,
-        p.a.durability,
-        p.a.memtable_mb,
+        &crash::Settings {
+            threads: p.threads,
+            batch: p.a.batch,
+            durability: p.a.durability,
+            memtable_mb: p.a.memtable_mb,
+            medium: p.medium,
+        },
         half,
     )?;
     // With sync durability every acknowledged edge must be there (interval and none
