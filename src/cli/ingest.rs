@@ -92,7 +92,11 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let g = Graph::open(&a.store, opts)?;
     let open_secs = t_open.elapsed().as_secs_f64();
     if matches!(a.medium, Some(MediumKind::Pmem | MediumKind::Battery)) {
-        eprintln!("evograph: {} medium persists by {}", a.medium.unwrap(), g.stats()?.persist_method);
+        eprintln!(
+            "evograph: {} medium persists by {}",
+            a.medium.unwrap(),
+            g.stats()?.persist_method
+        );
     }
 
     let batch = a.batch;

@@ -56,7 +56,10 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         "dram bytes      {} (memtables, unflushed runs, vertex tables)",
         s.dram_bytes
     );
-    println!("medium          {} (persists by {})", s.medium, s.persist_method);
+    println!(
+        "medium          {} (persists by {})",
+        s.medium, s.persist_method
+    );
     println!("medium bytes    {}", s.medium_bytes);
     println!("bytes written   {} since creation", s.bytes_written_total);
     println!(

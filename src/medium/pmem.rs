@@ -79,7 +79,8 @@ impl PmemMedium {
             .metadata()
             .map_err(|e| Error::io("stat", &path, e))?
             .len() as usize;
-        let (map, _) = Map::new(&file, len, self.is_dax()).map_err(|e| Error::io("mmap", &path, e))?;
+        let (map, _) =
+            Map::new(&file, len, self.is_dax()).map_err(|e| Error::io("mmap", &path, e))?;
         Ok(Box::new(PmemSegment {
             path,
             file,
@@ -295,7 +296,11 @@ impl PmemSegment {
         // SAFETY: msync on a page-aligned range inside the live mapping.
         let rc = unsafe { libc::msync(m.ptr.add(start).cast(), hi - start, libc::MS_SYNC) };
         if rc != 0 {
-            return Err(Error::io("msync", &self.path, std::io::Error::last_os_error()));
+            return Err(Error::io(
+                "msync",
+                &self.path,
+                std::io::Error::last_os_error(),
+            ));
         }
         Ok(())
     }
@@ -440,8 +445,12 @@ mod cpu {
                 // cache line, which is mapped too); these instructions only write back.
                 unsafe {
                     match kind {
-                        Insn::Clwb => core::arch::asm!("clwb [{0}]", in(reg) line, options(nostack, preserves_flags)),
-                        Insn::Clflushopt => core::arch::asm!("clflushopt [{0}]", in(reg) line, options(nostack, preserves_flags)),
+                        Insn::Clwb => {
+                            core::arch::asm!("clwb [{0}]", in(reg) line, options(nostack, preserves_flags))
+                        }
+                        Insn::Clflushopt => {
+                            core::arch::asm!("clflushopt [{0}]", in(reg) line, options(nostack, preserves_flags))
+                        }
                         Insn::Clflush => core::arch::x86_64::_mm_clflush(line),
                         Insn::None => {}
                     }

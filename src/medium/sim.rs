@@ -238,7 +238,11 @@ impl SimMedium {
                 at += 1;
             }
             // Repeats of one position get images of their own.
-            repeat = if i > 0 && pts[i - 1] == p { repeat + 1 } else { 0 };
+            repeat = if i > 0 && pts[i - 1] == p {
+                repeat + 1
+            } else {
+                0
+            };
             let mix = (p as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
                 ^ repeat.wrapping_mul(0xD1B5_4A32_D192_ED03);
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ mix);
@@ -606,7 +610,12 @@ impl Replay {
         let files = self
             .names
             .iter()
-            .map(|(n, ino)| (n.clone(), self.durable.get(ino).cloned().unwrap_or_default()))
+            .map(|(n, ino)| {
+                (
+                    n.clone(),
+                    self.durable.get(ino).cloned().unwrap_or_default(),
+                )
+            })
             .collect();
         Image { root: true, files }
     }
@@ -651,11 +660,7 @@ fn tear_into(f: &mut Vec<u8>, off: u64, d: &[u8], tear: u64, rng: &mut Xoshiro25
         let next = ((at / tear) + 1) * tear;
         let piece_end = next.min(end);
         if rng.random_bool(0.5) {
-            write_into(
-                f,
-                at,
-                &d[(at - off) as usize..(piece_end - off) as usize],
-            );
+            write_into(f, at, &d[(at - off) as usize..(piece_end - off) as usize]);
         }
         at = piece_end;
     }

@@ -7,11 +7,11 @@
 //! when `fanout` runs share a level they are merged into one run of the next level, so each
 //! edge is rewritten O(log) times and the number of runs stays bounded.
 
-use super::{Inner, Maint};
+use super::{Frozen, Inner, Maint};
 use crate::manifest::{Root, RunRef};
 use crate::run::build::RunMeta;
 use crate::run::{self, Run};
-use crate::Result;
+use crate::{Error, Result};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -49,30 +49,10 @@ impl Inner {
                     None => return Ok(()),
                 }
             };
-            let mem = f
-                .mem
-                .lock()
-                .unwrap()
-                .take()
-                .expect("frozen memtable sealed once");
-            let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
-            let run = if to_file {
-                let mut m = self.maint.lock().unwrap();
-                // The manifest lists runs in order: older DRAM runs go to files first.
-                self.flush_dram(&mut m)?;
-                let older = self.state.lock().unwrap().runs.clone();
-                let r = self
-                    .pool
-                    .install(|| mem.seal_to_file(&older, id, &self.medium))?;
-                let r = Arc::new(r);
-                self.run_bytes
-                    .flushed
-                    .fetch_add(r.header.file_len, Ordering::Relaxed);
-                self.commit_flushed(&mut m, &r, None)?;
-                r
-            } else {
-                Arc::new(self.pool.install(|| mem.seal(&older, id)))
-            };
+            // A failed seal consumed its memtable: the handle must refuse from now on.
+            let run = self
+                .seal_front(&f, &older, to_file)
+                .inspect_err(|e| self.poison(e))?;
             let _ = f.sealed.set(run.clone());
             let mut st = self.state.lock().unwrap();
             let mut runs = st.runs.to_vec();
@@ -82,6 +62,38 @@ impl Inner {
             drop(st);
             self.state_cv.notify_all();
         }
+    }
+
+    /// Seals the oldest frozen memtable `f`: into a committed run file, or into DRAM.
+    fn seal_front(&self, f: &Frozen, older: &[Arc<Run>], to_file: bool) -> Result<Arc<Run>> {
+        let take = || {
+            f.mem.lock().unwrap().take().ok_or_else(|| {
+                Error::Poisoned(
+                    self.poison_error()
+                        .unwrap_or_else(|| "an earlier seal of this memtable failed".into()),
+                )
+            })
+        };
+        if !to_file {
+            let mem = take()?;
+            let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
+            return Ok(Arc::new(self.pool.install(|| mem.seal(older, id))));
+        }
+        let mut m = self.maint.lock().unwrap();
+        // The manifest lists runs in order: older DRAM runs go to files first.
+        self.flush_dram(&mut m)?;
+        let mem = take()?;
+        let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
+        let older = self.state.lock().unwrap().runs.clone();
+        let r = self
+            .pool
+            .install(|| mem.seal_to_file(&older, id, &self.medium))?;
+        let r = Arc::new(r);
+        self.run_bytes
+            .flushed
+            .fetch_add(r.header.file_len, Ordering::Relaxed);
+        self.commit_flushed(&mut m, &r, None)?;
+        Ok(r)
     }
 
     /// Seals and flushes what is frozen, without freezing the active memtable; with

@@ -237,7 +237,9 @@ fn load_manifest(path: &Path, medium: &dyn Medium, opts: &Options) -> Result<Man
 
 fn holds_no_data(medium: &dyn Medium) -> Result<bool> {
     Ok(!medium.list()?.iter().any(|n| {
-        n == dict::FILE || Run::parse_file_name(n).is_some() || wal::segment::parse_name(n).is_some()
+        n == dict::FILE
+            || Run::parse_file_name(n).is_some()
+            || wal::segment::parse_name(n).is_some()
     }))
 }
 
@@ -308,15 +310,20 @@ fn replay_wal(
                             blk.first_lsn
                         )));
                     }
-                    if e[from..].iter().any(|&[a, b]| {
-                        a as usize >= dict.len() || id_of(b) as usize >= dict.len()
-                    }) {
+                    if e[from..]
+                        .iter()
+                        .any(|&[a, b]| a as usize >= dict.len() || id_of(b) as usize >= dict.len())
+                    {
                         return Err(Error::corrupt(format!(
                             "WAL block at LSN {} names a vertex the dictionary lacks",
                             blk.first_lsn
                         )));
                     }
-                    let w = if wts.is_empty() { &[][..] } else { &wts[from..] };
+                    let w = if wts.is_empty() {
+                        &[][..]
+                    } else {
+                        &wts[from..]
+                    };
                     pool.install(|| mem.apply_edges(&e[from..], w));
                 }
                 Section::Vertices(v) => {
@@ -340,11 +347,7 @@ fn replay_wal(
 /// with a log, a commit torn by a crash leaves the log that rebuilds what the newer root
 /// held; with no log left, that root had committed and was damaged afterwards, and opening
 /// would silently drop its runs.
-fn refuse_damaged_root(
-    manifest: &Manifest,
-    strays: &[String],
-    rec: &wal::Recovered,
-) -> Result<()> {
+fn refuse_damaged_root(manifest: &Manifest, strays: &[String], rec: &wal::Recovered) -> Result<()> {
     if manifest.other_slot_damaged
         && manifest.root().logged
         && !strays.is_empty()
