@@ -162,9 +162,8 @@ fn a_full_disk_stops_ingest_clearly_and_keeps_every_acknowledged_record() {
     );
     let acked: usize = stdout
         .lines()
-        .filter_map(|l| l.strip_prefix("acked "))
-        .filter_map(|n| n.parse().ok())
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix("acked ")?.parse().ok())
         .unwrap_or(0);
     assert!(acked > 0, "nothing was acknowledged before the disk filled");
     let want = read_bin(&input, acked);

@@ -325,14 +325,14 @@ fn sweep(cfg: Config, seed: u64, rec: &Recorded, random: usize) -> usize {
             Err(why) => fail(cfg, seed, "power-cut image", pos, &img, &why),
         };
         checked += 1;
-        if k == 0 && acked == 0 && nth % 4 == 0 {
+        if k == 0 && acked == 0 && nth.is_multiple_of(4) {
             if let Err(why) = verify_reusable(&img.durable_image(), cfg) {
                 fail(cfg, seed, "empty image not reusable", pos, &img, &why);
             }
         }
         nth += 1;
         // A crash in the middle of that recovery (open, check, close) gives the same graph.
-        if nth % 3 == 0 {
+        if nth.is_multiple_of(3) {
             let rlen = img.log_len();
             let rpts: Vec<usize> = (0..2)
                 .map(|_| rng.below(rlen as u64 + 1) as usize)
