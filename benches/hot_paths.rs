@@ -114,7 +114,8 @@ fn flush(c: &mut Criterion) {
             || memtable(&e),
             |m| {
                 id += 1;
-                let r = m.seal_to_file(&[], id, &medium).unwrap();
+                let (r, unpersisted) = m.seal_to_file(&[], id, &medium).unwrap();
+                unpersisted.persist().unwrap();
                 medium.remove(&evograph::run::Run::file_name(id)).unwrap();
                 r
             },

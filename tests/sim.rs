@@ -575,3 +575,42 @@ fn a_full_medium_keeps_every_acknowledged_record() {
         );
     }
 }
+
+/// The concurrency contract: a snapshot never waits for a flush's persist. The flush is
+/// held inside its run file's persist while a snapshot is taken.
+#[test]
+fn a_snapshot_does_not_wait_for_a_flush_persist() {
+    for background in [false, true] {
+        let m = SimMedium::new(Tear::Sector);
+        let cfg = Config {
+            durability: Durability::None,
+            background,
+            ..SYNC
+        };
+        let mut o = opts(cfg, background);
+        o.memtable_bytes = 1 << 30;
+        let g = Graph::open_on(Arc::new(m.clone()), o).unwrap();
+        g.apply(&[Record::Insert(1, 2), Record::Insert(2, 3)])
+            .unwrap();
+        m.hold_persists(true);
+        std::thread::scope(|sc| {
+            let flush = sc.spawn(|| g.flush());
+            m.wait_held(1);
+            let (tx, rx) = std::sync::mpsc::channel();
+            let g = &g;
+            sc.spawn(move || {
+                let s = g.snapshot().map(|s| s.num_edges());
+                let _ = tx.send(s);
+            });
+            let got = rx.recv_timeout(std::time::Duration::from_secs(20));
+            m.hold_persists(false);
+            assert_eq!(
+                got.expect("the snapshot waited for the held persist")
+                    .unwrap(),
+                2
+            );
+            flush.join().unwrap().unwrap();
+        });
+        g.close().unwrap();
+    }
+}

@@ -202,8 +202,19 @@ impl Dict {
     /// Appends entries `[committed, upto)` to the file and persists them. They count as
     /// committed once the manifest that records the returned `(entries, bytes)` is durable.
     pub fn write_upto(&mut self, medium: &dyn Medium, upto: usize) -> Result<(usize, u64)> {
+        if let Some(c) = self.chunk_upto(upto) {
+            c.write(medium)?;
+            self.chunk_written(&c);
+        }
+        Ok(self.committed())
+    }
+
+    /// Entries `[committed, upto)` encoded as the file's next chunk, if there are any. The
+    /// store writes it without holding the dictionary's lock ([`Chunk::write`]), then
+    /// records it ([`Dict::chunk_written`]), so lookups never wait for its `fdatasync`.
+    pub fn chunk_upto(&self, upto: usize) -> Option<Chunk> {
         if upto <= self.persisted {
-            return Ok(self.committed());
+            return None;
         }
         let ids = &self.to_ext[self.persisted..upto];
         let mut buf = Vec::with_capacity(CHUNK_HEADER + ids.len() * 8);
@@ -215,6 +226,37 @@ impl Dict {
         buf.extend_from_slice(&crc.to_le_bytes());
         buf.extend_from_slice(&[0u8; 12]);
         buf.extend_from_slice(payload);
+        Some(Chunk {
+            offset: self.file_bytes,
+            from: self.persisted,
+            upto,
+            bytes: buf,
+        })
+    }
+
+    /// Records that `c` is written and durable.
+    pub fn chunk_written(&mut self, c: &Chunk) {
+        assert_eq!(
+            (c.from, c.offset),
+            (self.persisted, self.file_bytes),
+            "dictionary chunks are written in order, one at a time"
+        );
+        self.persisted = c.upto;
+        self.file_bytes += c.bytes.len() as u64;
+    }
+}
+
+/// Dictionary entries encoded for the file, not yet written.
+pub struct Chunk {
+    offset: u64,
+    from: usize,
+    upto: usize,
+    bytes: Vec<u8>,
+}
+
+impl Chunk {
+    /// Appends the chunk to `DICT` (created, durably, if missing) and persists it.
+    pub fn write(&self, medium: &dyn Medium) -> Result<()> {
         let seg = if medium.exists(FILE) {
             medium.open(FILE)?
         } else {
@@ -222,11 +264,8 @@ impl Dict {
             medium.sync_dir()?;
             s
         };
-        seg.write_at(self.file_bytes, &buf)?;
-        seg.persist()?;
-        self.persisted = upto;
-        self.file_bytes += buf.len() as u64;
-        Ok(self.committed())
+        seg.write_at(self.offset, &self.bytes)?;
+        seg.persist()
     }
 }
 

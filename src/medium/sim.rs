@@ -98,6 +98,28 @@ pub struct SimMedium {
     st: Arc<Mutex<State>>,
     stats: Arc<MediumStats>,
     tear: Tear,
+    gate: Arc<Gate>,
+}
+
+/// Holds persists back while closed, so tests can see who waits for one.
+#[derive(Default)]
+struct Gate {
+    closed: Mutex<(bool, usize)>,
+    cv: std::sync::Condvar,
+}
+
+impl Gate {
+    fn pass(&self) {
+        let mut g = self.closed.lock().unwrap_or_else(|p| p.into_inner());
+        if g.0 {
+            g.1 += 1;
+            self.cv.notify_all();
+            while g.0 {
+                g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+            }
+            g.1 -= 1;
+        }
+    }
 }
 
 fn io_err(kind: std::io::ErrorKind, name: &str, op: &'static str) -> Error {
@@ -137,6 +159,7 @@ impl SimMedium {
             })),
             stats: Arc::default(),
             tear,
+            gate: Arc::default(),
         }
     }
 
@@ -211,6 +234,22 @@ impl SimMedium {
             fault,
             countdown: after,
         });
+    }
+
+    /// While `hold` is true, every persist and directory sync blocks (as a slow
+    /// `fdatasync` would) until it is set false again.
+    pub fn hold_persists(&self, hold: bool) {
+        let mut g = self.gate.closed.lock().unwrap_or_else(|p| p.into_inner());
+        g.0 = hold;
+        self.gate.cv.notify_all();
+    }
+
+    /// Waits until at least `n` persists are held back by [`SimMedium::hold_persists`].
+    pub fn wait_held(&self, n: usize) {
+        let mut g = self.gate.closed.lock().unwrap_or_else(|p| p.into_inner());
+        while g.1 < n {
+            g = self.gate.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
     }
 
     /// Ends an injected failure (space was freed).
@@ -397,6 +436,7 @@ impl Medium for SimMedium {
         Ok(self.lock().names.keys().cloned().collect())
     }
     fn sync_dir(&self) -> Result<()> {
+        self.gate.pass();
         self.stats.on_persist();
         self.lock().log.push(Op::SyncDir);
         Ok(())
@@ -451,6 +491,7 @@ impl SegmentFile for SimSegment {
         Ok(())
     }
     fn persist(&self) -> Result<()> {
+        self.sim.gate.pass();
         let mut st = self.sim.lock();
         SimMedium::check_fault(&mut st, &self.name, "persist", true)?;
         self.sim.stats.on_persist();

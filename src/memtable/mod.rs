@@ -148,13 +148,14 @@ impl Memtable {
         seal::seal(self, older, meta)
     }
 
-    /// Seals the memtable straight into run file `id`, resolved against `older`.
+    /// Seals the memtable straight into run file `id`, resolved against `older`: written in
+    /// full, durable once the returned [`Unpersisted`] is persisted.
     pub fn seal_to_file(
         self,
         older: &[Arc<Run>],
         id: u64,
         medium: &Arc<dyn crate::medium::Medium>,
-    ) -> crate::Result<Run> {
+    ) -> crate::Result<(Run, crate::run::file::Unpersisted)> {
         let meta = self.meta(id);
         seal::seal_to_file(self, older, meta, medium)
     }

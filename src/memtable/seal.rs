@@ -10,7 +10,7 @@ use super::Memtable;
 use crate::batch::{id_of, is_del};
 use crate::medium::Medium;
 use crate::run::build::{self, DirPart, IndexBuilder, RunMeta};
-use crate::run::file::RunWriter;
+use crate::run::file::{RunWriter, Unpersisted};
 use crate::run::{Dir, DirData, Run};
 use crate::Result;
 use rayon::prelude::*;
@@ -38,13 +38,14 @@ pub(super) fn seal(m: Memtable, older: &[Arc<Run>], meta: RunMeta) -> Run {
 }
 
 /// Seals straight into a run file: neighbor ids are written wave by wave and each block's
-/// buffers are freed as soon as it is sealed, so sealing needs little DRAM of its own.
+/// buffers are freed as soon as it is sealed, so sealing needs little DRAM of its own. The
+/// file is written in full but not persisted.
 pub(super) fn seal_to_file(
     m: Memtable,
     older: &[Arc<Run>],
     meta: RunMeta,
     medium: &Arc<dyn Medium>,
-) -> Result<Run> {
+) -> Result<(Run, Unpersisted)> {
     let space = meta.vertex_space;
     let vops = last_vertex_ops(&m.vertex_ops);
     let mut w = RunWriter::create(medium, meta.id)?;
@@ -68,7 +69,7 @@ pub(super) fn seal_to_file(
     }
     let inn = if m.undirected { None } else { built.pop() };
     let out = built.pop().expect("out direction");
-    w.finish(&meta, &out, inn.as_ref(), &vops)
+    w.finish_unpersisted(&meta, &out, inn.as_ref(), &vops)
 }
 
 /// Seals `blocks` wave by wave, handing each wave's parts (in vertex order) to `sink`.

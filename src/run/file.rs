@@ -94,12 +94,27 @@ impl RunWriter {
     /// and returns the run mapped from the file. The directions' `adds` must have been
     /// streamed with [`RunWriter::put_adds`]; their own `adds` arrays are ignored.
     pub fn finish(
-        mut self,
+        self,
         meta: &RunMeta,
         out: &DirData,
         inn: Option<&DirData>,
         vertex_ops: &[u32],
     ) -> Result<Run> {
+        let (run, unpersisted) = self.finish_unpersisted(meta, out, inn, vertex_ops)?;
+        unpersisted.persist()?;
+        Ok(run)
+    }
+
+    /// As [`RunWriter::finish`], but leaves the persist to the caller: the run can be read
+    /// at once, and becomes durable (and may be committed) only after
+    /// [`Unpersisted::persist`].
+    pub fn finish_unpersisted(
+        mut self,
+        meta: &RunMeta,
+        out: &DirData,
+        inn: Option<&DirData>,
+        vertex_ops: &[u32],
+    ) -> Result<(Run, Unpersisted)> {
         while self.dir < 2 {
             self.end_direction()?;
         }
@@ -128,10 +143,31 @@ impl RunWriter {
         table.resize(table.len().next_multiple_of(8), 0);
         self.seg.write_at(header.crc_table_off, &table)?;
         self.seg.write_at(0, &header.encode())?;
-        self.seg.persist()?;
-        self.medium.sync_dir()?;
         let map = self.seg.map()?;
-        open_mapped(map, &self.name, self.medium.clone(), false)
+        let run = open_mapped(map, &self.name, self.medium.clone(), false)?;
+        Ok((
+            run,
+            Unpersisted {
+                seg: self.seg,
+                medium: self.medium,
+            },
+        ))
+    }
+}
+
+/// A run file written in full but not yet durable.
+#[must_use = "a run is durable only once persisted"]
+pub struct Unpersisted {
+    seg: Box<dyn SegmentFile>,
+    medium: Arc<dyn Medium>,
+}
+
+impl Unpersisted {
+    /// Persists the file (through the handle that wrote it: on mapped media only it knows
+    /// which cache lines are dirty) and its directory entry.
+    pub fn persist(self) -> Result<()> {
+        self.seg.persist()?;
+        self.medium.sync_dir()
     }
 }
 

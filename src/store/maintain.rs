@@ -7,7 +7,16 @@
 //! when `fanout` runs share a level they are merged into one run of the next level, so each
 //! edge is rewritten O(log) times and the number of runs stays bounded.
 
-use super::{Frozen, Inner, Maint};
+use super::{Frozen, Inner, Maint, Runs};
+
+/// Where sealed memtables go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SealInto {
+    /// In-DRAM runs (a snapshot's way: CPU only, flushed later).
+    Dram,
+    /// Committed run files, each before the next (the flusher's way: no DRAM copy).
+    File,
+}
 use crate::manifest::{Root, RunRef};
 use crate::run::build::RunMeta;
 use crate::run::{self, Run};
@@ -36,70 +45,101 @@ pub(super) fn flusher_loop(inner: Arc<Inner>) {
 }
 
 impl Inner {
-    /// Seals every frozen memtable, oldest first: with `to_file`, straight into run files,
-    /// each committed before the next (the flusher's way: no DRAM copy); otherwise into
-    /// in-DRAM runs (a snapshot's way: fast, flushed later).
-    pub(super) fn seal_pending(&self, to_file: bool) -> Result<()> {
-        let _g = self.seal_lock.lock().unwrap();
-        loop {
-            let (f, older) = {
-                let st = self.state.lock().unwrap();
-                match st.frozen.front() {
-                    Some(f) => (f.clone(), st.runs.clone()),
-                    None => return Ok(()),
-                }
-            };
-            // A failed seal consumed its memtable: the handle must refuse from now on.
-            let run = self
-                .seal_front(&f, &older, to_file)
-                .inspect_err(|e| self.poison(e))?;
-            let _ = f.sealed.set(run.clone());
-            let mut st = self.state.lock().unwrap();
-            let mut runs = st.runs.to_vec();
-            runs.push(run);
-            st.runs = runs.into();
-            st.frozen.pop_front();
-            drop(st);
-            self.state_cv.notify_all();
+    /// Seals every frozen memtable, oldest first (see [`SealInto`]).
+    pub(super) fn seal_pending(&self, into: SealInto) -> Result<()> {
+        match into {
+            SealInto::Dram => self.seal_pending_dram(),
+            SealInto::File => self.seal_pending_files(),
         }
     }
 
-    /// Seals the oldest frozen memtable `f`: into a committed run file, or into DRAM.
-    fn seal_front(&self, f: &Frozen, older: &[Arc<Run>], to_file: bool) -> Result<Arc<Run>> {
-        let take = || {
-            f.mem.lock().unwrap().take().ok_or_else(|| {
-                Error::Poisoned(
-                    self.poison_error()
-                        .unwrap_or_else(|| "an earlier seal of this memtable failed".into()),
-                )
-            })
-        };
-        if !to_file {
-            let mem = take()?;
+    fn seal_pending_dram(&self) -> Result<()> {
+        let _g = self.seal_lock.lock().unwrap();
+        while let Some((f, older)) = self.oldest_frozen() {
+            let mem = self.take_frozen(&f)?;
             let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
-            return Ok(Arc::new(self.pool.install(|| mem.seal(older, id))));
+            let run = Arc::new(self.pool.install(|| mem.seal(&older, id)));
+            self.publish_sealed(&f, run);
         }
-        let mut m = self.maint.lock().unwrap();
-        // The manifest lists runs in order: older DRAM runs go to files first.
-        self.flush_dram(&mut m)?;
-        let mem = take()?;
-        let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
-        let older = self.state.lock().unwrap().runs.clone();
-        let r = self
-            .pool
-            .install(|| mem.seal_to_file(&older, id, &self.medium))?;
-        let r = Arc::new(r);
-        self.run_bytes
-            .flushed
-            .fetch_add(r.header.file_len, Ordering::Relaxed);
-        self.commit_flushed(&mut m, &r, None)?;
-        Ok(r)
+        Ok(())
+    }
+
+    /// Each memtable is written to its run file under the seal lock, then persisted and
+    /// committed after the lock is released: a snapshot waiting for the seal lock waits for
+    /// the writing, never for the `fdatasync`. `maint` is held throughout, so no commit can
+    /// name the run before it is durable.
+    fn seal_pending_files(&self) -> Result<()> {
+        loop {
+            let mut m = self.maint.lock().unwrap();
+            // Runs sealed into DRAM for snapshots are older than every frozen memtable, and
+            // the manifest lists runs in order: they are committed first.
+            self.flush_dram(&mut m)?;
+            let (run, unpersisted) = {
+                let _g = self.seal_lock.lock().unwrap();
+                if self.has_dram_runs() {
+                    continue; // a snapshot sealed more in between
+                }
+                let Some((f, older)) = self.oldest_frozen() else {
+                    return Ok(());
+                };
+                let mem = self.take_frozen(&f)?;
+                let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
+                let (run, unpersisted) = self
+                    .pool
+                    .install(|| mem.seal_to_file(&older, id, &self.medium))
+                    .inspect_err(|e| self.poison(e))?;
+                let run = Arc::new(run);
+                self.publish_sealed(&f, run.clone());
+                (run, unpersisted)
+            };
+            self.run_bytes
+                .flushed
+                .fetch_add(run.header.file_len, Ordering::Relaxed);
+            unpersisted
+                .persist()
+                .and_then(|()| self.commit_flushed(&mut m, &run, None))
+                .inspect_err(|e| self.poison(e))?;
+        }
+    }
+
+    /// The oldest frozen memtable and the runs older than it.
+    fn oldest_frozen(&self) -> Option<(Arc<Frozen>, Runs)> {
+        let st = self.state.lock().unwrap();
+        st.frozen.front().map(|f| (f.clone(), st.runs.clone()))
+    }
+
+    fn has_dram_runs(&self) -> bool {
+        self.state.lock().unwrap().runs.iter().any(|r| r.in_dram())
+    }
+
+    /// Takes a frozen memtable to seal it. A seal that failed consumed its memtable and
+    /// poisoned the handle: the memtable is gone, and so is any further write.
+    fn take_frozen(&self, f: &Frozen) -> Result<crate::memtable::Memtable> {
+        f.mem.lock().unwrap().take().ok_or_else(|| {
+            Error::Poisoned(
+                self.poison_error()
+                    .unwrap_or_else(|| "an earlier seal of this memtable failed".into()),
+            )
+        })
+    }
+
+    /// Publishes the run sealed from the oldest frozen memtable `f` in its place.
+    fn publish_sealed(&self, f: &Frozen, run: Arc<Run>) {
+        let _ = f.sealed.set(run.clone());
+        let mut st = self.state.lock().unwrap();
+        debug_assert!(st.frozen.front().is_some_and(|x| std::ptr::eq(&**x, f)));
+        let mut runs = st.runs.to_vec();
+        runs.push(run);
+        st.runs = runs.into();
+        st.frozen.pop_front();
+        drop(st);
+        self.state_cv.notify_all();
     }
 
     /// Seals and flushes what is frozen, without freezing the active memtable; with
     /// `compact`, then merges levels that reached the fanout.
     pub(super) fn flush_pending(&self, compact: bool) -> Result<()> {
-        self.seal_pending(true)?;
+        self.seal_pending(SealInto::File)?;
         let mut m = self.maint.lock().unwrap();
         self.flush_dram(&mut m)?;
         if compact {
@@ -159,7 +199,7 @@ impl Inner {
         root.wal_start_lsn = wal_start;
         root.next_run_id = self.next_run_id.load(Ordering::Acquire);
         root.logged = self.wal.is_some();
-        root.bytes_written = m.bytes_written_base + self.medium.stats().snapshot().bytes_written;
+        root.bytes_written = self.bytes_written_base + self.medium.stats().snapshot().bytes_written;
         root.runs = runs
             .iter()
             .map(|r| RunRef {
@@ -198,10 +238,13 @@ impl Inner {
         new: &Arc<Run>,
         replacing: Option<&Arc<Run>>,
     ) -> Result<()> {
-        self.dict
-            .write()
-            .unwrap()
-            .write_upto(&*self.medium, new.header.vertex_space as usize)?;
+        // Written without the dictionary's lock: lookups never wait for this persist.
+        // Only the holder of `maint` writes chunks, so they go in order.
+        let chunk = (self.dict.read().unwrap()).chunk_upto(new.header.vertex_space as usize);
+        if let Some(c) = chunk {
+            c.write(&*self.medium)?;
+            self.dict.write().unwrap().chunk_written(&c);
+        }
         if let Some(wal) = &self.wal {
             // The root is about to start the log at the run's end. The log must be durable
             // that far first, or a crash leaves a root that starts past the log's end (the
@@ -210,7 +253,11 @@ impl Inner {
             wal.persist_upto(new.header.max_lsn)?;
         }
         let mut files = self.file_runs();
-        files.push(new.clone());
+        // A run sealed straight to a file is published (readable) before it commits.
+        if !files.last().is_some_and(|r| Arc::ptr_eq(r, new)) {
+            files.push(new.clone());
+        }
+        debug_assert_eq!(files.iter().filter(|r| Arc::ptr_eq(r, new)).count(), 1);
         let root = self.root_for(m, &files, new.header.max_lsn);
         m.manifest.commit(root)?;
         if let Some(old) = replacing {

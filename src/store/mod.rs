@@ -22,17 +22,23 @@
 //!   runs work handed to it by the threads above and takes no store lock of its own.
 //!
 //! Locks, in the order they may be taken (never the reverse):
-//! 1. `seal_lock` — one sealer at a time, so frozen memtables become runs oldest first.
-//!    Held across I/O (sealing straight to a file writes and persists it).
-//! 2. `maint` — the manifest and every commit: flush commits and merges. Held across I/O:
-//!    run writes, the WAL persist a flush waits for, `fdatasync` of the manifest.
-//! 3. `writer` — the active memtable, next LSN, deleted-vertex bits. Held while applying a
+//! 1. `writer` — the active memtable, next LSN, deleted-vertex bits. Held while applying a
 //!    batch and queuing its WAL block (a memory copy), never across a persist: the
-//!    acknowledgement's wait happens after it is released.
-//! 4. `dict` (RwLock) — the id dictionary. Written under `writer` (new ids) and under
-//!    `maint` (appending committed entries to `DICT`, which writes and persists).
-//! 5. `state` — the published runs and frozen memtables. Never held across I/O: readers
-//!    (`snapshot`) take it briefly, so a snapshot never waits for a flush's `fdatasync`.
+//!    acknowledgement's wait, and backpressure's wait for flushes, happen after it is
+//!    released.
+//! 2. `maint` — the manifest and every commit: flushes and merges. Held across I/O (run
+//!    writes, the WAL persist a flush waits for, `fdatasync` of runs, `DICT` and the
+//!    manifest), so only commit work and `check` ever wait for it.
+//! 3. `seal_lock` — one sealer at a time, so frozen memtables become runs oldest first.
+//!    Held while a memtable is sealed into DRAM or written into its run file (CPU and
+//!    page-cache writes), never across a persist: the flusher persists and commits the
+//!    run after releasing it, still holding `maint`.
+//! 4. `state` — the published runs and frozen memtables. Never held across I/O.
+//! 5. `dict` (RwLock) — the id dictionary. Written under `writer` (new ids) and briefly by
+//!    a flush to record a `DICT` chunk it wrote and persisted without the lock.
+//!
+//! So a snapshot (`writer` briefly, `seal_lock`, `state`, `dict`) waits for at most one
+//! batch's apply and one memtable's seal, never for an `fdatasync`.
 //!
 //! `poisoned` and each frozen memtable's own mutex are leaves: nothing else is taken while
 //! they are held. A write error anywhere poisons the handle: later writes are refused, the
@@ -100,16 +106,18 @@ struct Frozen {
     bytes: usize,
 }
 
+/// Published runs, oldest first: cloned cheaply by snapshots and sealers.
+type Runs = Arc<[Arc<Run>]>;
+
 /// The published read state: runs oldest first, then memtables frozen but not yet sealed.
 struct State {
-    runs: Arc<[Arc<Run>]>,
+    runs: Runs,
     frozen: VecDeque<Arc<Frozen>>,
     work: bool,
 }
 
 struct Maint {
     manifest: Manifest,
-    bytes_written_base: u64,
 }
 
 struct Inner {
@@ -130,6 +138,8 @@ struct Inner {
     poisoned: Mutex<Option<String>>,
     shutdown: AtomicBool,
     wal_bytes_replayed: u64,
+    /// Bytes written to the medium before this handle opened the store.
+    bytes_written_base: u64,
     /// Run-file bytes this handle wrote, by cause.
     run_bytes: RunBytes,
     _lock: Option<lock::StoreLock>,

@@ -181,10 +181,8 @@ pub(super) fn open_on(
         }),
         state_cv: Condvar::new(),
         seal_lock: Mutex::new(()),
-        maint: Mutex::new(Maint {
-            bytes_written_base: root.bytes_written,
-            manifest,
-        }),
+        maint: Mutex::new(Maint { manifest }),
+        bytes_written_base: root.bytes_written,
         wal,
         run_bytes: Default::default(),
         next_run_id: AtomicU64::new(next_run_id),

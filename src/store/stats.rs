@@ -112,7 +112,7 @@ impl Inner {
         levels.sort_by_key(|l| l.level);
         let ids = self.dict.read().unwrap().len() as u64;
         let io = self.medium.stats().snapshot();
-        let base = self.maint.lock().unwrap().bytes_written_base;
+        let base = self.bytes_written_base;
         Ok(Stats {
             vertices: ids - deleted,
             vertex_ids: ids,

@@ -1,5 +1,6 @@
 //! The write path: external ids to dense ids, memtable apply, WAL submit, freeze.
 
+use super::maintain::SealInto;
 use super::{Frozen, Inner, Ticket, Writer};
 use crate::batch::{id_of, is_del, DenseBatch, Section, DEL};
 use crate::memtable::Memtable;
@@ -62,6 +63,8 @@ impl Inner {
         w.mem.max_lsn = end;
         if w.mem.bytes() >= self.freeze_bytes() {
             self.freeze_locked(&mut w);
+            // Wait without the writer lock: snapshots need it, and the wait is for flushes.
+            drop(w);
             self.backpressure()?;
         }
         Ok(Ticket(end))
@@ -249,7 +252,7 @@ impl Inner {
 
     /// Every edge touching `x` right now, as `[src, dst]`.
     fn live_edges_of(&self, w: &Writer, x: VertexId) -> Result<Vec<(u32, u32)>> {
-        self.seal_pending(false)?;
+        self.seal_pending(SealInto::Dram)?;
         let runs = self.state.lock().unwrap().runs.clone();
         let view = Snapshot::new(
             runs,
@@ -343,7 +346,7 @@ impl Inner {
             let n = self.dict.read().unwrap().len();
             (st.runs.clone(), st.frozen.clone(), w.deleted.clone(), n)
         };
-        self.seal_pending(false)?;
+        self.seal_pending(SealInto::Dram)?;
         let mut all: Vec<_> = runs.to_vec();
         for f in frozen {
             all.push(f.sealed.get().expect("sealed by seal_pending").clone());
