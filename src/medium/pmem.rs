@@ -3,8 +3,10 @@
 //! On a DAX file system a segment is mapped with `MAP_SYNC`, so that a store reaches the
 //! persistence domain once its cache line is written back: [`PmemSegment::persist`] issues
 //! `clwb` (else `clflushopt`, else `clflush`) for every dirty line and one `sfence` — no
-//! system call (XPGraph, DGAP). On any other file system `MAP_SYNC` is refused; the medium
-//! says so in [`Medium::persist_method`] and persists with `msync`.
+//! system call (XPGraph, DGAP). On tmpfs (`/dev/shm`) the same instructions run as the
+//! emulation of persistent memory the papers measure with: DRAM, with the cost of the
+//! flushes. On any other file system `MAP_SYNC` is refused; the medium says so in
+//! [`Medium::persist_method`] and persists with `msync`.
 //!
 //! The battery medium (XPGraph-B, eADR) assumes the caches are in the persistence domain:
 //! a persist is one `sfence`. It is only as durable as the platform makes it; on a file
@@ -31,15 +33,33 @@ pub enum PmemMode {
     Battery,
 }
 
-const DAX_UNKNOWN: u8 = 0;
-const DAX_YES: u8 = 1;
-const DAX_NO: u8 = 2;
+/// What the directory's file system offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fs {
+    /// DAX: `MAP_SYNC` mappings of persistent memory.
+    Dax,
+    /// tmpfs: DRAM standing in for persistent memory (emulation, as in the papers).
+    Tmpfs,
+    /// Anything else: pages reach the device by `msync`.
+    Paged,
+}
+
+const FS_UNKNOWN: u8 = 0;
+const TMPFS_MAGIC: i64 = 0x0102_1994;
+
+fn fs_code(f: Fs) -> u8 {
+    match f {
+        Fs::Dax => 1,
+        Fs::Tmpfs => 2,
+        Fs::Paged => 3,
+    }
+}
 
 /// Segments are files in one directory, mapped into memory.
 pub struct PmemMedium {
     dir: PathBuf,
     mode: PmemMode,
-    dax: Arc<AtomicU8>,
+    fs: Arc<AtomicU8>,
     stats: Arc<MediumStats>,
 }
 
@@ -49,29 +69,36 @@ impl PmemMedium {
         PmemMedium {
             dir: dir.to_path_buf(),
             mode,
-            dax: Arc::new(AtomicU8::new(DAX_UNKNOWN)),
+            fs: Arc::new(AtomicU8::new(FS_UNKNOWN)),
             stats: Arc::default(),
         }
     }
 
-    /// Whether the directory is on a DAX file system (`MAP_SYNC` accepted); probed with an
-    /// unnamed temporary file, so nothing is left in the store.
-    pub fn is_dax(&self) -> bool {
-        if self.dax.load(Ordering::Acquire) == DAX_UNKNOWN {
+    /// The directory's file system: DAX if `MAP_SYNC` is accepted (probed with an unnamed
+    /// temporary file, so nothing is left in the store), else tmpfs or another.
+    fn fs(&self) -> Fs {
+        if self.fs.load(Ordering::Acquire) == FS_UNKNOWN {
             let probe = OpenOptions::new()
                 .read(true)
                 .write(true)
                 .custom_flags(libc::O_TMPFILE)
                 .open(&self.dir)
                 .and_then(|f| f.set_len(4096).map(|_| f));
-            let dax = match probe {
-                Ok(f) => Map::new(&f, 4096, true).is_ok_and(|(_, dax)| dax),
-                Err(_) => false,
+            let dax = probe.is_ok_and(|f| Map::new(&f, 4096, true).is_ok_and(|(_, dax)| dax));
+            let fs = if dax {
+                Fs::Dax
+            } else if is_tmpfs(&self.dir) {
+                Fs::Tmpfs
+            } else {
+                Fs::Paged
             };
-            self.dax
-                .store(if dax { DAX_YES } else { DAX_NO }, Ordering::Release);
+            self.fs.store(fs_code(fs), Ordering::Release);
         }
-        self.dax.load(Ordering::Acquire) == DAX_YES
+        match self.fs.load(Ordering::Acquire) {
+            1 => Fs::Dax,
+            2 => Fs::Tmpfs,
+            _ => Fs::Paged,
+        }
     }
 
     fn segment(&self, path: PathBuf, file: File) -> Result<Box<dyn SegmentFile>> {
@@ -79,14 +106,15 @@ impl PmemMedium {
             .metadata()
             .map_err(|e| Error::io("stat", &path, e))?
             .len() as usize;
+        let fs = self.fs();
         let (map, _) =
-            Map::new(&file, len, self.is_dax()).map_err(|e| Error::io("mmap", &path, e))?;
+            Map::new(&file, len, fs == Fs::Dax).map_err(|e| Error::io("mmap", &path, e))?;
         Ok(Box::new(PmemSegment {
             path,
             file,
             map: Mutex::new(map),
             mode: self.mode,
-            dax: self.is_dax(),
+            fs,
             stats: self.stats.clone(),
         }))
     }
@@ -107,13 +135,18 @@ impl Medium for PmemMedium {
         Persistence::CacheLine
     }
     fn persist_method(&self) -> String {
-        match (self.mode, self.is_dax()) {
-            (PmemMode::Flush, true) => format!("{} + sfence (DAX, MAP_SYNC)", cpu::flush_name()),
-            (PmemMode::Flush, false) => {
+        const EMULATED: &str = "on tmpfs: persistent memory emulated in DRAM, as the papers measure it; nothing survives a power cut";
+        match (self.mode, self.fs()) {
+            (PmemMode::Flush, Fs::Dax) => {
+                format!("{} + sfence (DAX, MAP_SYNC)", cpu::flush_name())
+            }
+            (PmemMode::Flush, Fs::Tmpfs) => format!("{} + sfence {EMULATED}", cpu::flush_name()),
+            (PmemMode::Flush, Fs::Paged) => {
                 "msync: not a DAX file system, so MAP_SYNC and cache-line flushes cannot make stores durable".into()
             }
-            (PmemMode::Battery, true) => "sfence (caches assumed battery-backed, eADR)".into(),
-            (PmemMode::Battery, false) => {
+            (PmemMode::Battery, Fs::Dax) => "sfence (caches assumed battery-backed, eADR)".into(),
+            (PmemMode::Battery, Fs::Tmpfs) => format!("sfence {EMULATED}"),
+            (PmemMode::Battery, Fs::Paged) => {
                 "sfence only, on a file system without DAX: the page cache is not battery-backed, so this survives a process crash, not a power cut".into()
             }
         }
@@ -165,6 +198,21 @@ impl Medium for PmemMedium {
     fn stats(&self) -> &MediumStats {
         &self.stats
     }
+}
+
+fn is_tmpfs(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::zeroed();
+    // SAFETY: statfs writes into the buffer we own; `c` is a valid C string.
+    let rc = unsafe { libc::statfs(c.as_ptr(), st.as_mut_ptr()) };
+    // SAFETY: statfs returned 0, so it filled the buffer.
+    // f_type's integer type differs between targets.
+    #[allow(clippy::unnecessary_cast)]
+    let tmpfs = rc == 0 && unsafe { st.assume_init() }.f_type as i64 == TMPFS_MAGIC;
+    tmpfs
 }
 
 /// A writable shared mapping of a whole segment file.
@@ -252,7 +300,7 @@ struct PmemSegment {
     file: File,
     map: Mutex<Map>,
     mode: PmemMode,
-    dax: bool,
+    fs: Fs,
     stats: Arc<MediumStats>,
 }
 
@@ -274,8 +322,8 @@ impl PmemSegment {
             self.write_back(m, lo, hi)?;
         }
         m.unmap();
-        let (fresh, _) =
-            Map::new(&self.file, len, self.dax).map_err(|e| Error::io("mmap", &self.path, e))?;
+        let (fresh, _) = Map::new(&self.file, len, self.fs == Fs::Dax)
+            .map_err(|e| Error::io("mmap", &self.path, e))?;
         *m = fresh;
         m.resized = true;
         Ok(())
@@ -286,7 +334,7 @@ impl PmemSegment {
         if self.mode == PmemMode::Battery {
             return Ok(());
         }
-        if self.dax {
+        if self.fs != Fs::Paged {
             // SAFETY: [lo, hi) lies inside the live mapping (callers clamp to m.len).
             unsafe { cpu::flush_range(m.ptr.add(lo), hi - lo) };
             return Ok(());
@@ -499,7 +547,8 @@ mod tests {
             s.set_len(10).unwrap();
             s.persist().unwrap();
             assert_eq!(m.open("seg").unwrap().len().unwrap(), 10);
-            assert!(!m.persist_method().is_empty());
+            let how = m.persist_method();
+            assert!(how.contains("sfence") || how.contains("msync"), "{how}");
         }
     }
 }
