@@ -1,15 +1,16 @@
 //! The file medium: a directory of files, `pwrite` + `fdatasync`, mmap for reads.
 
+use super::dir::{Open, StoreDir};
 use super::{Mapped, Medium, MediumStats, SegmentFile};
 use crate::{Error, Result};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Segments are files in one directory.
 pub struct FileMedium {
-    dir: PathBuf,
+    dir: StoreDir,
     stats: Arc<MediumStats>,
 }
 
@@ -17,13 +18,9 @@ impl FileMedium {
     /// A medium rooted at `dir`, which must exist.
     pub fn new(dir: &Path) -> Self {
         FileMedium {
-            dir: dir.to_path_buf(),
+            dir: StoreDir::new(dir),
             stats: Arc::default(),
         }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
     }
 
     fn wrap(&self, path: PathBuf, file: File) -> Box<dyn SegmentFile> {
@@ -40,92 +37,35 @@ impl Medium for FileMedium {
         "file"
     }
     fn create_root(&self) -> Result<()> {
-        create_dir_durably(&self.dir)
+        self.dir.create_durably()
     }
     fn create(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
-        let path = self.path(name);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .map_err(|e| Error::io("create", &path, e))?;
+        let (path, file) = self.dir.open_file(name, Open::Create)?;
         Ok(self.wrap(path, file))
     }
     fn open(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
-        let path = self.path(name);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| Error::io("open", &path, e))?;
+        let (path, file) = self.dir.open_file(name, Open::Existing)?;
         Ok(self.wrap(path, file))
     }
     fn exists(&self, name: &str) -> bool {
-        self.path(name).exists()
+        self.dir.exists(name)
     }
     fn remove(&self, name: &str) -> Result<()> {
-        let path = self.path(name);
-        std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))
+        self.dir.remove(name)
     }
     fn rename(&self, from: &str, to: &str) -> Result<()> {
-        let (a, b) = (self.path(from), self.path(to));
-        std::fs::rename(&a, &b).map_err(|e| Error::io("rename", &a, e))
+        self.dir.rename(from, to)
     }
     fn list(&self) -> Result<Vec<String>> {
-        list_files(&self.dir)
+        self.dir.list()
     }
     fn sync_dir(&self) -> Result<()> {
         self.stats.on_persist();
-        sync_dir_path(&self.dir)
+        self.dir.sync()
     }
     fn stats(&self) -> &MediumStats {
         &self.stats
     }
-}
-
-/// Creates `dir` and its missing ancestors, fsyncing each new directory's parent after
-/// creating it: POSIX makes a new directory entry durable only through its parent.
-pub(crate) fn create_dir_durably(dir: &Path) -> Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    let parent = match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    create_dir_durably(&parent)?;
-    match std::fs::create_dir(dir) {
-        Ok(()) => {}
-        // Another process created it in between: its creator makes it durable, but syncing
-        // the parent again below costs little and makes it so here too.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
-        Err(e) => return Err(Error::io("create", dir, e)),
-    }
-    sync_dir_path(&parent)
-}
-
-/// Names of the regular files in `dir`, sorted.
-pub(crate) fn list_files(dir: &Path) -> Result<Vec<String>> {
-    let rd = std::fs::read_dir(dir).map_err(|e| Error::io("list", dir, e))?;
-    let mut names = Vec::new();
-    for entry in rd {
-        let entry = entry.map_err(|e| Error::io("list", dir, e))?;
-        if entry.file_type().map(|t| t.is_file()).unwrap_or(false) {
-            if let Some(n) = entry.file_name().to_str() {
-                names.push(n.to_string());
-            }
-        }
-    }
-    names.sort();
-    Ok(names)
-}
-
-/// fsync of a directory: makes the entries created, renamed or removed in it durable.
-pub(crate) fn sync_dir_path(dir: &Path) -> Result<()> {
-    let d = File::open(dir).map_err(|e| Error::io("open", dir, e))?;
-    d.sync_all().map_err(|e| Error::io("fsync", dir, e))
 }
 
 struct FileSegment {

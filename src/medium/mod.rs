@@ -12,6 +12,7 @@
 //! [`memory::MemoryMedium`] (volatile) and [`sim::SimMedium`] (records every operation and
 //! builds the images a power cut could leave, for crash tests).
 
+pub(crate) mod dir;
 pub mod file;
 mod mapped;
 pub mod memory;

@@ -16,6 +16,7 @@
 //! records (the WAL) allocate a segment's space ahead ([`Medium::preallocates`]). The size
 //! change itself is made durable with `fdatasync` at the next persist.
 
+use super::dir::{Open, StoreDir};
 use super::{Mapped, Medium, MediumStats, Persistence, SegmentFile};
 use crate::{Error, Result};
 use std::fs::{File, OpenOptions};
@@ -57,7 +58,7 @@ fn fs_code(f: Fs) -> u8 {
 
 /// Segments are files in one directory, mapped into memory.
 pub struct PmemMedium {
-    dir: PathBuf,
+    dir: StoreDir,
     mode: PmemMode,
     fs: Arc<AtomicU8>,
     stats: Arc<MediumStats>,
@@ -67,7 +68,7 @@ impl PmemMedium {
     /// A medium rooted at `dir`.
     pub fn new(dir: &Path, mode: PmemMode) -> Self {
         PmemMedium {
-            dir: dir.to_path_buf(),
+            dir: StoreDir::new(dir),
             mode,
             fs: Arc::new(AtomicU8::new(FS_UNKNOWN)),
             stats: Arc::default(),
@@ -82,12 +83,12 @@ impl PmemMedium {
                 .read(true)
                 .write(true)
                 .custom_flags(libc::O_TMPFILE)
-                .open(&self.dir)
+                .open(self.dir.root())
                 .and_then(|f| f.set_len(4096).map(|_| f));
             let dax = probe.is_ok_and(|f| Map::new(&f, 4096, true).is_ok_and(|(_, dax)| dax));
             let fs = if dax {
                 Fs::Dax
-            } else if is_tmpfs(&self.dir) {
+            } else if is_tmpfs(self.dir.root()) {
                 Fs::Tmpfs
             } else {
                 Fs::Paged
@@ -117,10 +118,6 @@ impl PmemMedium {
             fs,
             stats: self.stats.clone(),
         }))
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
     }
 }
 
@@ -152,48 +149,34 @@ impl Medium for PmemMedium {
         }
     }
     fn create_root(&self) -> Result<()> {
-        super::file::create_dir_durably(&self.dir)
+        self.dir.create_durably()
     }
     fn preallocates(&self) -> bool {
         true
     }
     fn create(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
-        let path = self.path(name);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .map_err(|e| Error::io("create", &path, e))?;
+        let (path, file) = self.dir.open_file(name, Open::Create)?;
         self.segment(path, file)
     }
     fn open(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
-        let path = self.path(name);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| Error::io("open", &path, e))?;
+        let (path, file) = self.dir.open_file(name, Open::Existing)?;
         self.segment(path, file)
     }
     fn exists(&self, name: &str) -> bool {
-        self.path(name).exists()
+        self.dir.exists(name)
     }
     fn remove(&self, name: &str) -> Result<()> {
-        let path = self.path(name);
-        std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))
+        self.dir.remove(name)
     }
     fn rename(&self, from: &str, to: &str) -> Result<()> {
-        let (a, b) = (self.path(from), self.path(to));
-        std::fs::rename(&a, &b).map_err(|e| Error::io("rename", &a, e))
+        self.dir.rename(from, to)
     }
     fn list(&self) -> Result<Vec<String>> {
-        super::file::list_files(&self.dir)
+        self.dir.list()
     }
     fn sync_dir(&self) -> Result<()> {
         self.stats.on_persist();
-        super::file::sync_dir_path(&self.dir)
+        self.dir.sync()
     }
     fn stats(&self) -> &MediumStats {
         &self.stats

@@ -250,7 +250,7 @@ impl Inner {
             // that far first, or a crash leaves a root that starts past the log's end (the
             // WAL thread may still be inside an earlier fdatasync, or waiting for its
             // interval).
-            wal.persist_upto(new.header.max_lsn)?;
+            wal.wait_durable(new.header.max_lsn)?;
         }
         let mut files = self.file_runs();
         // A run sealed straight to a file is published (readable) before it commits.

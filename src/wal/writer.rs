@@ -111,7 +111,10 @@ impl Wal {
         Ok(end)
     }
 
-    /// Blocks until every record below `lsn` is durable.
+    /// Blocks until every record below `lsn` is durable, forcing a persist under
+    /// `interval` (under `sync` the writer persists every group anyway). A flush calls it
+    /// before committing a manifest whose WAL start is `lsn`: the manifest must never start
+    /// the log past its durable end.
     pub fn wait_durable(&self, lsn: u64) -> Result<()> {
         if self.shared.durable.load(Ordering::Acquire) >= lsn {
             return Ok(());
@@ -128,29 +131,6 @@ impl Wal {
                 q.force_persist = true;
                 self.shared.work.notify_one();
             }
-            q = self.shared.done.wait(q).unwrap();
-        }
-    }
-
-    /// Blocks until every record below `lsn` is durable, forcing a persist in every mode.
-    /// A flush calls it before committing a manifest whose WAL start is `lsn`: the manifest
-    /// must never start the log past its durable end.
-    pub fn persist_upto(&self, lsn: u64) -> Result<()> {
-        if self.shared.durable.load(Ordering::Acquire) >= lsn {
-            return Ok(());
-        }
-        self.shared.q.lock().unwrap().force_persist = true;
-        self.shared.work.notify_one();
-        let mut q = self.shared.q.lock().unwrap();
-        loop {
-            if let Some(e) = &q.error {
-                return Err(Error::Poisoned(e.clone()));
-            }
-            if self.shared.durable.load(Ordering::Acquire) >= lsn {
-                return Ok(());
-            }
-            q.force_persist = true;
-            self.shared.work.notify_one();
             q = self.shared.done.wait(q).unwrap();
         }
     }

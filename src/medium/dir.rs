@@ -1,0 +1,123 @@
+//! A store directory as the file-backed media see it: named files, and the directory
+//! operations (create, rename, remove, sync) that make names durable.
+
+use crate::{Error, Result};
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+
+/// Whether opening a segment creates (or truncates) it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Open {
+    /// Create, or truncate an existing file.
+    Create,
+    /// The file must exist.
+    Existing,
+}
+
+/// The directory holding a store's segment files.
+pub(crate) struct StoreDir {
+    dir: PathBuf,
+}
+
+impl StoreDir {
+    pub(crate) fn new(dir: &Path) -> Self {
+        StoreDir {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// The directory itself (for file-system probes).
+    pub(crate) fn root(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Opens segment `name` for reading and writing.
+    pub(crate) fn open_file(&self, name: &str, how: Open) -> Result<(PathBuf, File)> {
+        let path = self.path(name);
+        let mut o = OpenOptions::new();
+        o.read(true).write(true);
+        if how == Open::Create {
+            o.create(true).truncate(true);
+        }
+        let op = match how {
+            Open::Create => "create",
+            Open::Existing => "open",
+        };
+        let file = o.open(&path).map_err(|e| Error::io(op, &path, e))?;
+        Ok((path, file))
+    }
+
+    pub(crate) fn exists(&self, name: &str) -> bool {
+        self.path(name).exists()
+    }
+
+    /// Removes a file (durable after [`StoreDir::sync`]).
+    pub(crate) fn remove(&self, name: &str) -> Result<()> {
+        let path = self.path(name);
+        std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))
+    }
+
+    /// Renames a file atomically (durable after [`StoreDir::sync`]).
+    pub(crate) fn rename(&self, from: &str, to: &str) -> Result<()> {
+        let (a, b) = (self.path(from), self.path(to));
+        std::fs::rename(&a, &b).map_err(|e| Error::io("rename", &a, e))
+    }
+
+    /// Names of the regular files, sorted.
+    pub(crate) fn list(&self) -> Result<Vec<String>> {
+        let dir = &self.dir;
+        let rd = std::fs::read_dir(dir).map_err(|e| Error::io("list", dir, e))?;
+        let mut names = Vec::new();
+        for entry in rd {
+            let entry = entry.map_err(|e| Error::io("list", dir, e))?;
+            if entry.file_type().map(|t| t.is_file()).unwrap_or(false) {
+                if let Some(n) = entry.file_name().to_str() {
+                    names.push(n.to_string());
+                }
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// Makes creations, renames and removals in the directory durable.
+    pub(crate) fn sync(&self) -> Result<()> {
+        sync_dir_path(&self.dir)
+    }
+
+    /// Creates the directory and its missing ancestors durably.
+    pub(crate) fn create_durably(&self) -> Result<()> {
+        create_dir_durably(&self.dir)
+    }
+}
+
+/// Creates `dir` and its missing ancestors, fsyncing each new directory's parent after
+/// creating it: POSIX makes a new directory entry durable only through its parent.
+pub(crate) fn create_dir_durably(dir: &Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    create_dir_durably(&parent)?;
+    match std::fs::create_dir(dir) {
+        Ok(()) => {}
+        // Another process created it in between: its creator makes it durable, but syncing
+        // the parent again below costs little and makes it so here too.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+        Err(e) => return Err(Error::io("create", dir, e)),
+    }
+    sync_dir_path(&parent)
+}
+
+/// fsync of a directory: makes the entries created, renamed or removed in it durable.
+pub(crate) fn sync_dir_path(dir: &Path) -> Result<()> {
+    let d = File::open(dir).map_err(|e| Error::io("open", dir, e))?;
+    d.sync_all().map_err(|e| Error::io("fsync", dir, e))
+}
