@@ -9,6 +9,13 @@
 
 use super::{Frozen, Inner, Maint, Runs};
 
+use crate::manifest::{Root, RunRef};
+use crate::run::build::RunMeta;
+use crate::run::{self, Run};
+use crate::{Error, Result};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
 /// Where sealed memtables go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum SealInto {
@@ -17,12 +24,6 @@ pub(super) enum SealInto {
     /// Committed run files, each before the next (the flusher's way: no DRAM copy).
     File,
 }
-use crate::manifest::{Root, RunRef};
-use crate::run::build::RunMeta;
-use crate::run::{self, Run};
-use crate::{Error, Result};
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 /// The background thread: waits for frozen memtables and keeps the store tidy.
 pub(super) fn flusher_loop(inner: Arc<Inner>) {
