@@ -66,7 +66,7 @@ fn wal_append(c: &mut Criterion) {
     ];
     for (name, medium, mode) in media {
         let rec = recover(&*medium, 0, true, |_, _| Ok(())).unwrap();
-        let wal = Wal::start(medium, rec, mode).unwrap();
+        let wal = Wal::start(medium, rec, mode, evograph::wal::writer::SEGMENT_BYTES).unwrap();
         let mut lsn = wal.durable_lsn();
         g.bench_function(format!("64k_edges_{name}"), |b| {
             b.iter(|| {

@@ -115,6 +115,8 @@ fn opts(cfg: Config, background: bool) -> Options {
         threads: 2,
         fanout: 2,
         background,
+        // A few blocks per segment: rotation, recycling and spare reuse all happen.
+        wal_segment_bytes: 4 << 10,
         ..Options::default()
     }
 }
@@ -125,6 +127,7 @@ fn reopen_opts(cfg: Config) -> Options {
         durability: cfg.durability,
         threads: 1,
         background: false,
+        wal_segment_bytes: 4 << 10,
         ..Options::default()
     }
 }

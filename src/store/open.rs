@@ -158,7 +158,12 @@ pub(super) fn open_on(
     mem.max_lsn = next_lsn;
     let wal = match opts.durability {
         Durability::None => None,
-        mode => Some(Wal::start(medium.clone(), rec, mode)?),
+        mode => Some(Wal::start(
+            medium.clone(),
+            rec,
+            mode,
+            opts.wal_segment_bytes,
+        )?),
     };
     let next_run_id = root
         .next_run_id

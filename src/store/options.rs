@@ -76,6 +76,9 @@ pub struct Options {
     pub fanout: usize,
     /// Flush and compact on a background thread (else only on explicit calls).
     pub background: bool,
+    /// Bytes per WAL segment (64 MiB). Tests set it small so that segment rotation and
+    /// recycling happen every few batches.
+    pub wal_segment_bytes: u64,
     /// Open without changing any file: no WAL repair, no flush on close, writes refused.
     /// The WAL is still replayed (into DRAM) so reads see every acknowledged update.
     pub read_only: bool,
@@ -95,6 +98,7 @@ impl Default for Options {
             fanout: 4,
             background: true,
             read_only: false,
+            wal_segment_bytes: crate::wal::writer::SEGMENT_BYTES,
         }
     }
 }

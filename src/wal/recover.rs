@@ -70,8 +70,10 @@ pub fn recover(
         .rposition(|(_, h)| h.is_some_and(|h| h.first_lsn <= start_lsn));
     for (seq, h) in &headers {
         // The writer persists a segment's header before any block: a damaged header in
-        // front of intact blocks is damage, never a torn write.
-        if h.is_none() && holds_blocks(medium, *seq)? {
+        // front of intact blocks of the live log is damage, never a torn write. Blocks
+        // below the start LSN are what a recycled segment held in its earlier life: a
+        // crash while it is being reused (its new header not yet durable) leaves them.
+        if h.is_none() && holds_blocks(medium, *seq, start_lsn)? {
             return Err(Error::corrupt(format!(
                 "WAL segment {} has a damaged header but holds intact blocks",
                 segment::name(*seq)
@@ -201,14 +203,17 @@ pub fn recover(
     Ok(out)
 }
 
-/// Whether any intact block lies in segment `seq` past its header.
-fn holds_blocks(medium: &dyn Medium, seq: u64) -> Result<bool> {
+/// Whether any intact block of records at or after `start_lsn` lies in segment `seq` past
+/// its header.
+fn holds_blocks(medium: &dyn Medium, seq: u64, start_lsn: u64) -> Result<bool> {
     let map = medium.open(&segment::name(seq))?.map()?;
     let b = map.bytes();
     let mut at = segment::HEADER_LEN as usize;
     while at + block::HEADER_LEN <= b.len() {
-        if let Ok(Ok(_)) = block::decode(&b[at..]) {
-            return Ok(true);
+        if let Ok(Ok(blk)) = block::decode(&b[at..]) {
+            if blk.first_lsn + blk.records > start_lsn {
+                return Ok(true);
+            }
         }
         at += 8;
     }

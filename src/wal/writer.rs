@@ -59,9 +59,16 @@ pub struct Wal {
 
 impl Wal {
     /// Starts the writer thread, continuing the log where recovery left it.
-    pub fn start(medium: Arc<dyn Medium>, rec: Recovered, mode: Durability) -> Result<Wal> {
+    /// Segments are cut at about `segment_bytes` ([`SEGMENT_BYTES`] unless a test wants
+    /// rotation and recycling to happen often).
+    pub fn start(
+        medium: Arc<dyn Medium>,
+        rec: Recovered,
+        mode: Durability,
+        segment_bytes: u64,
+    ) -> Result<Wal> {
         let next = rec.next_lsn;
-        let log = Log::open(medium, rec)?;
+        let log = Log::open(medium, rec, segment_bytes.max(segment::HEADER_LEN + 1))?;
         let shared = Arc::new(Shared {
             q: Mutex::new(Queue {
                 blocks: Vec::new(),
@@ -267,6 +274,8 @@ struct Log {
     offset: u64,
     next_lsn: u64,
     spares: Vec<String>,
+    /// Segments are cut at about this size.
+    segment_bytes: u64,
     /// Two-step commits with 8-byte markers (cache-line media).
     marked: bool,
     /// Commit markers written after the next persist of the body: (offset, bytes).
@@ -274,13 +283,13 @@ struct Log {
 }
 
 impl Log {
-    fn open(medium: Arc<dyn Medium>, rec: Recovered) -> Result<Log> {
+    fn open(medium: Arc<dyn Medium>, rec: Recovered, segment_bytes: u64) -> Result<Log> {
         let mut segments: VecDeque<SegmentInfo> = rec.segments.into();
         let (cur, offset) = match segments.back() {
             Some(last) => {
                 let seg = medium.open(&segment::name(last.seq))?;
-                if medium.preallocates() && seg.len()? < SEGMENT_BYTES {
-                    seg.set_len(SEGMENT_BYTES)?;
+                if medium.preallocates() && seg.len()? < segment_bytes {
+                    seg.set_len(segment_bytes)?;
                     seg.persist()?;
                 }
                 (seg, rec.end_offset)
@@ -291,7 +300,8 @@ impl Log {
                     first_lsn: rec.next_lsn,
                 };
                 segments.push_back(info);
-                (new_segment(&*medium, info, None)?, segment::HEADER_LEN)
+                let seg = new_segment(&*medium, info, None, segment_bytes)?;
+                (seg, segment::HEADER_LEN)
             }
         };
         let marked = medium.persistence() == Persistence::CacheLine;
@@ -302,6 +312,7 @@ impl Log {
             offset,
             next_lsn: rec.next_lsn,
             spares: Vec::new(),
+            segment_bytes,
             marked,
             markers: Vec::new(),
         })
@@ -311,7 +322,9 @@ impl Log {
     /// back on cache-line media; `blocks` is scratch afterwards).
     fn append(&mut self, blocks: &mut [u8], end: u64) -> Result<()> {
         debug_assert!(blocks.len() >= block::HEADER_LEN);
-        if self.offset + blocks.len() as u64 > SEGMENT_BYTES && self.offset > segment::HEADER_LEN {
+        if self.offset + blocks.len() as u64 > self.segment_bytes
+            && self.offset > segment::HEADER_LEN
+        {
             self.rotate()?;
         }
         if self.marked {
@@ -349,7 +362,7 @@ impl Log {
             seq: last.seq + 1,
             first_lsn: self.next_lsn,
         };
-        self.cur = new_segment(&*self.medium, info, self.spares.pop())?;
+        self.cur = new_segment(&*self.medium, info, self.spares.pop(), self.segment_bytes)?;
         self.segments.push_back(info);
         self.offset = segment::HEADER_LEN;
         Ok(())
@@ -392,6 +405,7 @@ fn new_segment(
     medium: &dyn Medium,
     info: SegmentInfo,
     spare: Option<String>,
+    segment_bytes: u64,
 ) -> Result<Box<dyn SegmentFile>> {
     let name = segment::name(info.seq);
     let seg = match spare {
@@ -402,7 +416,7 @@ fn new_segment(
         None => medium.create(&name)?,
     };
     if medium.preallocates() {
-        seg.set_len(SEGMENT_BYTES)?;
+        seg.set_len(segment_bytes)?;
     }
     let hdr = SegmentHeader {
         seq: info.seq,
