@@ -473,7 +473,7 @@ fn bad_flag_values_are_refused() {
         (&["--durability", "interval=0"], "interval=0"),
         (&["--durability", "interval=x"], "interval=x"),
         (&["--durability", ""], "durability"),
-        (&["--format", "csv"], "csv"),
+        (&["--format", "gml"], "gml"),
         (&["--batch", "-1"], "-1"),
         (&["--batch", "many"], "many"),
     ] {

@@ -9,31 +9,50 @@ use evograph::io::{self, Format};
 use evograph::store::MediumKind;
 use evograph::{Durability, Graph, Options, Record};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::Instant;
 
 /// Ingest edges (or an update stream) into a store, creating it if needed.
+///
+/// If this command creates the store and then fails, it removes what it created: a store
+/// is either made whole or not at all. In a weighted store, an edge line without a weight
+/// gets weight 1.
 #[derive(clap::Args)]
 pub struct Args {
     /// Store directory (created if missing).
     store: PathBuf,
     /// Input file.
     input: PathBuf,
-    /// auto (by extension), snap (whitespace edge list), el, bin (u32 pairs), ldbc (a
+    /// auto (by extension, else by content; an input that reads as more than one format is
+    /// refused), snap (whitespace edge list), el, csv (`src,dst[,weight]`), metis (METIS/Chaco
+    /// graph: `n m [fmt]` header, 1-based adjacency lines), bin (u32 pairs), ldbc (a
     /// Graphalytics .properties file or .v/.e pair), ops (`+ u v`, `- u v`, `+ u`, `- u`), mtx.
     #[arg(long, default_value = "auto")]
     format: Format,
-    /// Create an undirected store (Graphalytics inputs say so themselves).
+    /// Field separator of an edge list (snap, el, csv): one character, such as `,` `;` or
+    /// `\t` (default: spaces and tabs; `,` for csv).
+    #[arg(long, value_parser = parse_delimiter)]
+    delimiter: Option<u8>,
+    /// The edge list's first line (after comments) is a header such as `src,dst`: skip it.
+    #[arg(long)]
+    header: bool,
+    /// Create an undirected store (Graphalytics, METIS and symmetric Matrix Market inputs say
+    /// so themselves).
     #[arg(long)]
     undirected: bool,
+    /// Create a weighted store even if the input's first lines carry no weight (weighted
+    /// inputs make weighted stores by themselves, unless --no-validate skips the pass that
+    /// finds out).
+    #[arg(long)]
+    weighted: bool,
     /// Records per batch (one WAL commit block each).
-    #[arg(long, default_value_t = 65536)]
-    batch: usize,
+    #[arg(long, default_value_t = 65536, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    batch: u64,
     /// Worker threads for apply and flush (0: one per core).
-    #[arg(long, default_value_t = 0)]
-    threads: usize,
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1024))]
+    threads: u64,
     /// sync (acknowledge once durable), interval=MS (persist every MS milliseconds) or none.
     #[arg(long, default_value = "sync")]
     durability: Durability,
@@ -41,50 +60,96 @@ pub struct Args {
     #[arg(long)]
     print_acks: bool,
     /// DRAM budget for memtables, in MiB.
-    #[arg(long, default_value_t = 1024)]
-    memtable_mb: usize,
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+    memtable_mb: u64,
     /// Medium of a new store: file (pwrite + fdatasync), pmem (mapped; clwb + sfence on a
     /// DAX mount, msync elsewhere) or battery (mapped; a fence persists: eADR). An existing
     /// store keeps the medium it was created on.
     #[arg(long)]
     medium: Option<MediumKind>,
-    /// Skip the validation pass over text inputs (a malformed line then stops the ingest
-    /// with the batches before it already stored).
+    /// Skip the validation pass over text inputs (a malformed line then stops the ingest,
+    /// and a store this command created is removed again).
     #[arg(long)]
     no_validate: bool,
 }
 
-pub fn run(a: Args) -> evograph::Result<ExitCode> {
-    if a.batch == 0 {
-        return Err(evograph::Error::Invalid(
-            "--batch must be at least 1".into(),
-        ));
+/// `--delimiter`: one byte, with `\t` and `tab` for a tab.
+fn parse_delimiter(s: &str) -> Result<u8, String> {
+    match s {
+        "\\t" | "tab" | "\t" => Ok(b'\t'),
+        _ if s.len() == 1 && (s.as_bytes()[0].is_ascii_digit() || ".+-#%\r\n".contains(s)) => Err(
+            format!("'{s}' cannot separate fields: it occurs in numbers, comments or line ends"),
+        ),
+        _ if s.len() == 1 => Ok(s.as_bytes()[0]),
+        _ => Err(format!(
+            "'{s}' is not one ASCII character (for a tab, write '\\t')"
+        )),
     }
+}
+
+pub fn run(a: Args) -> evograph::Result<ExitCode> {
+    let t_start = Instant::now();
+    let text = io::TextOptions {
+        delimiter: a.delimiter,
+        header: a.header,
+    };
     // Open the input before the store: a missing or unreadable input changes nothing.
-    let src = io::open_source(&a.input, a.format)?;
-    let info = src.info().clone();
+    let src = io::open_source_with(&a.input, a.format, &text)?;
     let format = match a.format {
         Format::Auto => io::detect_format(&a.input)?,
         f => f,
     };
     // The validation pass also learns whether any line carries a weight (a header or the
     // first line alone may not say).
-    let mut weighted = info.weighted;
+    let mut weighted = src.info().weighted || a.weighted;
+    let mut validate_secs = 0.0;
     if format != Format::Bin && !a.no_validate {
-        weighted |= validate(&a)?;
+        let t = Instant::now();
+        weighted |= validate(&a.input, format, &text)?;
+        validate_secs = t.elapsed().as_secs_f64();
     }
+    let created = NewStore::before_open(&a.store)?;
+    let res = ingest(&a, src, weighted, created.is_some());
+    match (res, created) {
+        (Ok(summary), _) => {
+            print_summary(&a, &summary, validate_secs, t_start.elapsed().as_secs_f64())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        (Err(e), Some(created)) => Err(created.remove(&a.store, e)),
+        (Err(e), None) => Err(e),
+    }
+}
+
+/// What the ingest did, for the summary line.
+struct Summary {
+    records: u64,
+    secs: f64,
+    open_secs: f64,
+    close_secs: f64,
+    vertices: u64,
+}
+
+/// Opens (or creates) the store, streams every record in and closes it.
+fn ingest(
+    a: &Args,
+    src: Box<dyn io::RecordSource>,
+    weighted: bool,
+    creating: bool,
+) -> evograph::Result<Summary> {
+    let info = src.info().clone();
     let undirected = a.undirected || info.directed == Some(false);
     let opts = Options {
         undirected: if undirected { Some(true) } else { None },
-        // A weighted input makes a weighted store; an existing store keeps what it is.
-        weighted: if weighted && !a.store.join("MANIFEST").exists() {
+        // A weighted input makes a weighted store; an existing store keeps what it is, and
+        // --weighted on an unweighted one is refused.
+        weighted: if a.weighted || (weighted && creating) {
             Some(true)
         } else {
             None
         },
         durability: a.durability,
-        threads: a.threads,
-        memtable_bytes: a.memtable_mb << 20,
+        threads: a.threads as usize,
+        memtable_bytes: (a.memtable_mb as usize) << 20,
         medium: a.medium,
         ..Options::default()
     };
@@ -98,10 +163,30 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             g.stats()?.persist_method
         );
     }
+    let t = Instant::now();
+    let records = stream(a, &g, src, info.total_bytes)?;
+    let secs = t.elapsed().as_secs_f64();
+    let t_close = Instant::now();
+    let vertices = g.stats()?.vertices;
+    g.close()?;
+    Ok(Summary {
+        records,
+        secs,
+        open_secs,
+        close_secs: t_close.elapsed().as_secs_f64(),
+        vertices,
+    })
+}
 
-    let batch = a.batch;
+/// Submits batches read ahead by a reader thread, one in flight, acknowledging each.
+fn stream(
+    a: &Args,
+    g: &Graph,
+    src: Box<dyn io::RecordSource>,
+    total: u64,
+) -> evograph::Result<u64> {
+    let batch = a.batch as usize;
     let (tx, rx) = mpsc::sync_channel::<evograph::Result<Vec<Record>>>(2);
-    let total = info.total_bytes;
     let reader = std::thread::spawn(move || {
         let mut src = src;
         loop {
@@ -109,15 +194,15 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             match src.next_batch(batch, &mut buf) {
                 Ok(more) => {
                     if !buf.is_empty() && tx.send(Ok(buf)).is_err() {
-                        return src.bytes_read();
+                        return;
                     }
                     if !more {
-                        return src.bytes_read();
+                        return;
                     }
                 }
                 Err(e) => {
                     let _ = tx.send(Err(e));
-                    return src.bytes_read();
+                    return;
                 }
             }
         }
@@ -125,7 +210,6 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let pb = progress::bytes(total, "ingesting");
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let t = Instant::now();
     let mut records = 0u64;
     let mut pending = None;
     let ack = |n: u64, out: &mut std::io::StdoutLock| -> evograph::Result<()> {
@@ -136,42 +220,138 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         }
         Ok(())
     };
-    for b in rx {
-        let b = b?;
-        let ticket = g.submit(&b)?;
-        records += b.len() as u64;
-        pb.inc(b.len() as u64 * 8);
-        if let Some((pt, n)) = pending.replace((ticket, records)) {
+    let res = (|| {
+        for b in &rx {
+            let b = b?;
+            let ticket = g.submit(&b)?;
+            records += b.len() as u64;
+            pb.inc(b.len() as u64 * 8);
+            if let Some((pt, n)) = pending.replace((ticket, records)) {
+                g.wait(pt)?;
+                ack(n, &mut out)?;
+            }
+        }
+        if let Some((pt, n)) = pending.take() {
             g.wait(pt)?;
             ack(n, &mut out)?;
         }
-    }
-    if let Some((pt, n)) = pending {
-        g.wait(pt)?;
-        ack(n, &mut out)?;
-    }
-    let secs = t.elapsed().as_secs_f64();
+        Ok(records)
+    })();
     pb.finish_and_clear();
+    // Dropping the receiver first lets a reader blocked on a full channel end.
+    drop(rx);
     let _ = reader.join();
-    let t_close = Instant::now();
-    let stats = g.stats()?;
-    g.close()?;
-    let close_secs = t_close.elapsed().as_secs_f64();
-    writeln!(
-        out,
-        "ingested {records} records in {secs:.3} s: {:.2} M records/s ({}; open {open_secs:.3} s, close {close_secs:.3} s; {} vertices)",
-        records as f64 / secs.max(1e-9) / 1e6,
+    res
+}
+
+fn print_summary(
+    a: &Args,
+    s: &Summary,
+    validate_secs: f64,
+    total_secs: f64,
+) -> evograph::Result<()> {
+    let validated = if validate_secs > 0.0 {
+        format!("validation pass {validate_secs:.3} s before it; ")
+    } else {
+        String::new()
+    };
+    println!(
+        "ingested {} records in {:.3} s: {:.2} M records/s ({}; {validated}open {:.3} s, close {:.3} s; {:.3} s start to exit: {:.2} M records/s; {} vertices)",
+        s.records,
+        s.secs,
+        s.records as f64 / s.secs.max(1e-9) / 1e6,
         a.durability,
-        stats.vertices
-    )
-    .map_err(|e| evograph::Error::io("write", "stdout", e))?;
-    Ok(ExitCode::SUCCESS)
+        s.open_secs,
+        s.close_secs,
+        total_secs,
+        s.records as f64 / total_secs.max(1e-9) / 1e6,
+        s.vertices
+    );
+    Ok(())
+}
+
+/// What an ingest that creates a store made, so that a failure can take it back.
+enum NewStore {
+    /// The directory (and perhaps ancestors) did not exist: remove from the topmost one made.
+    Dir(PathBuf),
+    /// The directory existed without a store in it: remove the store files it did not hold.
+    Files(Vec<std::ffi::OsString>),
+}
+
+impl NewStore {
+    /// `None` when `store` already holds a store, or is no directory at all (a failure then
+    /// leaves it as it is).
+    fn before_open(store: &Path) -> evograph::Result<Option<NewStore>> {
+        if store.join("MANIFEST").exists() {
+            return Ok(None);
+        }
+        if store.is_dir() {
+            return Ok(Some(NewStore::Files(store_files(store)?)));
+        }
+        if store.exists() {
+            return Ok(None);
+        }
+        let mut top = store.to_path_buf();
+        while let Some(parent) = top
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty() && !p.exists())
+        {
+            top = parent.to_path_buf();
+        }
+        Ok(Some(NewStore::Dir(top)))
+    }
+
+    /// Removes what the failed ingest created, saying so; returns the ingest's error.
+    fn remove(self, store: &Path, err: evograph::Error) -> evograph::Error {
+        let removed = match &self {
+            NewStore::Dir(top) if top.exists() => std::fs::remove_dir_all(top).map(|()| true),
+            NewStore::Dir(_) => Ok(false),
+            NewStore::Files(before) => remove_new_store_files(store, before),
+        };
+        match removed {
+            Ok(false) => {}
+            Ok(true) => eprintln!(
+                "evograph: the ingest failed, so the store it was creating at {} was removed",
+                store.display()
+            ),
+            Err(e) => eprintln!(
+                "evograph: the ingest failed and the store it was creating at {} could not be removed ({e}); delete it by hand",
+                store.display()
+            ),
+        }
+        err
+    }
+}
+
+/// Names of the store files in `dir` (leftovers of an earlier attempt, usually none).
+fn store_files(dir: &Path) -> evograph::Result<Vec<std::ffi::OsString>> {
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| evograph::Error::io("list", dir, e))? {
+        let name = e
+            .map_err(|e| evograph::Error::io("list", dir, e))?
+            .file_name();
+        if evograph::store::is_store_file(&name.to_string_lossy()) {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+/// Removes the store files in `dir` that were not there before; whether there were any.
+fn remove_new_store_files(dir: &Path, before: &[std::ffi::OsString]) -> std::io::Result<bool> {
+    let now = store_files(dir).map_err(std::io::Error::other)?;
+    let mut removed = false;
+    for name in now.iter().filter(|n| !before.contains(n)) {
+        std::fs::remove_file(dir.join(name))?;
+        removed = true;
+    }
+    Ok(removed)
 }
 
 /// Parses the whole input once, so a malformed file is refused before the store changes;
 /// returns whether any record carries a weight.
-fn validate(a: &Args) -> evograph::Result<bool> {
-    let mut src = io::open_source(&a.input, a.format)?;
+fn validate(input: &Path, format: Format, text: &io::TextOptions) -> evograph::Result<bool> {
+    let mut src = io::open_source_with(input, format, text)?;
     let pb = progress::bytes(src.info().total_bytes, "validating");
     let mut buf = Vec::with_capacity(1 << 16);
     let mut weighted = false;

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 /// A store is a directory. `ingest` creates it and streams updates in with crash-consistent
 /// durability; `stats`, `check`, `export` and `compact` inspect and maintain it.
 #[derive(Parser)]
-#[command(name = "evograph", version, about, long_about = None)]
+#[command(name = "evograph", version, about, long_about = None, allow_negative_numbers = true)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -39,7 +39,20 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            // One line with one prefix for every error, argument errors included (clap's
+            // usage block after it repeats what --help says).
+            let text = e.render().to_string();
+            eprintln!(
+                "evograph: {}",
+                text.lines().next().unwrap_or("bad arguments")
+            );
+            return ExitCode::from(2);
+        }
+    };
     let res = match cli.cmd {
         Cmd::Demo(a) => demo::run(a),
         Cmd::Bench(a) => bench::run(a),

@@ -265,6 +265,7 @@ fn compute<G: GraphView>(
             } else {
                 source.unwrap_or_else(|| pick_sources(s, 1)[0])
             };
+            gap::sssp::check_weights(g).map_err(invalid)?;
             let d = gap::sssp::delta_stepping(g, src, a.delta);
             if a.verify {
                 timed_verify(summary, || gap::sssp::verify(g, src, &d))?;

@@ -272,7 +272,7 @@ impl LdbcSource {
         let (directed, weighted, values) = match &props {
             Some((p, values)) => (Some(p.directed), p.weighted, *values),
             None => {
-                let first = first_data_line(&edge_file)?;
+                let first = first_data_line(&edge_file, 0)?;
                 (None, first.is_some_and(|l| fields(&l).count() >= 3), 1)
             }
         };

@@ -8,6 +8,7 @@ mod bin;
 mod detect;
 mod ldbc;
 mod lines;
+mod metis;
 mod mtx;
 mod ops;
 mod snap;
@@ -17,6 +18,7 @@ mod write;
 pub use bin::BinSource;
 pub use detect::detect_format;
 pub use ldbc::{read_properties, LdbcProperties, LdbcSource};
+pub use metis::MetisSource;
 pub use mtx::MtxSource;
 pub use ops::OpsSource;
 pub use snap::SnapSource;
@@ -43,11 +45,16 @@ pub enum Format {
     Ops,
     /// Matrix Market coordinate file.
     Mtx,
+    /// METIS/Chaco graph file: `n m [fmt [ncon]]`, then one 1-based adjacency line per vertex.
+    Metis,
+    /// Comma-separated edge list `src,dst[,weight]` (a header line needs
+    /// [`TextOptions::header`]).
+    Csv,
 }
 
 impl Format {
     /// Every format, for help texts.
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 9] = [
         Format::Auto,
         Format::Snap,
         Format::El,
@@ -55,6 +62,8 @@ impl Format {
         Format::Ldbc,
         Format::Ops,
         Format::Mtx,
+        Format::Metis,
+        Format::Csv,
     ];
 
     /// The lowercase name [`FromStr`](std::str::FromStr) accepts.
@@ -67,6 +76,8 @@ impl Format {
             Format::Ldbc => "ldbc",
             Format::Ops => "ops",
             Format::Mtx => "mtx",
+            Format::Metis => "metis",
+            Format::Csv => "csv",
         }
     }
 }
@@ -121,21 +132,57 @@ pub trait RecordSource: Send {
     fn bytes_read(&self) -> u64;
 }
 
+/// How delimited text edge lists (snap, el, csv) are split.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TextOptions {
+    /// Field separator; `None` splits at runs of spaces and tabs (csv defaults to `,`).
+    pub delimiter: Option<u8>,
+    /// The first line that is not blank or a comment is a header, not an edge.
+    pub header: bool,
+}
+
 /// Opens `path` as `format`, detecting the format first if it is [`Format::Auto`].
 ///
-/// Formats whose header carries metadata (LDBC properties, Matrix Market banner and size line)
-/// are validated here, so a bad header fails at open rather than at the first batch.
+/// Formats whose header carries metadata (LDBC properties, Matrix Market banner and size line,
+/// METIS header) are validated here, so a bad header fails at open rather than at the first
+/// batch.
 pub fn open_source(path: &Path, format: Format) -> Result<Box<dyn RecordSource>> {
+    open_source_with(path, format, &TextOptions::default())
+}
+
+/// [`open_source`] with a delimiter and header line for the edge-list formats; other
+/// formats refuse them.
+pub fn open_source_with(
+    path: &Path,
+    format: Format,
+    text: &TextOptions,
+) -> Result<Box<dyn RecordSource>> {
     let format = match format {
         Format::Auto => detect_format(path)?,
         f => f,
     };
+    let is_list = matches!(format, Format::Snap | Format::El | Format::Csv);
+    if !is_list && *text != TextOptions::default() {
+        return Err(Error::Invalid(format!(
+            "--delimiter and --header apply to edge lists (snap, el, csv), not to {format} input"
+        )));
+    }
     Ok(match format {
-        Format::Snap | Format::El => Box::new(SnapSource::open(path)?),
+        Format::Snap | Format::El => {
+            Box::new(SnapSource::with_options(path, text, lines::DEFAULT_BUF)?)
+        }
+        Format::Csv => {
+            let text = TextOptions {
+                delimiter: text.delimiter.or(Some(b',')),
+                ..text.clone()
+            };
+            Box::new(SnapSource::with_options(path, &text, lines::DEFAULT_BUF)?)
+        }
         Format::Bin => Box::new(BinSource::open(path)?),
         Format::Ldbc => Box::new(LdbcSource::open(path)?),
         Format::Ops => Box::new(OpsSource::open(path)?),
         Format::Mtx => Box::new(MtxSource::open(path)?),
+        Format::Metis => Box::new(MetisSource::open(path)?),
         Format::Auto => {
             return Err(Error::Invalid(format!(
                 "could not decide the format of {}",
@@ -183,7 +230,7 @@ pub(crate) mod tests {
         for f in Format::ALL {
             assert_eq!(f.to_string().parse::<Format>(), Ok(f));
         }
-        assert!("csv".parse::<Format>().is_err());
+        assert!("gml".parse::<Format>().is_err());
         assert!("SNAP".parse::<Format>().is_err());
     }
 

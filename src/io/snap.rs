@@ -2,10 +2,10 @@
 
 use super::detect::first_data_line;
 use super::lines::{
-    fields, parse_id, parse_weight, quick_pair, trim_start, LineReader, DEFAULT_BUF,
+    fields, parse_id, parse_weight, quick_pair, trim_start, Fields, LineReader, DEFAULT_BUF,
 };
 use super::text::{LineParser, TextSource};
-use super::{RecordSource, SourceInfo};
+use super::{RecordSource, SourceInfo, TextOptions};
 use crate::error::Result;
 use crate::types::Record;
 use std::path::Path;
@@ -16,6 +16,13 @@ pub(crate) struct EdgeLineParser {
     values: usize,
     /// Reject negative values (LDBC weights are never negative; SNAP makes no such promise).
     non_negative: bool,
+    /// Field separator: `None` for runs of spaces and tabs.
+    delimiter: Option<u8>,
+    /// A header line still to be skipped (the first line that is not blank or a comment).
+    header: bool,
+    /// No data line seen yet in a plain edge list: a parse error there may be a header the
+    /// user did not announce, and the message says how to skip it.
+    first: bool,
     /// Set once any line carried a value column.
     pub(crate) saw_weight: bool,
 }
@@ -26,7 +33,20 @@ impl EdgeLineParser {
         EdgeLineParser {
             values,
             non_negative: false,
+            delimiter: None,
+            header: false,
+            first: false,
             saw_weight: false,
+        }
+    }
+
+    /// The same, with the separator and header handling of `opts`.
+    pub(crate) fn with_text_options(values: usize, opts: &TextOptions) -> Self {
+        EdgeLineParser {
+            delimiter: opts.delimiter,
+            header: opts.header,
+            first: true,
+            ..Self::new(values)
         }
     }
 
@@ -41,15 +61,39 @@ impl EdgeLineParser {
 
 impl LineParser for EdgeLineParser {
     fn parse(&mut self, line: &[u8], out: &mut Vec<Record>) -> std::result::Result<(), String> {
-        if let Some((src, dst)) = quick_pair(line) {
-            out.push(Record::Insert(src, dst));
-            return Ok(());
+        if self.delimiter.is_none() && !self.header {
+            if let Some((src, dst)) = quick_pair(line) {
+                self.first = false;
+                out.push(Record::Insert(src, dst));
+                return Ok(());
+            }
         }
         let line = trim_start(line);
         if matches!(line.first(), None | Some(b'#' | b'%')) {
             return Ok(());
         }
-        let mut cols = fields(line);
+        if std::mem::take(&mut self.header) {
+            self.first = false;
+            return Ok(());
+        }
+        let first = std::mem::take(&mut self.first);
+        self.parse_edge(line, out).map_err(|msg| {
+            if first && line.iter().any(u8::is_ascii_alphabetic) {
+                format!("{msg}; if this line is a header, pass --header to skip it")
+            } else {
+                msg
+            }
+        })
+    }
+}
+
+impl EdgeLineParser {
+    fn parse_edge(
+        &mut self,
+        line: &[u8],
+        out: &mut Vec<Record>,
+    ) -> std::result::Result<(), String> {
+        let mut cols = split(line, self.delimiter);
         let Some(src) = cols.next() else {
             return Ok(()); // unreachable after trim_start, but a blank line is never an error
         };
@@ -65,7 +109,7 @@ impl LineParser for EdgeLineParser {
             if values > self.values {
                 return Err(format!(
                     "too many columns: found {}, expected at most {} (src dst{})",
-                    fields(line).count(),
+                    split(line, self.delimiter).count(),
                     2 + self.values,
                     match self.values {
                         0 => String::new(),
@@ -89,6 +133,45 @@ impl LineParser for EdgeLineParser {
     }
 }
 
+/// Fields of `line` split at `delimiter` (each trimmed of spaces and tabs), or at runs of
+/// spaces and tabs when there is none.
+fn split(line: &[u8], delimiter: Option<u8>) -> Split<'_> {
+    match delimiter {
+        None => Split::Blank(fields(line)),
+        Some(d) => Split::At(d, Some(line)),
+    }
+}
+
+/// Iterator behind [`split`] (an enum rather than a box: this runs once per weighted line).
+enum Split<'a> {
+    Blank(Fields<'a>),
+    At(u8, Option<&'a [u8]>),
+}
+
+impl<'a> Iterator for Split<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        match self {
+            Split::Blank(f) => f.next(),
+            Split::At(d, rest) => {
+                let line = rest.take()?;
+                let (field, tail) = match line.iter().position(|b| b == d) {
+                    Some(i) => (&line[..i], Some(&line[i + 1..])),
+                    None => (line, None),
+                };
+                *rest = tail;
+                let field = trim_start(field);
+                let end = field
+                    .iter()
+                    .rposition(|&b| b != b' ' && b != b'\t')
+                    .map_or(0, |i| i + 1);
+                Some(&field[..end])
+            }
+        }
+    }
+}
+
 /// Reads a whitespace-separated edge list (`.el`, `.wel`, `.txt`, `.snap`, `.tsv`).
 ///
 /// Comment lines start with `#` or `%`; blank lines and CRLF endings are accepted. Emits
@@ -106,15 +189,21 @@ impl SnapSource {
 
     /// Opens `path` reading `buf_size` bytes at a time (lines longer than that still work).
     pub fn with_buffer_size(path: &Path, buf_size: usize) -> Result<Self> {
+        Self::with_options(path, &TextOptions::default(), buf_size)
+    }
+
+    /// Opens `path` with a field delimiter and header line as `opts` say (CSV, TSV).
+    pub fn with_options(path: &Path, opts: &TextOptions, buf_size: usize) -> Result<Self> {
         let reader = LineReader::open(path, buf_size)?;
-        let weighted = first_data_line(path)?.is_some_and(|l| fields(&l).count() >= 3);
+        let first = first_data_line(path, usize::from(opts.header))?;
+        let weighted = first.is_some_and(|l| split(&l, opts.delimiter).count() >= 3);
         let info = SourceInfo {
             directed: None,
             weighted,
             total_bytes: reader.size(),
         };
         Ok(SnapSource {
-            inner: TextSource::new(reader, EdgeLineParser::new(1)),
+            inner: TextSource::new(reader, EdgeLineParser::with_text_options(1, opts)),
             info,
         })
     }

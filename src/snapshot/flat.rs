@@ -92,6 +92,8 @@ pub struct FlatView<'a> {
     weighted: bool,
     edges: u64,
     deleted: &'a [u64],
+    /// External ids by dense id; empty for a bare CSR (ids are then their own names).
+    externals: &'a [u64],
     pub(crate) out: Adj<'a>,
     pub(crate) inn: Adj<'a>,
 }
@@ -116,6 +118,7 @@ impl Snapshot {
             weighted: self.is_weighted(),
             edges: self.edges,
             deleted: &self.deleted,
+            externals: self.external_ids(),
             out: Adj::of(r.dir(Dir::Out))?,
             inn: Adj::of(r.dir(Dir::In))?,
         })
@@ -143,6 +146,7 @@ impl<'a> FlatView<'a> {
             weighted: false,
             edges,
             deleted: &[],
+            externals: &[],
             out: adj(out),
             inn: adj(inn),
         }
@@ -164,6 +168,12 @@ impl<'a> FlatView<'a> {
 impl GraphView for FlatView<'_> {
     fn num_vertices(&self) -> usize {
         self.n
+    }
+    fn external_id(&self, v: VertexId) -> u64 {
+        self.externals
+            .get(v as usize)
+            .copied()
+            .unwrap_or(u64::from(v))
     }
     fn num_edges(&self) -> u64 {
         self.edges

@@ -158,6 +158,9 @@ impl GraphView for LayeredView<'_> {
     fn num_vertices(&self) -> usize {
         self.base.num_vertices()
     }
+    fn external_id(&self, v: VertexId) -> u64 {
+        self.base.external_id(v)
+    }
     fn num_edges(&self) -> u64 {
         self.base.num_edges()
     }

@@ -245,6 +245,9 @@ impl GraphView for Snapshot {
     fn num_vertices(&self) -> usize {
         self.n
     }
+    fn external_id(&self, v: VertexId) -> u64 {
+        self.externals[v as usize]
+    }
     fn num_edges(&self) -> u64 {
         self.edges
     }

@@ -45,6 +45,11 @@ pub trait GraphView: Sync {
     fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, mut f: F) {
         self.for_each_out(v, |w| f(w, 1.0));
     }
+    /// The user's id of `v`, for messages (verifiers name vertices by it); the dense id
+    /// itself in views that carry no dictionary.
+    fn external_id(&self, v: VertexId) -> u64 {
+        u64::from(v)
+    }
     /// Whether the edge `u -> v` exists.
     fn has_edge(&self, u: VertexId, v: VertexId) -> bool;
     /// Out-neighbors of `v`, sorted ascending, into `out` (cleared first).

@@ -53,6 +53,7 @@ mod stats;
 mod write;
 
 pub use check::CheckReport;
+pub use open::is_store_file;
 pub use options::{MediumKind, Options};
 pub use stats::{LevelStats, Stats};
 

@@ -25,8 +25,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 
-/// Files an evograph store may contain besides runs and WAL segments.
-fn is_store_file(name: &str) -> bool {
+/// Whether `name` is a file an evograph store consists of (manifest, dictionary, lock, runs,
+/// WAL segments and spares): what may be removed to take back a store that was never
+/// finished.
+pub fn is_store_file(name: &str) -> bool {
     name == manifest::FILE
         || name == manifest::NEW_FILE
         || name == dict::FILE

@@ -80,7 +80,7 @@ impl Inner {
                 .find(|r| matches!(r, Record::InsertWeighted(..)))
             {
                 return Err(crate::Error::Invalid(format!(
-                    "edge {u} -> {v} has a weight but the store is unweighted (create it weighted)"
+                    "edge {u} -> {v} has a weight but the store is unweighted (weights are chosen at creation: ingest --weighted, or Options::weighted)"
                 )));
             }
         }

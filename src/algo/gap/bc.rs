@@ -152,8 +152,10 @@ pub fn verify<G: GraphView>(g: &G, sources: &[VertexId], scores: &[f64]) -> Resu
             && (want[v] - scores[v]).abs() > 1e-12
         {
             return Err(format!(
-                "vertex {v}: score {} but serial Brandes gives {}",
-                scores[v], want[v]
+                "vertex {}: score {} but serial Brandes gives {}",
+                g.external_id(v as VertexId),
+                scores[v],
+                want[v]
             ));
         }
     }

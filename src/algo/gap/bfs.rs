@@ -135,23 +135,50 @@ pub fn verify<G: GraphView>(g: &G, source: VertexId, parent: &[i64]) -> Result<(
             }
         });
     }
+    // Messages name vertices by the user's ids.
+    let id = |v: usize| g.external_id(v as VertexId);
+    let pid = |p: i64| {
+        if p < 0 {
+            "none".to_string()
+        } else {
+            id(p as usize).to_string()
+        }
+    };
     for v in 0..n {
         match (depth[v], parent[v]) {
             (-1, -1) => {}
-            (-1, p) => return Err(format!("vertex {v} is unreachable but has parent {p}")),
-            (_, -1) => return Err(format!("vertex {v} is reachable but has no parent")),
-            (0, p) if p != v as i64 => return Err(format!("source {v} has parent {p}")),
+            (-1, p) => {
+                return Err(format!(
+                    "vertex {} is unreachable but has parent {}",
+                    id(v),
+                    pid(p)
+                ))
+            }
+            (_, -1) => return Err(format!("vertex {} is reachable but has no parent", id(v))),
+            (0, p) if p != v as i64 => {
+                return Err(format!("source {} has parent {}", id(v), pid(p)))
+            }
             (0, _) => {}
             (d, p) => {
                 let p = p as usize;
                 if p >= n || depth[p] != d - 1 {
                     return Err(format!(
-                        "vertex {v} at depth {d} has parent {p} not at depth {}",
+                        "vertex {} at depth {d} has parent {} not at depth {}",
+                        id(v),
+                        if p >= n {
+                            format!("#{p} (out of range)")
+                        } else {
+                            id(p).to_string()
+                        },
                         d - 1
                     ));
                 }
                 if !g.has_edge(p as VertexId, v as VertexId) {
-                    return Err(format!("parent {p} of vertex {v} is not an in-neighbor"));
+                    return Err(format!(
+                        "parent {} of vertex {} is not an in-neighbor",
+                        id(p),
+                        id(v)
+                    ));
                 }
             }
         }

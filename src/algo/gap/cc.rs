@@ -121,7 +121,10 @@ pub fn verify<G: GraphView>(g: &G, comp: &[VertexId]) -> Result<(), String> {
         let label = comp[s as usize];
         if let Some(&other) = label_owner.get(&label) {
             return Err(format!(
-                "vertices {other} and {s} share label {label} but are not connected"
+                "vertices {} and {} share label {} but are not connected",
+                g.external_id(other),
+                g.external_id(s),
+                g.external_id(label)
             ));
         }
         label_owner.insert(label, s);
@@ -130,7 +133,9 @@ pub fn verify<G: GraphView>(g: &G, comp: &[VertexId]) -> Result<(), String> {
         while let Some(u) = stack.pop() {
             if comp[u as usize] != label {
                 return Err(format!(
-                    "vertices {s} and {u} are connected but labelled apart"
+                    "vertices {} and {} are connected but labelled apart",
+                    g.external_id(s),
+                    g.external_id(u)
                 ));
             }
             super::undirected_neighbors(g, u, &mut nbrs);
