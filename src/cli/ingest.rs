@@ -71,6 +71,10 @@ pub struct Args {
     /// and a store this command created is removed again).
     #[arg(long)]
     no_validate: bool,
+    /// WAL segment size in KiB (tests make it small so that segments rotate and recycle
+    /// every few batches).
+    #[arg(long, hide = true, default_value_t = 64 << 10, value_parser = clap::value_parser!(u64).range(16..=1 << 22))]
+    wal_segment_kb: u64,
 }
 
 /// `--delimiter`: one byte, with `\t` and `tab` for a tab.
@@ -151,6 +155,7 @@ fn ingest(
         threads: a.threads as usize,
         memtable_bytes: (a.memtable_mb as usize) << 20,
         medium: a.medium,
+        wal_segment_bytes: a.wal_segment_kb << 10,
         ..Options::default()
     };
     let t_open = Instant::now();

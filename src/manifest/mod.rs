@@ -76,6 +76,11 @@ pub struct Root {
     /// torn commit from a damaged one.
     #[serde(default = "default_logged")]
     pub logged: bool,
+    /// The durability mode of the last writer that opened the store ("sync",
+    /// "interval=MS", "none"), so that read-only handles can report it. Absent in stores
+    /// written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<String>,
 }
 
 fn default_medium() -> String {
@@ -103,6 +108,7 @@ impl Root {
             runs: Vec::new(),
             medium: default_medium(),
             logged: true,
+            durability: None,
         }
     }
 }

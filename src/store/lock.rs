@@ -47,6 +47,17 @@ impl StoreLock {
     }
 }
 
+impl StoreLock {
+    /// Whether some process holds the lock now (without creating `LOCK` or taking it for
+    /// longer than the test: a read-only open must not hold a writer back).
+    pub fn is_held(dir: &Path) -> bool {
+        let Ok(f) = File::open(dir.join("LOCK")) else {
+            return false;
+        };
+        matches!(f.try_lock_shared(), Err(TryLockError::WouldBlock))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +80,9 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         drop(first);
         waiter.join().unwrap().unwrap();
+        assert!(!StoreLock::is_held(d.path()), "released when the waiter returned");
+        let held = StoreLock::acquire(d.path()).unwrap();
+        assert!(StoreLock::is_held(d.path()));
+        drop(held);
     }
 }

@@ -49,6 +49,7 @@ mod lock;
 mod maintain;
 mod open;
 mod options;
+mod reader;
 mod stats;
 mod write;
 

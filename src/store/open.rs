@@ -43,6 +43,10 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Graph> {
     if opts.medium == Some(MediumKind::Memory) {
         return open_on(path, Arc::new(MemoryMedium::new()), None, opts);
     }
+    if opts.read_only {
+        recorded_medium(path, &opts)?;
+        return super::reader::open_reader(path, opts);
+    }
     prepare_dir(path, &opts)?;
     let lock = StoreLock::acquire(path)?;
     let kind = recorded_medium(path, &opts)?;
@@ -66,7 +70,7 @@ fn normalized(mut opts: Options) -> Options {
 
 /// Refuses paths that are not (and cannot become) a store; creates a missing directory,
 /// durably, when creation is allowed.
-fn prepare_dir(path: &Path, opts: &Options) -> Result<()> {
+pub(super) fn prepare_dir(path: &Path, opts: &Options) -> Result<()> {
     let not_store = |reason: &str| Error::NotAStore {
         path: path.to_path_buf(),
         reason: reason.to_string(),
@@ -238,6 +242,7 @@ fn load_manifest(path: &Path, medium: &dyn Medium, opts: &Options) -> Result<Man
     r.weighted = opts.weighted.unwrap_or(false);
     r.medium = opts.medium.unwrap_or(MediumKind::File).as_str().into();
     r.logged = opts.durability != Durability::None;
+    r.durability = Some(opts.durability.to_string());
     Manifest::create(medium, r)
 }
 
@@ -382,9 +387,12 @@ fn settle_log(inner: &Arc<Inner>, replayed: u64) -> Result<()> {
         inner.medium.sync_dir()?;
     }
     let mut m = inner.maint.lock().unwrap();
-    if m.manifest.root().logged != inner.wal.is_some() {
+    let durability = Some(inner.opts.durability.to_string());
+    if m.manifest.root().logged != inner.wal.is_some() || m.manifest.root().durability != durability
+    {
         let mut root = m.manifest.root().clone();
         root.logged = inner.wal.is_some();
+        root.durability = durability;
         m.manifest.commit(root)?;
     }
     Ok(())

@@ -31,8 +31,11 @@ pub struct Stats {
     pub undirected: bool,
     /// Whether edges carry weights.
     pub weighted: bool,
-    /// Durability mode of this handle.
+    /// Durability mode: this handle's for a writer; for a read-only handle, that of the
+    /// last writer that opened the store ("unknown" for stores from before it was recorded).
     pub durability: String,
+    /// Whether this handle is read-only (it then persists nothing itself).
+    pub read_only: bool,
     /// The medium ("file", "pmem", "battery", "memory").
     pub medium: String,
     /// How the medium makes bytes durable (for pmem: whether DAX and cache-line flushes
@@ -113,15 +116,33 @@ impl Inner {
         let ids = self.dict.read().unwrap().len() as u64;
         let io = self.medium.stats().snapshot();
         let base = self.bytes_written_base;
+        let (durability, medium, persist_method) = if self.opts.read_only {
+            // A reader goes through plain files whatever the store was made on; report the
+            // store, not the reader.
+            let m = self.maint.lock().unwrap();
+            let root = m.manifest.root();
+            (
+                root.durability.clone().unwrap_or_else(|| "unknown".into()),
+                root.medium.clone(),
+                "none (read-only handle)".to_string(),
+            )
+        } else {
+            (
+                self.opts.durability.to_string(),
+                self.medium.kind().to_string(),
+                self.medium.persist_method(),
+            )
+        };
         Ok(Stats {
             vertices: ids - deleted,
             vertex_ids: ids,
             edges: edges.max(0) as u64,
             undirected: self.undirected,
             weighted: self.weighted,
-            durability: self.opts.durability.to_string(),
-            medium: self.medium.kind().to_string(),
-            persist_method: self.medium.persist_method(),
+            durability,
+            read_only: self.opts.read_only,
+            medium,
+            persist_method,
             levels,
             dram_runs,
             memtable_updates: mem_ops + frozen_ops,

@@ -9,7 +9,7 @@
 
 use super::block::{self, Block};
 use super::segment::{self, SegmentHeader};
-use crate::medium::Medium;
+use crate::medium::{Mapped, Medium};
 use crate::{Error, Result};
 
 /// A live segment of the log.
@@ -73,7 +73,7 @@ pub fn recover(
         // front of intact blocks of the live log is damage, never a torn write. Blocks
         // below the start LSN are what a recycled segment held in its earlier life: a
         // crash while it is being reused (its new header not yet durable) leaves them.
-        if h.is_none() && holds_blocks(medium, *seq, start_lsn)? {
+        if h.is_none() && holds_blocks(medium, *seq, start_lsn, repair)? {
             return Err(Error::corrupt(format!(
                 "WAL segment {} has a damaged header but holds intact blocks",
                 segment::name(*seq)
@@ -129,7 +129,7 @@ pub fn recover(
             }
         }
         let mut lsn = hdr.first_lsn;
-        let map = medium.open(&segment::name(seq))?.map()?;
+        let map = SegmentBytes::read(medium, seq, repair)?;
         let bytes = map.bytes();
         let mut off = segment::HEADER_LEN as usize;
         loop {
@@ -203,10 +203,38 @@ pub fn recover(
     Ok(out)
 }
 
+/// A segment's bytes: mapped when this process owns the log (`repair`), copied otherwise.
+/// A read-only open may run beside a writer that cuts the segment (rotation, its own
+/// recovery); a mapping would then fault past the new end, a copy just comes out short.
+enum SegmentBytes {
+    Mapped(Mapped),
+    Copied(Vec<u8>),
+}
+
+impl SegmentBytes {
+    fn read(medium: &dyn Medium, seq: u64, repair: bool) -> Result<SegmentBytes> {
+        let seg = medium.open(&segment::name(seq))?;
+        if repair {
+            return Ok(SegmentBytes::Mapped(seg.map()?));
+        }
+        let mut buf = vec![0u8; seg.len()? as usize];
+        // A segment cut between `len` and the read fails the read; the reader retries.
+        seg.read_at(0, &mut buf)?;
+        Ok(SegmentBytes::Copied(buf))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            SegmentBytes::Mapped(m) => m.bytes(),
+            SegmentBytes::Copied(v) => v,
+        }
+    }
+}
+
 /// Whether any intact block of records at or after `start_lsn` lies in segment `seq` past
 /// its header.
-fn holds_blocks(medium: &dyn Medium, seq: u64, start_lsn: u64) -> Result<bool> {
-    let map = medium.open(&segment::name(seq))?.map()?;
+fn holds_blocks(medium: &dyn Medium, seq: u64, start_lsn: u64, repair: bool) -> Result<bool> {
+    let map = SegmentBytes::read(medium, seq, repair)?;
     let b = map.bytes();
     let mut at = segment::HEADER_LEN as usize;
     while at + block::HEADER_LEN <= b.len() {

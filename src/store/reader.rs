@@ -1,0 +1,97 @@
+//! Read-only opens beside a live writer.
+//!
+//! A reader takes no lock and writes nothing, so any number of readers run while one
+//! writer ingests, and the writer never waits for them. It sees one committed state: the
+//! runs of a manifest root plus the log from that root's start LSN, as far as complete
+//! blocks reach (SQLite's WAL readers and LMDB's readers work the same way).
+//!
+//! What the writer may do meanwhile, and why the reader copes:
+//! - **Commit a new root** (a flush or merge): the reader re-reads the manifest after
+//!   loading. If the root changed, runs it opened may since have been merged away and log
+//!   segments it read may have been recycled, so it loads again from the new root.
+//! - **Delete runs** a newer root no longer names: a run the reader already mapped stays
+//!   readable (an unlinked file lives while mapped); one it had not opened yet is missing,
+//!   which the root check above turns into a retry.
+//! - **Recycle or cut log segments**: the reader copies log segments with `pread` instead of
+//!   mapping them ([`crate::wal::recover`] without repair), so a segment truncated under it
+//!   gives a short read, never a `SIGBUS`. Runs and the dictionary prefix it maps are never
+//!   truncated by a writer.
+//! - **Be half way through a block or a manifest slot**: a torn block ends the log (its
+//!   checksum or, on pmem, its missing commit marker), a torn slot leaves the older root in
+//!   force.
+//!
+//! A store that is damaged for real fails every attempt with the same error, which is then
+//! returned; errors are retried only while a writer holds the lock or the root moves.
+
+use super::lock::StoreLock;
+use super::open::{open_on, prepare_dir};
+use super::{Graph, Options};
+use crate::manifest::{self, Manifest};
+use crate::medium::file::FileMedium;
+use crate::medium::Medium;
+use crate::{Error, Result};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Attempts before a reader gives up on a root that keeps moving or an error that persists.
+const ATTEMPTS: u32 = 40;
+
+/// Opens `path` read-only; see the module documentation.
+pub(super) fn open_reader(path: &Path, opts: Options) -> Result<Graph> {
+    debug_assert!(opts.read_only);
+    prepare_dir(path, &opts)?;
+    // Reads go through plain files whatever medium the store was made on: a mapped log
+    // segment that the writer cuts would fault, a copied one cannot. The byte format is
+    // the same on every medium.
+    let medium: Arc<dyn Medium> = Arc::new(FileMedium::new(path));
+    let mut pause = Duration::from_millis(2);
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let before = root_seq(&*medium);
+        let res = open_on(path, medium.clone(), None, opts.clone());
+        let after = root_seq(&*medium);
+        let moved = before != after;
+        match res {
+            Ok(g) if !moved => return Ok(g),
+            Ok(_) if attempt < ATTEMPTS => {}
+            Err(e) if attempt < ATTEMPTS && (moved || (retryable(&e) && writer_active(path))) => {}
+            Ok(_) => {
+                return Err(Error::Invalid(format!(
+                    "store {} changed under every one of {ATTEMPTS} read-only opens; try again",
+                    path.display()
+                )))
+            }
+            Err(e) => return Err(e),
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(100));
+    }
+}
+
+/// The sequence number of the manifest's current root, if it reads.
+fn root_seq(medium: &dyn Medium) -> Option<u64> {
+    if !medium.exists(manifest::FILE) {
+        return None;
+    }
+    Manifest::open(medium).ok().map(|m| m.root().seq)
+}
+
+/// Errors that a writer's work in progress can cause a reader: a file that vanished or
+/// was cut between listing and reading it, or log and manifest bytes caught half written.
+fn retryable(e: &Error) -> bool {
+    match e {
+        Error::Corrupt(_) => true,
+        Error::Io { source, .. } => matches!(
+            source.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::UnexpectedEof
+        ),
+        _ => false,
+    }
+}
+
+/// Whether a writer holds the store open right now.
+fn writer_active(path: &Path) -> bool {
+    StoreLock::is_held(path)
+}

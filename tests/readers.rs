@@ -1,0 +1,188 @@
+//! Readers while a writer ingests (issue 9, item 4): read-only commands run in a loop
+//! against a store that `evograph ingest` is changing, with small memtables and WAL segments
+//! so that flushes, merges, segment rotation and recycling happen under them. Each result
+//! must be a consistent prefix of the input, no reader may fail, and the writer must finish
+//! unhindered.
+//!
+//! `EVOGRAPH_READERS_SOAK=N` repeats each scenario N times with a larger input.
+
+mod common;
+
+use common::assert_no_panic;
+use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+
+fn soak() -> usize {
+    std::env::var("EVOGRAPH_READERS_SOAK")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+fn evograph(dir: &Path, args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_evograph"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_no_panic(&out, &args.join(" "));
+    out
+}
+
+fn spawn_ingest(dir: &Path, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_evograph"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Distinct edges in the order they first appear in a pseudo-random input of `n` lines
+/// (with repeats, so that set semantics matter).
+fn write_input(path: &Path, n: usize, seed: u64) -> Vec<(u64, u64)> {
+    let mut rng = common::Rng(seed);
+    let mut text = String::with_capacity(n * 14);
+    let mut seen = HashSet::new();
+    let mut order = Vec::new();
+    for _ in 0..n {
+        let u = rng.next() % 5000;
+        let v = rng.next() % 5000;
+        text.push_str(&format!("{u} {v}\n"));
+        if seen.insert((u, v)) {
+            order.push((u, v));
+        }
+    }
+    std::fs::write(path, text).unwrap();
+    order
+}
+
+fn parse_edges(stdout: &[u8]) -> BTreeSet<(u64, u64)> {
+    common::parse_export(stdout)
+}
+
+/// Runs the scenario: returns how many reads landed strictly inside the ingest.
+fn readers_see_prefixes(durability: &str, lines: usize, seed: u64) -> usize {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let order = write_input(&dir.join("in.el"), lines, seed);
+    let mut ingest = spawn_ingest(
+        dir,
+        &[
+            "ingest",
+            "S",
+            "in.el",
+            "--batch",
+            "300",
+            "--memtable-mb",
+            "1",
+            "--wal-segment-kb",
+            "64",
+            "--durability",
+            durability,
+            "--threads",
+            "1",
+        ],
+    );
+    let mut last = 0usize;
+    let mut inside = 0usize;
+    let mut round = 0usize;
+    loop {
+        let done = ingest.try_wait().unwrap().is_some();
+        round += 1;
+        let exp = evograph(dir, &["export", "S"]);
+        let err = String::from_utf8_lossy(&exp.stderr);
+        if exp.status.code() == Some(2) && err.contains("is not an evograph store") {
+            // Before the writer committed its first root.
+            assert!(last == 0, "the store vanished after a read saw {last} edges: {err}");
+        } else {
+            assert_eq!(exp.status.code(), Some(0), "export during ingest: {err}");
+            let got = parse_edges(&exp.stdout);
+            let k = got.len();
+            let want: BTreeSet<(u64, u64)> = order[..k.min(order.len())].iter().copied().collect();
+            assert!(
+                k <= order.len() && got == want,
+                "read {round}: {k} edges that are not the input's first {k} distinct edges"
+            );
+            assert!(k >= last, "read {round}: {k} edges after an earlier read saw {last}");
+            if k > 0 && k < order.len() {
+                inside += 1;
+            }
+            last = k;
+            // Other readers: every one must work while the writer runs.
+            if round % 3 == 0 {
+                for args in [
+                    &["stats", "S", "--json"][..],
+                    &["run", "S", "wcc", "--json"],
+                    &["check", "S"],
+                ] {
+                    let out = evograph(dir, args);
+                    assert_eq!(
+                        out.status.code(),
+                        Some(0),
+                        "{args:?} during ingest: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            }
+        }
+        if done {
+            break;
+        }
+    }
+    let status = ingest.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(ingest.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "the writer failed beside readers: {err}");
+    assert_eq!(last, order.len(), "the last read, after the writer exited, sees everything");
+    inside
+}
+
+#[test]
+fn readers_see_consistent_prefixes_while_a_sync_writer_ingests() {
+    let rounds = soak().max(1);
+    let lines = if soak() > 0 { 400_000 } else { 120_000 };
+    let mut inside = 0;
+    for r in 0..rounds {
+        inside += readers_see_prefixes("sync", lines, 11 + r as u64);
+    }
+    // The test means nothing unless reads overlapped the ingest.
+    assert!(inside >= 3, "only {inside} reads landed inside the ingest");
+}
+
+#[test]
+fn readers_see_consistent_prefixes_of_a_writer_without_a_log() {
+    let rounds = soak().max(1);
+    let lines = if soak() > 0 { 400_000 } else { 120_000 };
+    let mut inside = 0;
+    for r in 0..rounds {
+        inside += readers_see_prefixes("none", lines, 101 + r as u64);
+    }
+    assert!(inside >= 1, "only {inside} reads landed inside the ingest");
+}
+
+#[test]
+fn a_reader_leaves_no_trace_and_a_second_writer_is_still_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("in.el"), "1 2\n2 3\n").unwrap();
+    assert!(evograph(dir, &["ingest", "S", "in.el"]).status.success());
+    std::fs::remove_file(dir.join("S/LOCK")).unwrap();
+    let before = common::dir_files(&dir.join("S"));
+    for args in [&["stats", "S"][..], &["export", "S"], &["check", "S"]] {
+        assert!(evograph(dir, args).status.success(), "{args:?}");
+    }
+    assert_eq!(common::dir_files(&dir.join("S")), before, "readers wrote nothing");
+    // A writer holding the store: readers work, a second writer gets the lock error.
+    let g = common::quiet_forks(|| evograph::Graph::open(dir.join("S"), Default::default()))
+        .unwrap();
+    assert!(evograph(dir, &["export", "S"]).status.success());
+    let out = evograph(dir, &["ingest", "S", "in.el"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("locked"));
+    common::quiet_forks(|| g.close()).unwrap();
+}
