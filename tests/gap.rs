@@ -181,6 +181,21 @@ fn verifiers_reject_wrong_answers() {
     assert!(bc::verify(&g, &[0, 3], &b).is_err());
 }
 
+/// GAPBS credits a source with its own dependency (Brandes' paper does not): on the path
+/// 0 -> 1 -> 2 from source 0, dependencies are 2, 1, 0, so normalized scores 1, 0.5, 0
+/// (the textbook gives 0, 1, 0).
+#[test]
+fn bc_credits_the_source_as_gapbs_does() {
+    let g = Csr::from_edges(3, &[(0, 1), (1, 2)], false);
+    let b = bc::brandes(&g, &[0]);
+    assert_eq!(b, vec![1.0, 0.5, 0.0]);
+    assert!(bc::verify(&g, &[0], &b).is_ok());
+    assert!(
+        bc::verify(&g, &[0], &[0.0, 1.0, 0.0]).is_err(),
+        "the textbook convention"
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 32, .. ProptestConfig::default() })]
 

@@ -98,7 +98,10 @@ fn readers_see_prefixes(durability: &str, lines: usize, seed: u64) -> usize {
         let err = String::from_utf8_lossy(&exp.stderr);
         if exp.status.code() == Some(2) && err.contains("is not an evograph store") {
             // Before the writer committed its first root.
-            assert!(last == 0, "the store vanished after a read saw {last} edges: {err}");
+            assert!(
+                last == 0,
+                "the store vanished after a read saw {last} edges: {err}"
+            );
         } else {
             assert_eq!(exp.status.code(), Some(0), "export during ingest: {err}");
             let got = parse_edges(&exp.stdout);
@@ -108,7 +111,10 @@ fn readers_see_prefixes(durability: &str, lines: usize, seed: u64) -> usize {
                 k <= order.len() && got == want,
                 "read {round}: {k} edges that are not the input's first {k} distinct edges"
             );
-            assert!(k >= last, "read {round}: {k} edges after an earlier read saw {last}");
+            assert!(
+                k >= last,
+                "read {round}: {k} edges after an earlier read saw {last}"
+            );
             if k > 0 && k < order.len() {
                 inside += 1;
             }
@@ -124,7 +130,8 @@ fn readers_see_prefixes(durability: &str, lines: usize, seed: u64) -> usize {
                     assert_eq!(
                         out.status.code(),
                         Some(0),
-                        "{args:?} during ingest: {}",
+                        "{args:?} during ingest: {}{}",
+                        String::from_utf8_lossy(&out.stdout),
                         String::from_utf8_lossy(&out.stderr)
                     );
                 }
@@ -138,7 +145,11 @@ fn readers_see_prefixes(durability: &str, lines: usize, seed: u64) -> usize {
     let mut err = String::new();
     std::io::Read::read_to_string(ingest.stderr.as_mut().unwrap(), &mut err).unwrap();
     assert!(status.success(), "the writer failed beside readers: {err}");
-    assert_eq!(last, order.len(), "the last read, after the writer exited, sees everything");
+    assert_eq!(
+        last,
+        order.len(),
+        "the last read, after the writer exited, sees everything"
+    );
     inside
 }
 
@@ -176,10 +187,14 @@ fn a_reader_leaves_no_trace_and_a_second_writer_is_still_refused() {
     for args in [&["stats", "S"][..], &["export", "S"], &["check", "S"]] {
         assert!(evograph(dir, args).status.success(), "{args:?}");
     }
-    assert_eq!(common::dir_files(&dir.join("S")), before, "readers wrote nothing");
+    assert_eq!(
+        common::dir_files(&dir.join("S")),
+        before,
+        "readers wrote nothing"
+    );
     // A writer holding the store: readers work, a second writer gets the lock error.
-    let g = common::quiet_forks(|| evograph::Graph::open(dir.join("S"), Default::default()))
-        .unwrap();
+    let g =
+        common::quiet_forks(|| evograph::Graph::open(dir.join("S"), Default::default())).unwrap();
     assert!(evograph(dir, &["export", "S"]).status.success());
     let out = evograph(dir, &["ingest", "S", "in.el"]);
     assert_eq!(out.status.code(), Some(2));

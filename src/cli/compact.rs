@@ -10,7 +10,7 @@ pub struct Args {
     /// Store directory.
     store: PathBuf,
     /// Worker threads (0: one per core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = crate::args::int::<usize>(0, 1024), allow_negative_numbers = true)]
     threads: usize,
 }
 

@@ -13,13 +13,13 @@ use std::time::Instant;
 #[derive(clap::Args)]
 pub struct Args {
     /// The graph has 2^scale vertices and 16 edges per vertex.
-    #[arg(long, default_value_t = 18)]
+    #[arg(long, default_value_t = 18, value_parser = crate::args::int::<u32>(1, 31), allow_negative_numbers = true)]
     scale: u32,
     /// Store directory (default: a fresh temporary directory, removed afterwards).
     #[arg(long)]
     dir: Option<PathBuf>,
     /// Records per batch.
-    #[arg(long, default_value_t = 65536)]
+    #[arg(long, default_value_t = 65536, value_parser = crate::args::int::<usize>(1, 1 << 24), allow_negative_numbers = true)]
     batch: usize,
 }
 

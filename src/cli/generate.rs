@@ -12,13 +12,13 @@ pub struct Args {
     /// kron (Graph500 Kronecker, a=.57 b=.19 c=.19, vertex ids permuted) or urand (uniform).
     kind: GenKind,
     /// The graph has 2^scale vertices.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::int::<u32>(1, 31), allow_negative_numbers = true)]
     scale: u32,
     /// Edges per vertex: the graph has 2^scale * edge-factor edges (duplicates included).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = crate::args::int::<u32>(1, 1 << 16), allow_negative_numbers = true)]
     edge_factor: u32,
     /// Seed; the same seed gives the same file on any machine and thread count.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::args::int::<u64>(0, u64::MAX), allow_negative_numbers = true)]
     seed: u64,
     /// Shuffle the edge order (as the papers' insertion protocol does).
     #[arg(long)]

@@ -4,6 +4,7 @@
 //! kept in flight so its WAL persist overlaps the next batch's apply. Text inputs are
 //! parsed once up front so that a malformed file is refused before the store changes.
 
+use crate::args;
 use crate::progress;
 use evograph::io::{self, Format};
 use evograph::store::MediumKind;
@@ -48,10 +49,10 @@ pub struct Args {
     #[arg(long)]
     weighted: bool,
     /// Records per batch (one WAL commit block each).
-    #[arg(long, default_value_t = 65536, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    #[arg(long, default_value_t = 65536, value_parser = args::int::<u64>(1, 1 << 24), allow_negative_numbers = true)]
     batch: u64,
     /// Worker threads for apply and flush (0: one per core).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1024))]
+    #[arg(long, default_value_t = 0, value_parser = args::int::<u64>(0, 1024), allow_negative_numbers = true)]
     threads: u64,
     /// sync (acknowledge once durable), interval=MS (persist every MS milliseconds) or none.
     #[arg(long, default_value = "sync")]
@@ -60,7 +61,7 @@ pub struct Args {
     #[arg(long)]
     print_acks: bool,
     /// DRAM budget for memtables, in MiB.
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+    #[arg(long, default_value_t = 1024, value_parser = args::int::<u64>(1, 1 << 30), allow_negative_numbers = true)]
     memtable_mb: u64,
     /// Medium of a new store: file (pwrite + fdatasync), pmem (mapped; clwb + sfence on a
     /// DAX mount, msync elsewhere) or battery (mapped; a fence persists: eADR). An existing
@@ -73,7 +74,7 @@ pub struct Args {
     no_validate: bool,
     /// WAL segment size in KiB (tests make it small so that segments rotate and recycle
     /// every few batches).
-    #[arg(long, hide = true, default_value_t = 64 << 10, value_parser = clap::value_parser!(u64).range(16..=1 << 22))]
+    #[arg(long, hide = true, default_value_t = 64 << 10, value_parser = args::int::<u64>(16, 1 << 22), allow_negative_numbers = true)]
     wal_segment_kb: u64,
 }
 

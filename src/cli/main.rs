@@ -1,5 +1,6 @@
 //! The `evograph` command: generate graphs, ingest them durably, inspect and maintain stores.
 
+mod args;
 mod bench;
 mod check;
 mod compact;
@@ -19,7 +20,7 @@ use std::process::ExitCode;
 /// A store is a directory. `ingest` creates it and streams updates in with crash-consistent
 /// durability; `stats`, `check`, `export` and `compact` inspect and maintain it.
 #[derive(Parser)]
-#[command(name = "evograph", version, about, long_about = None, allow_negative_numbers = true)]
+#[command(name = "evograph", version, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,

@@ -1,44 +1,67 @@
 //! `evograph run`: a GAP or Graphalytics kernel on the latest snapshot of a store.
 
+use crate::args;
 use evograph::algo::{gap, graphalytics as ga};
 use evograph::{GraphView, Snapshot, VertexId};
+use rayon::prelude::*;
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// Run a kernel on the store's latest graph. Graphalytics kernels (bfs, pr, wcc, cdlp, lcc)
-/// print `<external id> <value>` for every vertex, isolated ones included; GAP kernels
-/// (gap-bfs, gap-pr, gap-cc, bc, tc, khop) follow GAPBS semantics.
+/// Run a kernel on the store's latest graph.
+///
+/// Output: one line `<external id> <value>` per existing vertex (isolated ones included),
+/// sorted by external id. Integers print as integers, reals like the Graphalytics reference
+/// files (`%.15e`). A vertex the source cannot reach gets the kernel's "no value": bfs
+/// prints depth 9223372036854775807 and sssp and gap-sssp print distance Infinity (the
+/// Graphalytics conventions check.py expects); gap-bfs prints parent -1. Kernels:
+///
+/// - bfs: depth from --source. pr, cdlp: fixed --iterations (10). wcc: a component label
+///   (the smallest external id in it). lcc: local clustering coefficient (0 below degree 2).
+///   sssp: distance from --source (weights must be non-negative; unweighted edges weigh 1).
+/// - gap-bfs: the BFS *parent* of each vertex (the source is its own parent; GAPBS).
+///   gap-sssp: delta-stepping distances. gap-pr: PageRank until the scores change by less
+///   than --tolerance (L1) or --iterations (20) pass. gap-cc: Afforest labels (a member's
+///   external id). bc: betweenness from --samples sources, normalized to a maximum of 1,
+///   GAPBS's convention: each source is credited with its own dependency (Brandes' paper
+///   skips it).
+/// - tc: one line, the number of triangles of the undirected graph (a directed store's
+///   edge directions are ignored, and each triangle counts once).
+/// - khop: `<external id> <hops>` for each vertex 1 or 2 out-hops from --source (hops is the
+///   fewer of the two), sorted by id; the source itself is never listed.
+///
+/// --json prints one JSON object (time and summary) on stdout; with --output the values are
+/// written to that file as well.
 #[derive(clap::Args)]
 pub struct Args {
     /// Store directory.
     store: PathBuf,
     /// bfs | pr | wcc | cdlp | lcc | sssp | gap-bfs | gap-sssp | gap-pr | gap-cc | bc | tc | khop
     kernel: String,
-    /// Source vertex (external id) for bfs, sssp, gap-bfs, khop; bc's first source.
+    /// Source vertex (external id) for bfs, sssp, gap-bfs, gap-sssp, khop; bc's first source.
     #[arg(long)]
     source: Option<u64>,
     /// Iterations: fixed for pr and cdlp (default 10 and 10), the maximum for gap-pr (20).
-    #[arg(long)]
+    #[arg(long, value_parser = args::int::<u32>(1, 1_000_000), allow_negative_numbers = true)]
     iterations: Option<u32>,
-    /// PageRank damping factor.
-    #[arg(long, default_value_t = 0.85)]
+    /// PageRank damping factor, in [0, 1).
+    #[arg(long, default_value_t = 0.85, value_parser = args::fraction, allow_negative_numbers = true)]
     damping: f64,
-    /// gap-pr stops once the scores change by less than this in total (L1).
-    #[arg(long, default_value_t = 1e-4)]
+    /// gap-pr stops once the scores change by less than this in total (L1); positive.
+    #[arg(long, default_value_t = 1e-4, value_parser = args::positive, allow_negative_numbers = true)]
     tolerance: f64,
-    /// Bucket width for delta-stepping SSSP.
-    #[arg(long, default_value_t = 1.0)]
+    /// Bucket width for delta-stepping SSSP; positive.
+    #[arg(long, default_value_t = 1.0, value_parser = args::positive, allow_negative_numbers = true)]
     delta: f64,
     /// Number of sources for bc.
-    #[arg(long, default_value_t = 4)]
-    samples: usize,
+    #[arg(long, default_value_t = 4, value_parser = args::int::<u64>(1, 1_000_000), allow_negative_numbers = true)]
+    samples: u64,
     /// Worker threads (0: one per core).
-    #[arg(long, default_value_t = 0)]
-    threads: usize,
-    /// Write the per-vertex output here instead of stdout.
+    #[arg(long, default_value_t = 0, value_parser = args::int::<u64>(0, 1024), allow_negative_numbers = true)]
+    threads: u64,
+    /// Write the per-vertex output here instead of stdout (with --json as well as it).
     #[arg(long, short)]
     output: Option<PathBuf>,
     /// Print one JSON object (time and summary) instead of per-vertex values.
@@ -55,8 +78,8 @@ enum Values {
     Float(Vec<f64>),
     /// A single number (triangle count).
     Scalar(u64),
-    /// Vertex lists (k-hop).
-    Lists(Vec<(String, Vec<VertexId>)>),
+    /// Vertices and their hop distance from the source (k-hop).
+    Hops(Vec<(VertexId, u8)>),
 }
 
 fn invalid(msg: impl Into<String>) -> evograph::Error {
@@ -67,7 +90,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let threads = if a.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
-        a.threads
+        a.threads as usize
     };
     let g = evograph::Graph::open(
         &a.store,
@@ -101,35 +124,55 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         .and_then(|v| v.as_f64())
         .unwrap_or(0.0);
     let seconds = t.elapsed().as_secs_f64() - verify_seconds;
-    if a.json {
-        let mut o = json!({
-            "kernel": a.kernel,
-            "seconds": seconds,
-            "threads": threads,
-            "vertices": s.live_vertices(),
-            "edges": s.num_edges(),
-            "runs": s.runs().len(),
-        });
-        o.as_object_mut().unwrap().extend(summary);
-        println!("{o}");
+    if a.kernel == "tc" && !s.is_undirected() {
+        eprintln!("evograph: tc counts triangles of the undirected graph: this directed store's edge directions are ignored");
+    }
+    if let Some(note) = summary.get("verify_note").and_then(|v| v.as_str()) {
+        eprintln!("evograph: {note}");
+    }
+    if !a.json {
+        write_values(&s, &values, a.output.as_deref())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let sink: Box<dyn Write> = match &a.output {
+    if a.output.is_some() {
+        write_values(&s, &values, a.output.as_deref())?;
+    }
+    let mut o = json!({
+        "kernel": a.kernel,
+        "seconds": seconds,
+        "threads": threads,
+        "vertices": s.live_vertices(),
+        "edges": s.num_edges(),
+        "runs": s.runs().len(),
+        "output": a.output.as_ref().map(|p| p.display().to_string()),
+    });
+    o.as_object_mut().unwrap().extend(summary);
+    println!("{o}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the per-vertex values to `output`, or stdout; a closed pipe is not an error.
+fn write_values(
+    s: &Snapshot,
+    values: &Values,
+    output: Option<&std::path::Path>,
+) -> evograph::Result<()> {
+    let sink: Box<dyn Write> = match output {
         Some(p) => {
             Box::new(std::fs::File::create(p).map_err(|e| evograph::Error::io("create", p, e))?)
         }
         None => Box::new(std::io::stdout().lock()),
     };
     let mut w = std::io::BufWriter::with_capacity(1 << 20, sink);
-    let res = print(&mut w, &s, &values).and_then(|_| w.flush());
+    let res = print(&mut w, s, values).and_then(|_| w.flush());
     match res {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(evograph::Error::io(
             "write",
-            a.output.unwrap_or_else(|| "stdout".into()),
+            output.map_or_else(|| "stdout".into(), |p| p.to_path_buf()),
             e,
         )),
-        Ok(()) => Ok(ExitCode::SUCCESS),
+        Ok(()) => Ok(()),
     }
 }
 
@@ -141,7 +184,8 @@ fn timed_verify(
     let t = Instant::now();
     let r = f();
     summary.insert("verify_seconds".into(), t.elapsed().as_secs_f64().into());
-    r.map_err(invalid)
+    summary.insert("verified".into(), r.is_ok().into());
+    r.map_err(|m| invalid(format!("verification failed: {m}")))
 }
 
 /// Runs the kernel on `g` (the snapshot `s`, or its flat CSR view).
@@ -211,6 +255,15 @@ fn compute<G: GraphView>(
                 timed_verify(summary, || {
                     gap::pr::verify(g, &scores, a.damping, a.tolerance)
                 })?;
+            } else if a.verify {
+                summary.insert("verified".into(), false.into());
+                summary.insert(
+                    "verify_note".into(),
+                    format!(
+                        "gap-pr stopped at the iteration cap ({it}) before the scores changed by less than --tolerance, so --verify checked nothing; raise --iterations or --tolerance"
+                    )
+                    .into(),
+                );
             }
             summary.insert("iterations".into(), it.into());
             Values::Float(scores)
@@ -225,7 +278,7 @@ fn compute<G: GraphView>(
             Values::Int(c.iter().map(|&x| s.external_id(x) as i64).collect())
         }
         "bc" => {
-            let mut sources = pick_sources(s, a.samples.max(1));
+            let mut sources = pick_sources(s, a.samples as usize);
             if let Some(src) = source {
                 sources[0] = src;
             }
@@ -255,9 +308,16 @@ fn compute<G: GraphView>(
             let v = source.unwrap_or_else(|| pick_sources(s, 1)[0]);
             let one = ga::one_hop(g, v);
             let two = ga::two_hop(g, v);
-            summary.insert("one_hop".into(), one.len().into());
+            summary.insert(
+                "one_hop".into(),
+                one.iter().filter(|&&w| w != v).count().into(),
+            );
             summary.insert("two_hop".into(), two.len().into());
-            Values::Lists(vec![("1".into(), one), ("2".into(), two)])
+            let hops = two
+                .iter()
+                .map(|&w| (w, if one.binary_search(&w).is_ok() { 1 } else { 2 }))
+                .collect();
+            Values::Hops(hops)
         }
         "sssp" | "gap-sssp" => {
             let src = if a.kernel == "sssp" {
@@ -285,7 +345,13 @@ fn compute<G: GraphView>(
 }
 
 fn print(w: &mut impl Write, s: &Snapshot, values: &Values) -> std::io::Result<()> {
-    let live = (0..s.num_vertices() as VertexId).filter(|&v| s.vertex_exists(v));
+    let ext = s.external_ids();
+    let mut live: Vec<VertexId> = (0..s.num_vertices() as VertexId)
+        .into_par_iter()
+        .filter(|&v| s.vertex_exists(v))
+        .collect();
+    live.par_sort_unstable_by_key(|&v| ext[v as usize]);
+    let live = live.into_iter();
     match values {
         Values::Int(x) => {
             for v in live {
@@ -298,10 +364,11 @@ fn print(w: &mut impl Write, s: &Snapshot, values: &Values) -> std::io::Result<(
             }
         }
         Values::Scalar(n) => writeln!(w, "{n}")?,
-        Values::Lists(ls) => {
-            for (name, l) in ls {
-                let ids: Vec<String> = l.iter().map(|&v| s.external_id(v).to_string()).collect();
-                writeln!(w, "{name}-hop {}", ids.join(" "))?;
+        Values::Hops(hops) => {
+            let mut hops = hops.clone();
+            hops.sort_unstable_by_key(|&(v, _)| ext[v as usize]);
+            for (v, h) in hops {
+                writeln!(w, "{} {h}", ext[v as usize])?;
             }
         }
     }

@@ -75,6 +75,22 @@ impl Snapshot {
         &self.externals
     }
 
+    /// Edges as a user counts them, and as `evograph export` lists them: every directed
+    /// edge of a directed store; each edge once in an undirected store, where
+    /// [`GraphView::num_edges`] counts both directions (and a self-loop once). O(vertices)
+    /// for an undirected store, which has to find its self-loops.
+    pub fn edge_count(&self) -> u64 {
+        if !self.undirected {
+            return self.edges;
+        }
+        use rayon::prelude::*;
+        let loops: u64 = (0..self.n as VertexId)
+            .into_par_iter()
+            .filter(|&v| self.vertex_exists(v) && GraphView::has_edge(self, v, v))
+            .count() as u64;
+        (self.edges + loops) / 2
+    }
+
     /// Number of vertices that exist (the id space minus deleted vertices).
     pub fn live_vertices(&self) -> usize {
         self.n

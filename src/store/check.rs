@@ -29,7 +29,17 @@ impl CheckReport {
     }
 }
 
-fn check_run(r: &Run, space: u64) -> Vec<String> {
+/// Whether a run file may vanish under this handle: a read-only handle shares the store
+/// with a writer that deletes runs once it has merged them (the reader opened, and
+/// verified, the run before that).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Retire {
+    Allowed,
+    Forbidden,
+}
+
+/// Problems with one run; `gone` is set when its file was retired under a reader.
+fn check_run(r: &Run, space: u64, retire: Retire, gone: &mut bool) -> Vec<String> {
     let mut p = Vec::new();
     let name = format!("run {}", r.header.id);
     if let Some(f) = &r.file {
@@ -41,6 +51,11 @@ fn check_run(r: &Run, space: u64) -> Vec<String> {
                 }
             }
             Ok(None) => {}
+            Err(crate::Error::Io { source, .. })
+                if retire == Retire::Allowed && source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                *gone = true;
+            }
             Err(e) => p.push(format!("{name}: {e}")),
         }
     }
@@ -101,8 +116,21 @@ impl Inner {
         let space = snap.num_vertices() as u64;
         let runs: Vec<Arc<Run>> = snap.runs().to_vec();
         rep.runs = runs.len();
+        let retire = if self.opts.read_only {
+            Retire::Allowed
+        } else {
+            Retire::Forbidden
+        };
+        let mut retired = 0;
         for r in &runs {
-            rep.problems.extend(check_run(r, space));
+            let mut gone = false;
+            rep.problems.extend(check_run(r, space, retire, &mut gone));
+            retired += usize::from(gone);
+        }
+        if retired > 0 {
+            rep.notes.push(format!(
+                "{retired} run(s) were merged away by the writer after this check opened the store; their checksums were verified when it opened"
+            ));
         }
         for w in runs.windows(2) {
             if w[0].header.max_lsn != w[1].header.min_lsn {

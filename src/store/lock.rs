@@ -80,7 +80,10 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         drop(first);
         waiter.join().unwrap().unwrap();
-        assert!(!StoreLock::is_held(d.path()), "released when the waiter returned");
+        assert!(
+            !StoreLock::is_held(d.path()),
+            "released when the waiter returned"
+        );
         let held = StoreLock::acquire(d.path()).unwrap();
         assert!(StoreLock::is_held(d.path()));
         drop(held);

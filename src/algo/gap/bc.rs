@@ -1,6 +1,11 @@
 //! Betweenness centrality by Brandes' algorithm from a sample of sources, as GAPBS does:
 //! a level-synchronous BFS counts shortest paths, then dependencies flow back level by
 //! level. Scores are normalized so the largest is 1.
+//!
+//! GAPBS's convention, not the textbook's: a source's own dependency δ_s(s) (the sum of
+//! `σ_s/σ_w · (1 + δ_s(w))` over its BFS children `w`) is added to its score, where Brandes'
+//! paper skips the source. So a source's score grows with its reach; every other vertex
+//! scores the same either way, before normalization.
 
 use crate::snapshot::GraphView;
 use crate::types::VertexId;
@@ -85,9 +90,8 @@ pub fn brandes<G: GraphView>(g: &G, sources: &[VertexId]) -> Vec<f64> {
                 .collect();
             for (v, d) in deltas {
                 delta[v as usize] = d;
-                if v != s {
-                    scores[v as usize] += d;
-                }
+                // The source too (GAPBS credits it; see the module documentation).
+                scores[v as usize] += d;
             }
         }
         for level in &levels {
@@ -138,9 +142,7 @@ pub fn verify<G: GraphView>(g: &G, sources: &[VertexId], scores: &[f64]) -> Resu
                 }
             });
             delta[w as usize] = acc;
-            if w != s {
-                want[w as usize] += acc;
-            }
+            want[w as usize] += acc; // the source included, as GAPBS's verifier does
         }
     }
     let max = want.iter().cloned().fold(0.0, f64::max);

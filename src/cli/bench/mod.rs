@@ -82,19 +82,19 @@ pub struct Args {
     #[arg(long, default_value = "kron")]
     graph: String,
     /// Log2 of the vertex count of a generated graph.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = crate::args::int::<u32>(1, 31), allow_negative_numbers = true)]
     scale: u32,
     /// Edges per vertex of a generated graph.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = crate::args::int::<u32>(1, 1 << 16), allow_negative_numbers = true)]
     edge_factor: u32,
     /// Seed for the generator, the insertion order and the deleted edges.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::args::int::<u64>(0, u64::MAX), allow_negative_numbers = true)]
     seed: u64,
     /// Worker threads for ingest and kernels (0: one per core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = crate::args::int::<usize>(0, 1024), allow_negative_numbers = true)]
     threads: usize,
     /// Records per batch.
-    #[arg(long, default_value_t = 65536)]
+    #[arg(long, default_value_t = 65536, value_parser = crate::args::int::<usize>(1, 1 << 24), allow_negative_numbers = true)]
     batch: usize,
     /// sync | interval=MS | none.
     #[arg(long, default_value = "sync")]
@@ -113,13 +113,13 @@ pub struct Args {
     #[arg(long, default_value = "all")]
     kernels: String,
     /// Repetitions of the whole protocol, each on a fresh store; figures are medians.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::args::int::<usize>(1, 1000), allow_negative_numbers = true)]
     trials: usize,
     /// Also write every figure, the parameters, the revision and the machine here.
     #[arg(long)]
     json: Option<PathBuf>,
     /// Memtable budget in MiB.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 1024, value_parser = crate::args::int::<usize>(1, 1 << 30), allow_negative_numbers = true)]
     memtable_mb: usize,
 }
 

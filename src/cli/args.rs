@@ -1,0 +1,63 @@
+//! Value parsers for numeric flags: every number is range-checked, and a bad one gets a
+//! message naming the range (clap's own integer parsers say "invalid digit" for `-1`).
+//! Flags using them also set `allow_negative_numbers`, so that `-1` reaches the parser
+//! instead of being taken for a flag.
+
+/// A whole number in `lo..=hi`.
+pub fn int<T>(lo: u64, hi: u64) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync
+where
+    T: TryFrom<u64>,
+{
+    move |s: &str| {
+        let range = format!("{lo}..={hi}");
+        match s.trim().parse::<u64>() {
+            Ok(v) if (lo..=hi).contains(&v) => {
+                T::try_from(v).map_err(|_| format!("{s} does not fit ({range})"))
+            }
+            Ok(_) => Err(format!("{s} is not in {range}")),
+            Err(_) if s.trim().parse::<i128>().is_ok() => Err(format!("{s} is not in {range}")),
+            Err(_) => Err(format!("'{s}' is not a whole number (want {range})")),
+        }
+    }
+}
+
+/// A finite number in `[0, 1)` (a probability that must leave some mass, like damping).
+pub fn fraction(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if (0.0..1.0).contains(&x) => Ok(x),
+        Ok(_) => Err(format!("{s} is not in [0, 1)")),
+        Err(_) => Err(format!("'{s}' is not a number (want one in [0, 1))")),
+    }
+}
+
+/// A finite number above zero.
+pub fn positive(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        Ok(_) => Err(format!("{s} is not a finite number above 0")),
+        Err(_) => Err(format!("'{s}' is not a number (want a finite one above 0)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_checked_with_clear_messages() {
+        let p = int::<usize>(1, 10);
+        assert_eq!(p("3"), Ok(3));
+        assert!(p("0").unwrap_err().contains("not in 1..=10"));
+        assert!(p("-1").unwrap_err().contains("not in 1..=10"));
+        assert!(p("1e3").unwrap_err().contains("not a whole number"));
+        assert!(p("99999999999999999999999").unwrap_err().contains("not"));
+        assert_eq!(fraction("0.85"), Ok(0.85));
+        for bad in ["1", "1.5", "-1", "nan", "inf", "x"] {
+            assert!(fraction(bad).is_err(), "{bad}");
+        }
+        assert_eq!(positive("0.5"), Ok(0.5));
+        for bad in ["0", "-2", "nan", "inf", "x"] {
+            assert!(positive(bad).is_err(), "{bad}");
+        }
+    }
+}
