@@ -205,7 +205,7 @@ fn bench_refuses_bad_arguments_clearly() {
     for (args, msg) in [
         (vec!["--kernels", "bfs,nope"], "unknown kernel 'nope'"),
         (vec!["--medium", "tape"], "unknown medium 'tape'"),
-        (vec!["--trials", "0"], "at least 1"),
+        (vec!["--trials", "0"], "0 is not in 1..=1000"),
         (
             vec!["--graph", "/nonexistent/graph.el"],
             "/nonexistent/graph.el",

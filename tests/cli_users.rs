@@ -239,3 +239,181 @@ fn item10_csv_and_tsv_with_a_header_line() {
     );
     sh.fails("ingest V mesh.mtx --header", &["--header"]);
 }
+
+/// First column of every line, parsed as an external id.
+fn ids(out: &str) -> Vec<u64> {
+    out.lines()
+        .map(|l| l.split(' ').next().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn item5_per_vertex_outputs_are_sorted_by_external_id_with_one_unreachable_convention() {
+    let sh = Shell::new();
+    // Ids arrive out of order, and 5 and 7 cannot be reached from 30.
+    sh.write("g.wel", "30 10 1\n20 30 1\n10 20 2\n5 30 1\n7 7 1\n");
+    sh.ok("ingest S g.wel");
+    let want = vec![5, 7, 10, 20, 30];
+    for k in [
+        "bfs --source 30",
+        "sssp --source 30",
+        "pr",
+        "wcc",
+        "cdlp",
+        "lcc",
+        "gap-bfs --source 30",
+        "gap-sssp --source 30",
+        "gap-pr",
+        "gap-cc",
+        "bc",
+    ] {
+        assert_eq!(ids(&sh.ok(&format!("run S {k}"))), want, "{k}");
+    }
+    let bfs = sh.ok("run S bfs --source 30");
+    assert!(bfs.contains("5 9223372036854775807\n"), "{bfs}");
+    assert!(bfs.contains("30 0\n"), "{bfs}");
+    let sssp = sh.ok("run S sssp --source 30");
+    assert!(
+        sssp.contains("5 Infinity\n") && sssp.contains("20 3.0"),
+        "{sssp}"
+    );
+    let gsssp = sh.ok("run S gap-sssp --source 30");
+    assert!(gsssp.contains("7 Infinity\n"), "{gsssp}");
+    // gap-bfs prints parents: the source is its own, unreachable ones have -1.
+    let parents = sh.ok("run S gap-bfs --source 30");
+    assert!(
+        parents.contains("30 30\n") && parents.contains("10 30\n"),
+        "{parents}"
+    );
+    assert!(parents.contains("5 -1\n"), "{parents}");
+}
+
+#[test]
+fn item5_khop_and_tc_write_documented_parseable_output() {
+    let sh = Shell::new();
+    sh.write("g.el", "1 2\n2 3\n3 1\n2 4\n4 1\n9 1\n");
+    sh.ok("ingest S g.el");
+    // Source 1: 2 at one hop; 3 and 4 at two; 1 itself (reached again via 3) never listed.
+    assert_eq!(
+        lines(&sh.ok("run S khop --source 1")),
+        ["2 1", "3 2", "4 2"]
+    );
+    let help = sh.ok("run --help");
+    assert!(help.contains("khop: `<external id> <hops>`") && help.contains("never listed"));
+    assert!(help.contains("gap-bfs: the BFS *parent*"), "{help}");
+    assert!(help.contains("sorted by external id"), "{help}");
+    // tc: one number, and a directed store is told it counts undirected triangles.
+    let r = sh.run("run S tc --output tc.txt");
+    assert_eq!(r.code, Some(0));
+    assert_eq!(std::fs::read_to_string(sh.path("tc.txt")).unwrap(), "2\n");
+    assert!(
+        r.err.contains("counts triangles of the undirected graph"),
+        "{}",
+        r.err
+    );
+    assert!(help.contains("tc: one line, the number of triangles of the undirected graph"));
+}
+
+#[test]
+fn item6_bc_follows_gapbs_and_says_so() {
+    let sh = Shell::new();
+    sh.write("path.el", "1 2\n2 3\n");
+    sh.ok("ingest S path.el");
+    // GAPBS credits the source with its dependency: 2, 1, 0, normalized.
+    let out = sh.ok("run S bc --source 1 --samples 1 --verify");
+    assert_eq!(
+        lines(&out),
+        [
+            "1 1.000000000000000e+00",
+            "2 5.000000000000000e-01",
+            "3 0.000000000000000e+00"
+        ]
+    );
+    let help = sh.ok("run --help");
+    assert!(
+        help.contains("GAPBS's convention: each source is credited with its own dependency"),
+        "{help}"
+    );
+}
+
+#[test]
+fn item7_json_with_output_writes_the_file_and_verify_says_when_it_checked_nothing() {
+    let sh = Shell::new();
+    sh.write("g.el", "1 2\n2 3\n3 1\n3 4\n");
+    sh.ok("ingest S g.el");
+    let out = sh.ok("run S pr --json --output pr.txt");
+    let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(j["output"], "pr.txt");
+    assert_eq!(
+        ids(&std::fs::read_to_string(sh.path("pr.txt")).unwrap()),
+        [1, 2, 3, 4]
+    );
+    // Capped before converging: --verify must say it verified nothing.
+    let r = sh.run("run S gap-pr --iterations 1 --tolerance 1e-12 --verify --json");
+    assert_eq!(r.code, Some(0));
+    assert!(r.err.contains("--verify checked nothing"), "{}", r.err);
+    let j: serde_json::Value = serde_json::from_str(r.out.trim()).unwrap();
+    assert_eq!(j["verified"], false);
+    let j: serde_json::Value =
+        serde_json::from_str(sh.ok("run S gap-pr --verify --json").trim()).unwrap();
+    assert_eq!(j["verified"], true);
+}
+
+#[test]
+fn item8_stats_counts_edges_as_export_does_and_reports_the_real_durability() {
+    let sh = Shell::new();
+    sh.write("u.el", "1 2\n2 3\n3 3\n");
+    sh.ok("ingest S u.el --undirected");
+    let export = sh.ok("export S");
+    assert_eq!(lines(&export).len(), 3);
+    let j: serde_json::Value = serde_json::from_str(&sh.ok("stats S --json")).unwrap();
+    assert_eq!(j["edges"], 3, "{j}");
+    assert_eq!(j["adjacency_entries"], 5, "{j}");
+    assert_eq!(j["durability"], "sync", "{j}");
+    assert_eq!(j["read_only"], true, "{j}");
+    assert!(sh
+        .ok("stats S")
+        .contains("edges           3 (each undirected edge once"));
+    sh.write("more.el", "7 8\n");
+    sh.ok("ingest S more.el --durability interval=50");
+    let j: serde_json::Value = serde_json::from_str(&sh.ok("stats S --json")).unwrap();
+    assert_eq!(j["durability"], "interval=50", "{j}");
+    // The ingest summary reports the validation pass apart, and the time start to exit.
+    let summary = sh.ok("ingest T u.el");
+    assert!(
+        summary.contains("validation pass") && summary.contains("start to exit"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn item9_numeric_flags_are_range_checked_and_default_weights_documented() {
+    let sh = Shell::new();
+    sh.write("w.wel", "1 2 0.5\n2 3\n");
+    sh.ok("ingest S w.wel");
+    // An unweighted line in a weighted store weighs 1, as `ingest --help` says.
+    assert_eq!(lines(&sh.ok("export S")), ["1 2 0.5", "2 3 1"]);
+    assert!(sh.ok("ingest --help").contains("gets weight 1"));
+    for (cmd, want) in [
+        ("run S pr --damping 1.5", "1.5 is not in [0, 1)"),
+        ("run S pr --damping -1", "-1 is not in [0, 1)"),
+        (
+            "run S gap-sssp --delta nan",
+            "nan is not a finite number above 0",
+        ),
+        (
+            "run S gap-pr --tolerance 0",
+            "0 is not a finite number above 0",
+        ),
+        ("run S pr --iterations 0", "0 is not in 1..=1000000"),
+        ("run S bc --samples -2", "-2 is not in 1..=1000000"),
+        ("run S pr --threads 5000", "5000 is not in 0..=1024"),
+        ("ingest S w.wel --batch -5", "-5 is not in 1..=16777216"),
+        ("ingest S w.wel --memtable-mb 0", "0 is not in 1..="),
+        ("generate kron --scale 40 -o x.el", "40 is not in 1..=31"),
+        ("run S pr --iterations many", "'many' is not a whole number"),
+    ] {
+        let r = sh.fails(cmd, &[want]);
+        assert_eq!(r.err.lines().count(), 1, "{cmd}: one line, got {:?}", r.err);
+    }
+}
