@@ -120,7 +120,7 @@ fn readers_see_prefixes(durability: &str, lines: usize, seed: u64) -> usize {
             }
             last = k;
             // Other readers: every one must work while the writer runs.
-            if round % 3 == 0 {
+            if round.is_multiple_of(3) {
                 for args in [
                     &["stats", "S", "--json"][..],
                     &["run", "S", "wcc", "--json"],

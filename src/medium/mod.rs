@@ -80,7 +80,14 @@ pub trait Medium: Send + Sync + 'static {
     fn bytes_used(&self) -> Result<u64> {
         let mut total = 0;
         for name in self.list()? {
-            total += self.open(&name)?.len()?;
+            match self.open(&name) {
+                Ok(f) => total += f.len()?,
+                // Removed since the listing: by another handle's writer, when this is a
+                // read-only handle beside it.
+                Err(crate::Error::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
         }
         Ok(total)
     }
