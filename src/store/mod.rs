@@ -40,6 +40,11 @@
 //! So a snapshot (`writer` briefly, `seal_lock`, `state`, `dict`) waits for at most one
 //! batch's apply and one memtable's seal, never for an `fdatasync`.
 //!
+//! Other processes: one writer holds `LOCK` (an exclusive `flock`); read-only handles
+//! ([`reader`]) take no lock at all and rely on the file-level promises listed in
+//! FORMAT.md ("What a reader in another process may rely on"), so nothing here waits for
+//! them.
+//!
 //! `poisoned` and each frozen memtable's own mutex are leaves: nothing else is taken while
 //! they are held. A write error anywhere poisons the handle: later writes are refused, the
 //! log is kept, and reopening recovers from the last commit.
