@@ -162,6 +162,36 @@ fn item2_a_failed_creation_inside_an_empty_directory_keeps_the_directory() {
 }
 
 #[test]
+fn item2_records_acknowledged_before_a_failure_are_kept() {
+    let sh = Shell::new();
+    // Two batches of two get acknowledged; the bad line stops the third.
+    sh.write(
+        "late.el",
+        "1 2
+2 3
+3 4
+4 5
+5 6
+x y
+",
+    );
+    let r = sh.fails(
+        "ingest S late.el --no-validate --format snap --batch 2 --print-acks",
+        &[
+            "late.el:6",
+            "keeps the first 4 records, acknowledged before the error",
+        ],
+    );
+    assert!(r.out.contains("acked 4"), "{}", r.out);
+    let kept = sh.ok("export S");
+    assert!(
+        lines(&kept).starts_with(&["1 2", "2 3", "3 4", "4 5"]),
+        "{kept}"
+    );
+    assert!(sh.ok("check S").starts_with("sound"));
+}
+
+#[test]
 fn item3_negative_weights_are_refused_by_shortest_paths_in_user_ids() {
     let sh = Shell::new();
     sh.write("neg.wel", "10 20 1\n20 30 -3\n10 30 5\n");

@@ -161,6 +161,7 @@ fn readers_see_consistent_prefixes_while_a_sync_writer_ingests() {
     for r in 0..rounds {
         inside += readers_see_prefixes("sync", lines, 11 + r as u64);
     }
+    eprintln!("sync writer: {inside} reads inside the ingest over {rounds} round(s)");
     // The test means nothing unless reads overlapped the ingest.
     assert!(inside >= 3, "only {inside} reads landed inside the ingest");
 }
@@ -173,6 +174,7 @@ fn readers_see_consistent_prefixes_of_a_writer_without_a_log() {
     for r in 0..rounds {
         inside += readers_see_prefixes("none", lines, 101 + r as u64);
     }
+    eprintln!("writer without a log: {inside} reads inside the ingest over {rounds} round(s)");
     assert!(inside >= 1, "only {inside} reads landed inside the ingest");
 }
 

@@ -9,6 +9,7 @@ use crate::progress;
 use evograph::io::{self, Format};
 use evograph::store::MediumKind;
 use evograph::{Durability, Graph, Options, Record};
+use std::cell::Cell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -17,9 +18,10 @@ use std::time::Instant;
 
 /// Ingest edges (or an update stream) into a store, creating it if needed.
 ///
-/// If this command creates the store and then fails, it removes what it created: a store
-/// is either made whole or not at all. In a weighted store, an edge line without a weight
-/// gets weight 1.
+/// If this command creates the store and fails before any record is acknowledged, it
+/// removes what it created, leaving no empty shell behind; once records are acknowledged
+/// they are kept whatever fails later (the error says how many). In a weighted store, an
+/// edge line without a weight gets weight 1.
 #[derive(clap::Args)]
 pub struct Args {
     /// Store directory (created if missing).
@@ -68,8 +70,8 @@ pub struct Args {
     /// store keeps the medium it was created on.
     #[arg(long)]
     medium: Option<MediumKind>,
-    /// Skip the validation pass over text inputs (a malformed line then stops the ingest,
-    /// and a store this command created is removed again).
+    /// Skip the validation pass over text inputs (a malformed line then stops the ingest
+    /// with the batches acknowledged before it kept).
     #[arg(long)]
     no_validate: bool,
     /// WAL segment size in KiB (tests make it small so that segments rotate and recycle
@@ -114,14 +116,25 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         validate_secs = t.elapsed().as_secs_f64();
     }
     let created = NewStore::before_open(&a.store)?;
-    let res = ingest(&a, src, weighted, created.is_some());
+    let acked = Cell::new(0);
+    let res = ingest(&a, src, weighted, created.is_some(), &acked);
     match (res, created) {
         (Ok(summary), _) => {
             print_summary(&a, &summary, validate_secs, t_start.elapsed().as_secs_f64())?;
             Ok(ExitCode::SUCCESS)
         }
-        (Err(e), Some(created)) => Err(created.remove(&a.store, e)),
-        (Err(e), None) => Err(e),
+        // Nothing acknowledged: the store is an empty shell this command made; take it back.
+        (Err(e), Some(created)) if acked.get() == 0 => Err(created.remove(&a.store, e)),
+        // Acknowledged records are the user's data, kept whatever happens next.
+        (Err(e), _) if acked.get() > 0 => {
+            eprintln!(
+                "evograph: the store at {} keeps the first {} records, acknowledged before the error",
+                a.store.display(),
+                acked.get()
+            );
+            Err(e)
+        }
+        (Err(e), _) => Err(e),
     }
 }
 
@@ -140,6 +153,7 @@ fn ingest(
     src: Box<dyn io::RecordSource>,
     weighted: bool,
     creating: bool,
+    acked: &Cell<u64>,
 ) -> evograph::Result<Summary> {
     let info = src.info().clone();
     let undirected = a.undirected || info.directed == Some(false);
@@ -170,7 +184,7 @@ fn ingest(
         );
     }
     let t = Instant::now();
-    let records = stream(a, &g, src, info.total_bytes)?;
+    let records = stream(a, &g, src, info.total_bytes, acked)?;
     let secs = t.elapsed().as_secs_f64();
     let t_close = Instant::now();
     let vertices = g.stats()?.vertices;
@@ -190,6 +204,7 @@ fn stream(
     g: &Graph,
     src: Box<dyn io::RecordSource>,
     total: u64,
+    acked: &Cell<u64>,
 ) -> evograph::Result<u64> {
     let batch = a.batch as usize;
     let (tx, rx) = mpsc::sync_channel::<evograph::Result<Vec<Record>>>(2);
@@ -219,6 +234,7 @@ fn stream(
     let mut records = 0u64;
     let mut pending = None;
     let ack = |n: u64, out: &mut std::io::StdoutLock| -> evograph::Result<()> {
+        acked.set(n);
         if a.print_acks {
             writeln!(out, "acked {n}")
                 .and_then(|_| out.flush())
@@ -228,7 +244,18 @@ fn stream(
     };
     let res = (|| {
         for b in &rx {
-            let b = b?;
+            let b = match b {
+                Ok(b) => b,
+                Err(e) => {
+                    // The batch in flight is applied already: acknowledge it, so that the
+                    // error reports everything the store keeps.
+                    if let Some((pt, n)) = pending.take() {
+                        g.wait(pt)?;
+                        ack(n, &mut out)?;
+                    }
+                    return Err(e);
+                }
+            };
             let ticket = g.submit(&b)?;
             records += b.len() as u64;
             pb.inc(b.len() as u64 * 8);
