@@ -447,3 +447,42 @@ fn item9_numeric_flags_are_range_checked_and_default_weights_documented() {
         assert_eq!(r.err.lines().count(), 1, "{cmd}: one line, got {:?}", r.err);
     }
 }
+
+#[test]
+fn input_from_a_pipe_is_read_once_and_whole() {
+    // Sniffing the head of a pipe used to swallow its first 64 KiB, and a validation pass
+    // would read all of it before the real one: both lost data without a word.
+    let sh = Shell::new();
+    let text: String = (0..20_000u64).map(|i| format!("{i} {}\n", i + 1)).collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_evograph"))
+        .args(["ingest", "S", "/dev/stdin", "--format", "snap"])
+        .current_dir(sh.dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(text.as_bytes()).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no validation pass"));
+    assert_eq!(lines(&sh.ok("export S")).len(), 20_000);
+    // Without --format there is nothing to go by: refused, not guessed.
+    let r = Command::new(env!("CARGO_BIN_EXE_evograph"))
+        .args(["ingest", "T", "/dev/stdin"])
+        .current_dir(sh.dir.path())
+        .stdin(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("it is a pipe"));
+    assert!(!sh.exists("T"));
+}

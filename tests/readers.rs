@@ -31,20 +31,47 @@ fn evograph(dir: &Path, args: &[&str]) -> Output {
     out
 }
 
-fn spawn_ingest(dir: &Path, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_evograph"))
+/// Starts `evograph ingest` reading its input from a pipe, and a thread that feeds it
+/// `text` in `chunks` parts with a pause after each: the ingest then lasts long enough for
+/// reads to land inside it however fast the machine is.
+fn spawn_ingest(
+    dir: &Path,
+    args: &[&str],
+    text: String,
+    chunks: usize,
+) -> (Child, std::thread::JoinHandle<()>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_evograph"))
         .args(args)
         .current_dir(dir)
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write;
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        for i in 1..=chunks {
+            // Cut at a line end.
+            let mut end = bytes.len() * i / chunks;
+            while end < bytes.len() && bytes[end - 1] != b'\n' {
+                end += 1;
+            }
+            if stdin.write_all(&bytes[at..end]).is_err() {
+                return; // the ingest died; its exit status tells why
+            }
+            at = end;
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    });
+    (child, feeder)
 }
 
 /// Distinct edges in the order they first appear in a pseudo-random input of `n` lines
 /// (with repeats, so that set semantics matter).
-fn write_input(path: &Path, n: usize, seed: u64) -> Vec<(u64, u64)> {
+fn input(n: usize, seed: u64) -> (String, Vec<(u64, u64)>) {
     let mut rng = common::Rng(seed);
     let mut text = String::with_capacity(n * 14);
     let mut seen = HashSet::new();
@@ -57,8 +84,7 @@ fn write_input(path: &Path, n: usize, seed: u64) -> Vec<(u64, u64)> {
             order.push((u, v));
         }
     }
-    std::fs::write(path, text).unwrap();
-    order
+    (text, order)
 }
 
 fn parse_edges(stdout: &[u8]) -> BTreeSet<(u64, u64)> {
@@ -69,13 +95,16 @@ fn parse_edges(stdout: &[u8]) -> BTreeSet<(u64, u64)> {
 fn readers_see_prefixes(durability: &str, lines: usize, seed: u64) -> usize {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let order = write_input(&dir.join("in.el"), lines, seed);
-    let mut ingest = spawn_ingest(
+    let (text, order) = input(lines, seed);
+    let (mut ingest, feeder) = spawn_ingest(
         dir,
         &[
             "ingest",
             "S",
-            "in.el",
+            "/dev/stdin",
+            "--format",
+            "snap",
+            "--no-validate",
             "--batch",
             "300",
             "--memtable-mb",
@@ -87,6 +116,8 @@ fn readers_see_prefixes(durability: &str, lines: usize, seed: u64) -> usize {
             "--threads",
             "1",
         ],
+        text,
+        40,
     );
     let mut last = 0usize;
     let mut inside = 0usize;
@@ -141,6 +172,7 @@ fn readers_see_prefixes(durability: &str, lines: usize, seed: u64) -> usize {
             break;
         }
     }
+    feeder.join().unwrap();
     let status = ingest.wait().unwrap();
     let mut err = String::new();
     std::io::Read::read_to_string(ingest.stderr.as_mut().unwrap(), &mut err).unwrap();

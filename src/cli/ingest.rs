@@ -110,7 +110,14 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     // first line alone may not say).
     let mut weighted = src.info().weighted || a.weighted;
     let mut validate_secs = 0.0;
-    if format != Format::Bin && !a.no_validate {
+    let stream = io::is_stream(&a.input);
+    if stream && !a.no_validate && format != Format::Bin {
+        eprintln!(
+            "evograph: {} is a pipe and can be read only once: no validation pass (a malformed line stops the ingest, keeping the records acknowledged before it)",
+            a.input.display()
+        );
+    }
+    if format != Format::Bin && !a.no_validate && !stream {
         let t = Instant::now();
         weighted |= validate(&a.input, format, &text)?;
         validate_secs = t.elapsed().as_secs_f64();

@@ -64,6 +64,13 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 }
 
 fn sniff(path: &Path) -> Result<Format> {
+    if super::is_stream(path) {
+        // Peeking would consume what the parse needs.
+        return Err(Error::Invalid(format!(
+            "cannot tell the format of {}: it is a pipe, read once, and its extension says nothing; {NAME_IT}",
+            path.display()
+        )));
+    }
     let (head, whole) = read_head(path)?;
     if head.len() >= 14 && head[..14].eq_ignore_ascii_case(b"%%MatrixMarket") {
         return Ok(Format::Mtx);

@@ -132,6 +132,12 @@ pub trait RecordSource: Send {
     fn bytes_read(&self) -> u64;
 }
 
+/// Whether `path` can be read only once (a pipe, FIFO or terminal such as `/dev/stdin`):
+/// nothing may peek at it before the real read, and it cannot be read twice.
+pub fn is_stream(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
 /// How delimited text edge lists (snap, el, csv) are split.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TextOptions {

@@ -195,8 +195,11 @@ impl SnapSource {
     /// Opens `path` with a field delimiter and header line as `opts` say (CSV, TSV).
     pub fn with_options(path: &Path, opts: &TextOptions, buf_size: usize) -> Result<Self> {
         let reader = LineReader::open(path, buf_size)?;
-        let first = first_data_line(path, usize::from(opts.header))?;
-        let weighted = first.is_some_and(|l| split(&l, opts.delimiter).count() >= 3);
+        // A pipe cannot be peeked at: what the sniff read would be lost to the parse. Its
+        // weights are learned as lines arrive.
+        let weighted = !super::is_stream(path)
+            && first_data_line(path, usize::from(opts.header))?
+                .is_some_and(|l| split(&l, opts.delimiter).count() >= 3);
         let info = SourceInfo {
             directed: None,
             weighted,
