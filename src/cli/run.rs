@@ -19,7 +19,8 @@ use std::time::Instant;
 /// Graphalytics conventions check.py expects); gap-bfs prints parent -1. Kernels:
 ///
 /// - bfs: depth from --source. pr, cdlp: fixed --iterations (10). wcc: a component label
-///   (the smallest external id in it). lcc: local clustering coefficient (0 below degree 2).
+///   (the external id of the member that arrived first). lcc: local clustering
+///   coefficient (0 below degree 2).
 ///   sssp: distance from --source (weights must be non-negative; unweighted edges weigh 1).
 /// - gap-bfs: the BFS *parent* of each vertex (the source is its own parent; GAPBS).
 ///   gap-sssp: delta-stepping distances. gap-pr: PageRank until the scores change by less
@@ -35,6 +36,7 @@ use std::time::Instant;
 /// --json prints one JSON object (time and summary) on stdout; with --output the values are
 /// written to that file as well.
 #[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
 pub struct Args {
     /// Store directory.
     store: PathBuf,
