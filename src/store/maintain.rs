@@ -16,15 +16,6 @@ use crate::{Error, Result};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// Where sealed memtables go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum SealInto {
-    /// In-DRAM runs (a snapshot's way: CPU only, flushed later).
-    Dram,
-    /// Committed run files, each before the next (the flusher's way: no DRAM copy).
-    File,
-}
-
 /// The background thread: waits for frozen memtables and keeps the store tidy.
 pub(super) fn flusher_loop(inner: Arc<Inner>) {
     loop {
@@ -46,15 +37,10 @@ pub(super) fn flusher_loop(inner: Arc<Inner>) {
 }
 
 impl Inner {
-    /// Seals every frozen memtable, oldest first (see [`SealInto`]).
-    pub(super) fn seal_pending(&self, into: SealInto) -> Result<()> {
-        match into {
-            SealInto::Dram => self.seal_pending_dram(),
-            SealInto::File => self.seal_pending_files(),
-        }
-    }
-
-    fn seal_pending_dram(&self) -> Result<()> {
+    /// Seals every frozen memtable into an in-DRAM run, oldest first: a snapshot's way
+    /// (CPU only; the flusher writes them out later). The flusher itself seals straight
+    /// into run files ([`Inner::seal_next_file`]), one at a time between merges.
+    pub(super) fn seal_pending_dram(&self) -> Result<()> {
         let _g = self.seal_lock.lock().unwrap();
         while let Some((f, older)) = self.oldest_frozen() {
             let mem = self.take_frozen(&f)?;
@@ -65,11 +51,13 @@ impl Inner {
         Ok(())
     }
 
-    /// Each memtable is written to its run file under the seal lock, then persisted and
+    /// Seals the oldest frozen memtable into a committed run file; whether there was one.
+    ///
+    /// The memtable is written to its run file under the seal lock, then persisted and
     /// committed after the lock is released: a snapshot waiting for the seal lock waits for
     /// the writing, never for the `fdatasync`. `maint` is held throughout, so no commit can
     /// name the run before it is durable.
-    fn seal_pending_files(&self) -> Result<()> {
+    fn seal_next_file(&self) -> Result<bool> {
         loop {
             let mut m = self.maint.lock().unwrap();
             // Runs sealed into DRAM for snapshots are older than every frozen memtable, and
@@ -81,7 +69,7 @@ impl Inner {
                     continue; // a snapshot sealed more in between
                 }
                 let Some((f, older)) = self.oldest_frozen() else {
-                    return Ok(());
+                    return Ok(false);
                 };
                 let mem = self.take_frozen(&f)?;
                 let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
@@ -100,6 +88,7 @@ impl Inner {
                 .persist()
                 .and_then(|()| self.commit_flushed(&mut m, &run, None))
                 .inspect_err(|e| self.poison(e))?;
+            return Ok(true);
         }
     }
 
@@ -139,14 +128,24 @@ impl Inner {
 
     /// Seals and flushes what is frozen, without freezing the active memtable; with
     /// `compact`, then merges levels that reached the fanout.
+    ///
+    /// Levels are merged after each sealed run, not once every frozen memtable is sealed:
+    /// under a small memtable budget the writer freezes memtables as fast as they are
+    /// sealed, and merging only when none is left let level-0 runs pile up unmerged, each
+    /// seal slower than the last (it resolves against every older run). Merging in between
+    /// bounds the run count; the writer waits on the memtable budget meanwhile.
     pub(super) fn flush_pending(&self, compact: bool) -> Result<()> {
-        self.seal_pending(SealInto::File)?;
-        let mut m = self.maint.lock().unwrap();
-        self.flush_dram(&mut m)?;
-        if compact {
-            self.compact_levels(&mut m)?;
+        loop {
+            let sealed = self.seal_next_file()?;
+            let mut m = self.maint.lock().unwrap();
+            self.flush_dram(&mut m)?;
+            if compact {
+                self.compact_levels(&mut m)?;
+            }
+            if !sealed {
+                return Ok(());
+            }
         }
-        Ok(())
     }
 
     /// Freezes the active memtable and makes everything applied so far part of committed

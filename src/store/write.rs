@@ -1,6 +1,5 @@
 //! The write path: external ids to dense ids, memtable apply, WAL submit, freeze.
 
-use super::maintain::SealInto;
 use super::{Frozen, Inner, Ticket, Writer};
 use crate::batch::{id_of, is_del, DenseBatch, Section, DEL};
 use crate::memtable::Memtable;
@@ -252,7 +251,7 @@ impl Inner {
 
     /// Every edge touching `x` right now, as `[src, dst]`.
     fn live_edges_of(&self, w: &Writer, x: VertexId) -> Result<Vec<(u32, u32)>> {
-        self.seal_pending(SealInto::Dram)?;
+        self.seal_pending_dram()?;
         let runs = self.state.lock().unwrap().runs.clone();
         let view = Snapshot::new(
             runs,
@@ -346,10 +345,10 @@ impl Inner {
             let n = self.dict.read().unwrap().len();
             (st.runs.clone(), st.frozen.clone(), w.deleted.clone(), n)
         };
-        self.seal_pending(SealInto::Dram)?;
+        self.seal_pending_dram()?;
         let mut all: Vec<_> = runs.to_vec();
         for f in frozen {
-            all.push(f.sealed.get().expect("sealed by seal_pending").clone());
+            all.push(f.sealed.get().expect("sealed by seal_pending_dram").clone());
         }
         let externals: Arc<[u64]> = Arc::from(&self.dict.read().unwrap().externals()[..n]);
         Ok(Snapshot::new(
