@@ -101,11 +101,12 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         header: a.header,
     };
     // Open the input before the store: a missing or unreadable input changes nothing.
-    let src = io::open_source_with(&a.input, a.format, &text)?;
+    // Detected once, here: the reader and the validation pass get the explicit format.
     let format = match a.format {
         Format::Auto => io::detect_format(&a.input)?,
         f => f,
     };
+    let src = io::open_source_with(&a.input, format, &text)?;
     // The validation pass also learns whether any line carries a weight (a header or the
     // first line alone may not say).
     let mut weighted = src.info().weighted || a.weighted;

@@ -14,6 +14,12 @@ use std::path::{Path, PathBuf};
 /// The end of a message that gives up on a file's format.
 const NAME_IT: &str = "name it with --format (snap, el, csv, metis, bin, ldbc, ops, mtx)";
 
+/// Comma-separated fields, as a CSV candidate is read.
+const COMMA: TextOptions = TextOptions {
+    delimiter: Some(b','),
+    header: false,
+};
+
 /// How much of a file sniffing looks at.
 const SNIFF_BYTES: usize = 64 << 10;
 
@@ -91,15 +97,11 @@ fn sniff(path: &Path) -> Result<Format> {
         return Ok(Format::Ops);
     }
     let complete = complete_lines(&head, whole);
-    let comma = TextOptions {
-        delimiter: Some(b','),
-        header: false,
-    };
     let list = reads_as(EdgeLineParser::new(1), complete, whole);
     let metis = reads_as_metis(complete, whole);
     let csv = line.contains(&b',')
         && reads_as(
-            EdgeLineParser::with_text_options(1, &comma),
+            EdgeLineParser::with_text_options(1, &COMMA),
             complete,
             whole,
         );
@@ -168,11 +170,7 @@ fn header_hint(text: &[u8], whole: bool) -> Option<String> {
     let (_, second) = lines.next()?;
     let rest = from(text, second);
     let format = if first.contains(&b',') {
-        let comma = TextOptions {
-            delimiter: Some(b','),
-            header: false,
-        };
-        reads_as(EdgeLineParser::with_text_options(1, &comma), rest, whole).then_some("csv")
+        reads_as(EdgeLineParser::with_text_options(1, &COMMA), rest, whole).then_some("csv")
     } else {
         reads_as(EdgeLineParser::new(1), rest, whole).then_some("snap")
     }?;
