@@ -30,5 +30,5 @@ pub mod wal;
 
 pub use error::{Error, Result};
 pub use snapshot::{GraphView, Snapshot};
-pub use store::{Graph, Options};
+pub use store::{Graph, Options, Verify};
 pub use types::{Durability, Record, VertexId};

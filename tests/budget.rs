@@ -26,7 +26,7 @@ fn a_tiny_budget_keeps_runs_per_level_bounded_and_the_graph_right() {
     let mut rng = Rng(7);
     let mut most_per_level = 0;
     let mut most_runs = 0;
-    for batch in 0..300 {
+    for batch in 0..1000 {
         let recs: Vec<Record> = (0..1000)
             .map(|_| {
                 let (u, v) = (rng.below(20_000), rng.below(20_000));

@@ -267,7 +267,7 @@ fn examine(store: &Path, ctx: &str) -> Outcome {
         }
     }
     let check_text = text(&check);
-    match open_store(store, lib_opts()) {
+    match open_and_read(store) {
         Err(err) => {
             assert!(
                 dir_files(store) == before,
@@ -297,8 +297,9 @@ fn examine(store: &Path, ctx: &str) -> Outcome {
             );
             Outcome::Failed { err, check_text }
         }
-        Ok(g) => {
-            let (vertices, edges) = read(&g.snapshot().unwrap());
+        Ok((g, snap)) => {
+            let (vertices, edges) = read(&snap);
+            drop(snap);
             let rep = g.check().unwrap();
             close_store(g);
             assert!(
@@ -323,6 +324,20 @@ fn examine(store: &Path, ctx: &str) -> Outcome {
             assert_eq!(compact.status.code(), Some(0), "{ctx}: {}", text(&compact));
             assert!(show(store) == graph, "{ctx}: the graph changed by compact");
             Outcome::Opened { graph }
+        }
+    }
+}
+
+/// Opens the store and takes a snapshot. Runs are verified on first use, not at open, so
+/// damage in a run's body is refused by the first snapshot; the handle is dropped then,
+/// and closed, which must change nothing either (the caller compares the files).
+fn open_and_read(store: &Path) -> evograph::Result<(Graph, evograph::Snapshot)> {
+    let g = open_store(store, lib_opts())?;
+    match g.snapshot() {
+        Ok(s) => Ok((g, s)),
+        Err(e) => {
+            close_store(g);
+            Err(e)
         }
     }
 }
@@ -400,7 +415,7 @@ fn run_layout(bytes: &[u8]) -> RunLayout {
 }
 
 /// Flips each position of each run file (positions computed per file) and requires a
-/// refused open with `Corrupt`, and a `check` that fails naming the run.
+/// refused open or first snapshot with `Corrupt`, and a `check` that fails naming the run.
 fn run_flips(positions: impl Fn(&RunLayout) -> Vec<usize>, what: &str) {
     let c = clean_store();
     let work = c._tmp.path().join("work");

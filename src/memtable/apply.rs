@@ -3,9 +3,10 @@
 //! The batch is partitioned into contiguous ranges of vertex blocks holding about equal
 //! numbers of updates (not equal numbers of vertices: power-law graphs put most updates on
 //! few vertices). Each task owns its blocks exclusively, so no locks are taken; within a
-//! task, updates are bucketed by block first so the block's entry table stays in cache.
+//! task, updates are bucketed by block first, so each block's log grows by one append of
+//! its share of the batch.
 
-use super::vbuf::{VBlock, BLOCK_BITS};
+use super::block_log::{BlockLog, BLOCK_BITS};
 use crate::batch::{id_of, DEL};
 use rayon::prelude::*;
 
@@ -34,8 +35,8 @@ fn emit(key: Key, e: [u32; 2], mut f: impl FnMut(u32, u32)) {
 /// Applies `edges` (with parallel `weights`, empty when unweighted) to out-blocks and
 /// (unless undirected) in-blocks.
 pub fn apply(
-    out: &mut [VBlock],
-    inn: &mut [VBlock],
+    out: &mut [BlockLog],
+    inn: &mut [BlockLog],
     undirected: bool,
     edges: &[[u32; 2]],
     weights: &[f64],
@@ -55,7 +56,7 @@ pub fn apply(
 }
 
 struct Task<'a> {
-    blocks: &'a mut [VBlock],
+    blocks: &'a mut [BlockLog],
     first: usize,
     hist: Vec<usize>,
     key: Key,
@@ -63,7 +64,7 @@ struct Task<'a> {
 
 fn push_tasks<'a>(
     tasks: &mut Vec<Task<'a>>,
-    blocks: &'a mut [VBlock],
+    blocks: &'a mut [BlockLog],
     key: Key,
     edges: &[[u32; 2]],
     threads: usize,

@@ -5,13 +5,14 @@
 //! an edge they hold becomes a tombstone, and everything else (re-inserts, deletes of missing
 //! edges) vanishes. This is where set semantics is enforced.
 
-use super::vbuf::{VBlock, BLOCK};
+use super::block_log::{BlockLog, BLOCK};
 use super::Memtable;
 use crate::batch::{id_of, is_del};
 use crate::medium::Medium;
 use crate::run::build::{self, DirPart, IndexBuilder, RunMeta};
 use crate::run::file::{RunWriter, Unpersisted};
 use crate::run::{Dir, DirData, Run};
+use crate::types::VertexId;
 use crate::Result;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -23,7 +24,7 @@ const WAVE: usize = 8;
 pub(super) fn seal(m: Memtable, older: &[Arc<Run>], meta: RunMeta) -> Run {
     let space = meta.vertex_space;
     let vops = last_vertex_ops(&m.vertex_ops);
-    let dram = |blocks: Vec<VBlock>, d: Dir| -> DirData {
+    let dram = |blocks: Vec<BlockLog>, d: Dir| -> DirData {
         let mut all = Vec::new();
         seal_dir(blocks, older, d, m.weighted, |parts| {
             all.extend(parts);
@@ -74,7 +75,7 @@ pub(super) fn seal_to_file(
 
 /// Seals `blocks` wave by wave, handing each wave's parts (in vertex order) to `sink`.
 fn seal_dir(
-    blocks: Vec<VBlock>,
+    blocks: Vec<BlockLog>,
     older: &[Arc<Run>],
     d: Dir,
     weighted: bool,
@@ -82,7 +83,7 @@ fn seal_dir(
 ) -> Result<()> {
     let mut it = blocks.into_iter().enumerate();
     loop {
-        let wave: Vec<(usize, VBlock)> = it.by_ref().take(WAVE).collect();
+        let wave: Vec<(usize, BlockLog)> = it.by_ref().take(WAVE).collect();
         if wave.is_empty() {
             return Ok(());
         }
@@ -94,36 +95,47 @@ fn seal_dir(
     }
 }
 
-fn seal_block(b: usize, blk: &VBlock, older: &[Arc<Run>], d: Dir, weighted: bool) -> DirPart {
+fn seal_block(b: usize, blk: &BlockLog, older: &[Arc<Run>], d: Dir, weighted: bool) -> DirPart {
     let mut part = DirPart::default();
     if blk.ops() == 0 {
         return part;
     }
     let mut raw = Vec::new();
-    let mut raww: Vec<f64> = Vec::new();
     let mut keyed: Vec<u64> = Vec::new();
     let mut adds = Vec::new();
     let mut addw = Vec::new();
     let mut tombs = Vec::new();
     let mut prior: Vec<(&[u32], &[u32])> = Vec::with_capacity(older.len());
+    let grouped = blk.by_vertex();
+    // Older runs, newest first, each with a cursor into its index: vertices come in
+    // increasing order, so each lookup gallops forward from the last one.
+    let first = (b * BLOCK) as VertexId;
+    let mut olds: Vec<(&DirData, usize)> = older
+        .iter()
+        .rev()
+        .map(|r| r.dir(d))
+        .map(|dd| (dd, dd.index_range(first, first).start))
+        .collect();
     for lv in 0..BLOCK {
-        if blk.count(lv) == 0 {
+        let updates = grouped.entries(lv);
+        if updates.is_empty() {
             continue;
         }
-        let v = (b * BLOCK + lv) as u32;
+        let v = first + lv as VertexId;
         // The older state of v, newest run first, skipping runs that hold nothing for it.
         prior.clear();
-        for r in older.iter().rev() {
-            let dd = r.dir(d);
-            if let Some(i) = dd.index_of(v) {
+        for (dd, at) in olds.iter_mut() {
+            let (next, hit) = dd.seek(*at, v);
+            *at = next;
+            if let Some(i) = hit {
                 prior.push((dd.adds_at(i), dd.tombs_at(i)));
             }
         }
         // Common case, inserts of a vertex no older run holds (unweighted): sort and dedup
         // in place in the output, with no intermediate copy.
-        let start = part.adds.len();
-        blk.gather(lv, &mut part.adds);
-        if !weighted && prior.is_empty() && part.adds[start..].iter().all(|&x| !is_del(x)) {
+        if !weighted && prior.is_empty() && updates.iter().all(|&x| !is_del(x)) {
+            let start = part.adds.len();
+            part.adds.extend_from_slice(updates);
             let tail = &mut part.adds[start..];
             tail.sort_unstable();
             let n = dedup_sorted(tail);
@@ -132,12 +144,12 @@ fn seal_block(b: usize, blk: &VBlock, older: &[Arc<Run>], d: Dir, weighted: bool
             continue;
         }
         raw.clear();
-        raw.extend_from_slice(&part.adds[start..]);
-        part.adds.truncate(start);
-        raww.clear();
-        if weighted {
-            blk.gather_weights(lv, &mut raww);
-        }
+        raw.extend_from_slice(updates);
+        let raww = if weighted {
+            grouped.weights(lv)
+        } else {
+            &[][..]
+        };
         adds.clear();
         addw.clear();
         tombs.clear();

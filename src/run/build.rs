@@ -288,4 +288,25 @@ mod tests {
             assert_eq!(d.n_tombs(), 3);
         }
     }
+
+    #[test]
+    fn seeking_forward_finds_what_index_of_finds() {
+        // A sparse index of every third vertex, probed in increasing order with gaps of
+        // every size, from every starting cursor a forward scan could leave.
+        let mut p = DirPart::default();
+        for v in (0..3000u32).step_by(3) {
+            p.push(v, &[v + 1], &[]);
+        }
+        let d = assemble(vec![p], 1 << 20, false);
+        assert!(!d.dense);
+        for stride in [1u32, 2, 5, 64, 999] {
+            let mut at = 0;
+            for v in (0..3100u32).step_by(stride as usize) {
+                let (next, hit) = d.seek(at, v);
+                assert_eq!(hit, d.index_of(v), "vertex {v}, stride {stride}");
+                assert!(next >= at && next <= d.n_index());
+                at = next;
+            }
+        }
+    }
 }

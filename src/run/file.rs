@@ -11,7 +11,9 @@ use crate::medium::{Mapped, Medium, SegmentFile};
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+pub use crate::store::Verify;
 
 /// Writes the body of a run in order, checksumming 1 MiB blocks as it goes.
 pub struct RunWriter {
@@ -144,7 +146,7 @@ impl RunWriter {
         self.seg.write_at(header.crc_table_off, &table)?;
         self.seg.write_at(0, &header.encode())?;
         let map = self.seg.map()?;
-        let run = open_mapped(map, &self.name, self.medium.clone(), false)?;
+        let run = open_mapped(map, &self.name, self.medium.clone(), Checked::Written)?;
         Ok((
             run,
             Unpersisted {
@@ -192,13 +194,27 @@ pub fn write(run: &Run, medium: &Arc<dyn Medium>) -> Result<Run> {
     w.finish(&meta, &run.out, run.inn.as_ref(), run.vertex_ops.get())
 }
 
-/// Opens run file `name`; with `verify`, checks every block checksum (in parallel).
-pub fn open(medium: &Arc<dyn Medium>, name: &str, verify: bool) -> Result<Run> {
+/// Opens run file `name`. Only its header and size are read here; `verify` says when its
+/// block checksums and offsets are checked (see [`Verify`]).
+pub fn open(medium: &Arc<dyn Medium>, name: &str, verify: Verify) -> Result<Run> {
     let map = medium.open(name)?.map()?;
-    open_mapped(map, name, medium.clone(), verify)
+    let run = open_mapped(map, name, medium.clone(), Checked::No)?;
+    if verify == Verify::AtOpen {
+        run.verify()?;
+    }
+    Ok(run)
 }
 
-fn open_mapped(map: Mapped, name: &str, medium: Arc<dyn Medium>, verify: bool) -> Result<Run> {
+/// Whether a run's body is already known good.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Checked {
+    /// This process just wrote it.
+    Written,
+    /// It was opened from the medium: verified on first use.
+    No,
+}
+
+fn open_mapped(map: Mapped, name: &str, medium: Arc<dyn Medium>, checked: Checked) -> Result<Run> {
     let b = map.bytes();
     let h = RunHeader::decode(b, name)?;
     let bad = |m: String| Error::corrupt(format!("run {name}: {m}"));
@@ -212,9 +228,6 @@ fn open_mapped(map: Mapped, name: &str, medium: Arc<dyn Medium>, verify: bool) -
     let table_end = (h.crc_table_off + h.crc_blocks * 4) as usize;
     if b[table_end..].iter().any(|&x| x != 0) {
         return Err(bad("padding after the checksum table is not zero".into()));
-    }
-    if verify {
-        verify_blocks(b, &h).map_err(bad)?;
     }
     let lens = h.section_lens();
     let sec32 =
@@ -240,10 +253,14 @@ fn open_mapped(map: Mapped, name: &str, medium: Arc<dyn Medium>, verify: bool) -
             name: name.to_string(),
             medium,
             obsolete: AtomicBool::new(false),
+            verified: match checked {
+                Checked::Written => OnceLock::from(Ok(())),
+                Checked::No => OnceLock::new(),
+            },
+            map,
         }),
         header: h,
     };
-    check_offsets(&run).map_err(bad)?;
     Ok(run)
 }
 
@@ -270,9 +287,9 @@ pub fn verify_blocks(b: &[u8], h: &RunHeader) -> std::result::Result<(), String>
     }
 }
 
-/// Cheap structural checks that keep lookups in bounds even on a damaged file whose
-/// checksums were not verified: offsets start at 0, never decrease and end at the counts.
-fn check_offsets(run: &Run) -> std::result::Result<(), String> {
+/// Structural checks that keep lookups in bounds: offsets start at 0, never decrease and
+/// end at the counts. Run with the checksums, so a writer's bug is caught as well as damage.
+pub(super) fn check_offsets(run: &Run) -> std::result::Result<(), String> {
     for (name, d) in [("out", Some(&run.out)), ("in", run.inn.as_ref())] {
         let Some(d) = d else { continue };
         for (what, offs, n) in [

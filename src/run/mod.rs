@@ -19,7 +19,7 @@ use crate::medium::{Mapped, Medium};
 use crate::types::VertexId;
 pub use format::RunHeader;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Which adjacency.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,6 +123,29 @@ impl DirData {
         }
     }
 
+    /// Index of `v`, searching sparse indexes forward from position `from` by galloping.
+    /// Returns where to search from next, and the index if `v` is held. Lookups in
+    /// increasing vertex order then cost O(log distance) each and touch memory near the
+    /// last one, where [`DirData::index_of`] binary-searches the whole index every time.
+    #[inline]
+    pub fn seek(&self, from: usize, v: VertexId) -> (usize, Option<usize>) {
+        if self.dense {
+            return (from, self.index_of(v));
+        }
+        let vids = self.vids.get();
+        let n = vids.len();
+        // Invariant: every id in vids[from..lo] is below v.
+        let (mut lo, mut hi, mut step) = (from.min(n), from.min(n), 1usize);
+        while hi < n && vids[hi] < v {
+            lo = hi + 1;
+            hi = from + step;
+            step <<= 1;
+        }
+        let hi = hi.min(n);
+        let pos = lo + vids[lo..hi].partition_point(|&x| x < v);
+        (pos, (pos < n && vids[pos] == v).then_some(pos))
+    }
+
     /// Number of indexed vertices.
     pub fn n_index(&self) -> usize {
         self.offs.get().len().saturating_sub(1)
@@ -219,6 +242,11 @@ pub struct RunFile {
     pub name: String,
     medium: Arc<dyn Medium>,
     obsolete: AtomicBool,
+    /// The outcome of checking the body (checksums and offsets), once it was checked: a run
+    /// opened from the medium is checked on first use, not at open.
+    verified: OnceLock<std::result::Result<(), String>>,
+    /// The mapping the sections point into.
+    map: Mapped,
 }
 
 impl RunFile {
@@ -261,6 +289,20 @@ impl Run {
         }
     }
 
+    /// Checks the run's block checksums and offsets if that was not done yet; every later
+    /// call returns the first outcome. Whoever reads a run opened from the medium calls this
+    /// first: snapshots, seals resolving against it, merges.
+    pub fn verify(&self) -> crate::Result<()> {
+        let Some(f) = &self.file else { return Ok(()) };
+        f.verified
+            .get_or_init(|| {
+                file::verify_blocks(f.map.bytes(), &self.header)
+                    .and_then(|()| file::check_offsets(self))
+            })
+            .clone()
+            .map_err(|m| crate::Error::corrupt(format!("run {}: {m}", f.name)))
+    }
+
     /// Whether the run lives in DRAM only.
     pub fn in_dram(&self) -> bool {
         self.file.is_none()
@@ -290,4 +332,10 @@ impl Run {
         let hex = name.strip_prefix("run-")?.strip_suffix(".run")?;
         (hex.len() == 16).then(|| u64::from_str_radix(hex, 16).ok())?
     }
+}
+
+/// Verifies every run of `runs` not verified yet ([`Run::verify`]), in parallel.
+pub fn verify_all(runs: &[Arc<Run>]) -> crate::Result<()> {
+    use rayon::prelude::*;
+    runs.par_iter().try_for_each(|r| r.verify())
 }

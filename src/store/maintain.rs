@@ -43,6 +43,7 @@ impl Inner {
     pub(super) fn seal_pending_dram(&self) -> Result<()> {
         let _g = self.seal_lock.lock().unwrap();
         while let Some((f, older)) = self.oldest_frozen() {
+            self.pool.install(|| run::verify_all(&older))?;
             let mem = self.take_frozen(&f)?;
             let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
             let run = Arc::new(self.pool.install(|| mem.seal(&older, id)));
@@ -71,6 +72,7 @@ impl Inner {
                 let Some((f, older)) = self.oldest_frozen() else {
                     return Ok(false);
                 };
+                self.pool.install(|| run::verify_all(&older))?;
                 let mem = self.take_frozen(&f)?;
                 let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
                 let (run, unpersisted) = self
@@ -175,6 +177,9 @@ impl Inner {
                 r.out.n_tombs() > 0 || !r.out.dense || r.inn.as_ref().is_some_and(|i| !i.dense)
             });
         if needs {
+            // A damaged run is refused before anything is written, without poisoning the
+            // handle: the store is as it was, and closes cleanly.
+            self.pool.install(|| run::verify_all(&runs))?;
             let level = runs.iter().map(|r| r.header.level).max().unwrap_or(0);
             self.merge_and_install(&mut m, &runs, level.max(1))
                 .inspect_err(|e| self.poison(e))?;
@@ -286,6 +291,7 @@ impl Inner {
 
     /// Merges consecutive file runs `inputs` into one run file and commits it in their place.
     fn merge_and_install(&self, m: &mut Maint, inputs: &[Arc<Run>], level: u64) -> Result<()> {
+        self.pool.install(|| run::verify_all(inputs))?;
         let all = self.file_runs();
         let base = Arc::ptr_eq(&inputs[0], &all[0]);
         let meta = RunMeta {

@@ -53,14 +53,14 @@ mod check;
 mod lock;
 mod maintain;
 mod open;
-mod options;
+pub(crate) mod options;
 mod reader;
 mod stats;
 mod write;
 
 pub use check::CheckReport;
 pub use open::is_store_file;
-pub use options::{MediumKind, Options};
+pub use options::{MediumKind, Options, Verify};
 pub use stats::{LevelStats, Stats};
 
 use crate::dict::Dict;

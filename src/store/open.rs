@@ -138,7 +138,7 @@ pub(super) fn open_on(
     check_shape(path, &root, &opts)?;
     let repair = !opts.read_only;
     let mut dict = Dict::load(&*medium, root.dict_entries as usize, root.dict_bytes)?;
-    let runs = pool.install(|| open_runs(&medium, &root, opts.verify_on_open))?;
+    let runs = pool.install(|| open_runs(&medium, &root, opts.verify))?;
     let strays = strays(&*medium, &root)?;
     let mut deleted = deleted_in_runs(&runs);
     let mut mem = Memtable::new(
@@ -398,7 +398,7 @@ fn settle_log(inner: &Arc<Inner>, replayed: u64) -> Result<()> {
     Ok(())
 }
 
-fn open_runs(medium: &Arc<dyn Medium>, root: &Root, verify: bool) -> Result<Vec<Run>> {
+fn open_runs(medium: &Arc<dyn Medium>, root: &Root, verify: run::file::Verify) -> Result<Vec<Run>> {
     let runs: Vec<Run> = root
         .runs
         .par_iter()

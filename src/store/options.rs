@@ -70,8 +70,9 @@ pub struct Options {
     pub medium: Option<MediumKind>,
     /// Create the store if the directory has none.
     pub create: bool,
-    /// Verify every run checksum on open (else only headers and offsets).
-    pub verify_on_open: bool,
+    /// When run checksums are verified: on first use (default; a clean open of any size
+    /// reads only headers) or all at open.
+    pub verify: Verify,
     /// Runs per level before they are merged into one run of the next level.
     pub fanout: usize,
     /// Flush and compact on a background thread (else only on explicit calls).
@@ -94,11 +95,23 @@ impl Default for Options {
             threads: 0,
             medium: None,
             create: true,
-            verify_on_open: true,
+            verify: Verify::OnFirstUse,
             fanout: 4,
             background: true,
             read_only: false,
             wal_segment_bytes: crate::wal::writer::SEGMENT_BYTES,
         }
     }
+}
+
+/// When a run file's block checksums (and offsets) are checked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Verify {
+    /// All of them when the store is opened: the open reads the whole store.
+    AtOpen,
+    /// When the run is first read: by the first snapshot, by the first seal that resolves
+    /// against it, by the merge that consumes it. A clean open reads only headers. A damaged
+    /// run is still never read into a result: the first use fails with `Corrupt` instead.
+    #[default]
+    OnFirstUse,
 }

@@ -253,6 +253,7 @@ impl Inner {
     fn live_edges_of(&self, w: &Writer, x: VertexId) -> Result<Vec<(u32, u32)>> {
         self.seal_pending_dram()?;
         let runs = self.state.lock().unwrap().runs.clone();
+        self.pool.install(|| crate::run::verify_all(&runs))?;
         let view = Snapshot::new(
             runs,
             Arc::default(),
@@ -350,6 +351,7 @@ impl Inner {
         for f in frozen {
             all.push(f.sealed.get().expect("sealed by seal_pending_dram").clone());
         }
+        self.pool.install(|| crate::run::verify_all(&all))?;
         let externals: Arc<[u64]> = Arc::from(&self.dict.read().unwrap().externals()[..n]);
         Ok(Snapshot::new(
             all.into(),
