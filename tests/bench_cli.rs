@@ -220,3 +220,84 @@ fn bench_refuses_bad_arguments_clearly() {
         assert!(err.contains(msg), "{args:?}: {err}");
     }
 }
+
+/// `--memory-limit`: ingest and kernels run as children in a capped and an uncapped cgroup,
+/// and both legs report every step. Needs root and a memory cgroup hierarchy; says so and
+/// returns without them.
+#[test]
+fn bench_under_a_memory_limit_reports_both_legs() {
+    let writable = ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"].iter().any(|d| {
+        let probe = Path::new(d).join(format!("evograph-probe-{}", std::process::id()));
+        let ok = std::fs::create_dir(&probe).is_ok();
+        let _ = std::fs::remove_dir(&probe);
+        ok
+    });
+    if !writable {
+        eprintln!("skipped: creating a memory cgroup needs root");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("capped.json");
+    let out = evograph(&[
+        "bench",
+        "--scale",
+        "12",
+        "--memtable-mb",
+        "1",
+        "--memory-limit",
+        "96M",
+        "--kernels",
+        "gap-pr,wcc",
+        "--dir",
+        tmp.path().to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_no_panic(&out, "bench --memory-limit");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    for row in ["ingest", "kernels.gap-pr", "kernels.wcc"] {
+        assert!(table.contains(row), "no {row} row:\n{table}");
+    }
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(at(&j, "capped.limit_bytes").as_u64(), Some(96 << 20));
+    for leg in ["uncapped", "capped"] {
+        for step in ["ingest", "kernels.gap-pr", "kernels.wcc"] {
+            let s = &j["capped"]["legs"][leg][step];
+            assert!(s["seconds"].as_f64().unwrap() > 0.0, "{leg} {step}: {s}");
+            assert!(
+                s["peak_rss_bytes"].as_u64().unwrap() > 0,
+                "{leg} {step}: {s}"
+            );
+        }
+        let kernel = &j["capped"]["legs"][leg]["kernels.gap-pr"]["kernel_seconds"];
+        assert!(
+            kernel.as_f64().is_some(),
+            "{leg}: the kernel's own time: {kernel}"
+        );
+        assert!(number(&j, &format!("capped.legs.{leg}.store_bytes")) > 0.0);
+    }
+    let peak = &j["capped"]["legs"]["capped"]["ingest"]["cgroup_peak_bytes"];
+    if let Some(p) = peak.as_u64() {
+        assert!(
+            p <= 96 << 20,
+            "the capped leg's charge {p} exceeds its limit"
+        );
+    }
+    let left: Vec<_> = ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with("evograph-bench-")
+        })
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "cgroups left behind: {left:?}");
+}

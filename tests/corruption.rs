@@ -970,3 +970,42 @@ fn wal_flip_in_last_block_is_a_torn_tail_or_corrupt() {
         }
     }
 }
+
+#[test]
+fn a_damaged_run_is_refused_at_open_with_verify_at_open_and_at_first_read_otherwise() {
+    let c = clean_store();
+    let work = c._tmp.path().join("work");
+    let run = files_matching(&c.store, is_run).remove(0);
+    let layout = run_layout(&std::fs::read(c.store.join(&run)).unwrap());
+    let mut n = 0;
+    let copy = fresh_copy(&c.store, &work, &mut n);
+    // A neighbor id in the middle of the body.
+    flip(
+        &copy,
+        &run,
+        (layout.section_off[0] + layout.crc_table_off) / 2,
+    );
+    let eager = Options {
+        verify: evograph::Verify::AtOpen,
+        ..lib_opts()
+    };
+    match open_store(&copy, eager) {
+        Err(Error::Corrupt(m)) => assert!(m.contains(&run), "{m}"),
+        Err(e) => panic!("expected Corrupt, got {e}"),
+        Ok(_) => panic!("Verify::AtOpen opened a damaged run"),
+    }
+    let g = open_store(&copy, lib_opts()).expect("a lazy open reads headers only");
+    match g.snapshot() {
+        Err(Error::Corrupt(m)) => assert!(m.contains(&run), "{m}"),
+        Err(e) => panic!("expected Corrupt, got {e}"),
+        Ok(_) => panic!("a snapshot read a damaged run"),
+    }
+    // Writes go on being refused rather than resolved against the damaged run.
+    let applied = g
+        .apply(&[evograph::Record::Insert(1, 2)])
+        .and_then(|_| g.flush());
+    assert!(
+        matches!(applied, Err(Error::Corrupt(_)) | Err(Error::Poisoned(_))),
+        "a flush resolved against a damaged run: {applied:?}"
+    );
+}

@@ -39,9 +39,48 @@ pub fn positive(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A byte count: a whole number with an optional binary suffix `K`, `M`, `G` or `T`
+/// (`1200M`, `2G`), at least 1 MiB.
+pub fn bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, shift) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => return Err(format!("'{s}': the suffix must be K, M, G or T")),
+            };
+            (&t[..i], shift)
+        }
+        _ => (t, 0),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a byte count (such as 1200M or 2G)"))?;
+    let b = n
+        .checked_mul(1 << shift)
+        .ok_or_else(|| format!("{s} is too large"))?;
+    if b < 1 << 20 {
+        return Err(format!("{s} is below 1 MiB"));
+    }
+    Ok(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_counts_take_binary_suffixes() {
+        assert_eq!(bytes("1200M"), Ok(1200 << 20));
+        assert_eq!(bytes("2g"), Ok(2 << 30));
+        assert_eq!(bytes("1048576"), Ok(1 << 20));
+        for bad in ["", "12X", "-1G", "1.5G", "1000", "99999999999T"] {
+            assert!(bytes(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn ranges_are_checked_with_clear_messages() {

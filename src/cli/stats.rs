@@ -18,6 +18,13 @@ pub struct Args {
     json: bool,
 }
 
+/// DRAM per dictionary entry: the external id and its lookup slot (README, Memory).
+const DICT_BYTES_PER_ID: u64 = 12;
+/// DRAM per vertex of a merge's output index at its peak: the finished out-direction
+/// offsets (8 B) while the in-direction's ids and counts (8 B, up to 16 B as the vectors
+/// grow) and offsets (8 B) are built.
+const MERGE_BYTES_PER_VERTEX: u64 = 32;
+
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let t = std::time::Instant::now();
     let g = crate::open_existing(&a.store, true)?;
@@ -31,6 +38,10 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         v["open_seconds"] = open_seconds.into();
         v["edges"] = edges.into();
         v["adjacency_entries"] = snap.num_edges().into();
+        v["dram_model"] = serde_json::json!({
+            "dictionary_bytes": DICT_BYTES_PER_ID * s.vertex_ids,
+            "merge_index_bytes": MERGE_BYTES_PER_VERTEX * s.vertex_ids,
+        });
         println!(
             "{}",
             serde_json::to_string_pretty(&v).expect("stats serialize")
@@ -71,6 +82,12 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         "dram bytes      {} (memtables, unflushed runs, vertex tables)",
         s.dram_bytes
     );
+    let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+    println!(
+        "dram model      a writer needs its memtable budget + {:.0} MiB dictionary (12 B per id) + {:.0} MiB while merging (up to 32 B per vertex)",
+        mib(DICT_BYTES_PER_ID * s.vertex_ids),
+        mib(MERGE_BYTES_PER_VERTEX * s.vertex_ids),
+    );
     println!(
         "medium          {} (persists by {})",
         s.medium, s.persist_method
@@ -79,7 +96,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     println!("medium bytes    {}", s.medium_bytes);
     println!("bytes written   {} since creation", s.bytes_written_total);
     println!(
-        "opened in       {:.3} s (checksums verified, {} WAL bytes replayed)",
+        "opened in       {:.3} s ({} WAL bytes replayed; run checksums are verified on first read)",
         open_seconds, s.wal_bytes_replayed
     );
     if edges > 0 {

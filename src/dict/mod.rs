@@ -163,17 +163,16 @@ impl Dict {
             if first != d.to_ext.len() as u64 {
                 return Err(bad("chunk out of order"));
             }
-            for c in payload.chunks_exact(8) {
-                let ext = u64::from_le_bytes(c.try_into().unwrap());
-                let v = d.to_ext.len() as VertexId;
-                if d.lookup.get(ext).is_some() {
-                    return Err(bad(&format!("vertex {ext} appears twice")));
-                }
-                d.to_ext.push(ext);
-                d.lookup.insert(ext, v, d.to_ext.len());
-            }
+            d.to_ext.extend(
+                payload
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().unwrap())),
+            );
             at += CHUNK_HEADER + count * 8;
         }
+        d.lookup = Lookup::build(&d.to_ext).map_err(|ext| {
+            Error::corrupt(format!("dictionary DICT: vertex {ext} appears twice"))
+        })?;
         if d.to_ext.len() != entries {
             return Err(Error::corrupt(format!(
                 "dictionary DICT holds {} entries, the manifest commits {entries}",

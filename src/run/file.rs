@@ -1,4 +1,4 @@
-//! Writing a run to a medium, and opening one with its checksums verified.
+//! Writing a run to a medium, and opening one (its checksums verified on first use).
 //!
 //! [`RunWriter`] streams the neighbor arrays (the bulk of a run) as they are produced, then
 //! writes the indexes, the checksum table and finally the header, and persists the file:
