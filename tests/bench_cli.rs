@@ -238,7 +238,7 @@ fn bench_under_a_memory_limit_reports_both_legs() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let json = tmp.path().join("capped.json");
-    let out = evograph(&[
+    let out = evograph([
         "bench",
         "--scale",
         "12",
