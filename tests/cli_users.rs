@@ -226,9 +226,9 @@ fn item3_verifier_messages_name_the_users_vertices() {
     ])
     .unwrap();
     let s = g.snapshot().unwrap();
-    let src = g.dense_id(1000).unwrap();
+    let src = g.dense_id(1000).unwrap().unwrap();
     let mut d = evograph::algo::gap::sssp::delta_stepping(&s, src, 1.0);
-    let v = g.dense_id(1002).unwrap();
+    let v = g.dense_id(1002).unwrap().unwrap();
     d[v as usize] = 7.0;
     let msg = evograph::algo::gap::sssp::verify(&s, src, &d).unwrap_err();
     assert!(msg.starts_with("vertex 1002:"), "{msg}");

@@ -54,6 +54,7 @@ fn run_kernel(algo: &str, p: &LdbcProperties, graph: &Graph, s: &Snapshot) -> Ve
                 .unwrap_or_else(|| panic!("{name}: no bfs.source-vertex"));
             let src = graph
                 .dense_id(ext)
+                .unwrap()
                 .unwrap_or_else(|| panic!("{name}: BFS source {ext} not in the store"));
             ga::bfs(s, src).into_iter().map(ga::format_i64).collect()
         }
@@ -63,6 +64,7 @@ fn run_kernel(algo: &str, p: &LdbcProperties, graph: &Graph, s: &Snapshot) -> Ve
                 .unwrap_or_else(|| panic!("{name}: no sssp.source-vertex"));
             let src = graph
                 .dense_id(ext)
+                .unwrap()
                 .unwrap_or_else(|| panic!("{name}: SSSP source {ext} not in the store"));
             assert!(
                 s.is_weighted(),

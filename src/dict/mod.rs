@@ -18,6 +18,7 @@ pub use lookup::Lookup;
 use crate::medium::Medium;
 use crate::types::{VertexId, MAX_VERTICES};
 use crate::{Error, Result};
+use std::sync::OnceLock;
 
 /// Name of the dictionary segment.
 pub const FILE: &str = "DICT";
@@ -28,7 +29,10 @@ const CHUNK_HEADER: usize = 32;
 #[derive(Default)]
 pub struct Dict {
     to_ext: Vec<u64>,
-    lookup: Lookup,
+    /// External → dense, built on first use from `to_ext`: a clean open only reads the
+    /// external ids, and readers that print results by external id never need it. A
+    /// duplicate external id (a damaged dictionary) is kept here as the error.
+    lookup: OnceLock<std::result::Result<Lookup, u64>>,
     persisted: usize,
     file_bytes: u64,
 }
@@ -36,7 +40,11 @@ pub struct Dict {
 impl Dict {
     /// DRAM the dictionary holds: external ids by dense id and the reverse lookup.
     pub fn dram_bytes(&self) -> usize {
-        self.to_ext.capacity() * 8 + self.lookup.dram_bytes()
+        let lookup = match self.lookup.get() {
+            Some(Ok(l)) => l.dram_bytes(),
+            _ => 0,
+        };
+        self.to_ext.capacity() * 8 + lookup
     }
 
     /// Number of dense ids handed out.
@@ -49,16 +57,28 @@ impl Dict {
         self.to_ext.is_empty()
     }
 
-    /// The dense id of an external id, if it has one.
-    #[inline]
-    pub fn get(&self, ext: u64) -> Option<VertexId> {
-        self.lookup.get(ext)
+    /// The external → dense lookup, built now if this is its first use; `Corrupt` if the
+    /// dictionary gives one external id two dense ids.
+    pub fn lookup(&self) -> Result<&Lookup> {
+        match self.lookup.get_or_init(|| Lookup::build(&self.to_ext)) {
+            Ok(l) => Ok(l),
+            Err(ext) => Err(Error::corrupt(format!(
+                "dictionary DICT: vertex {ext} appears twice"
+            ))),
+        }
     }
 
-    /// Hints that `get(ext)` comes soon (a batch looks up ids in random order).
-    #[inline]
-    pub fn prefetch(&self, ext: u64) {
-        self.lookup.prefetch(ext)
+    fn lookup_mut(&mut self) -> Result<&mut Lookup> {
+        self.lookup()?;
+        match self.lookup.get_mut() {
+            Some(Ok(l)) => Ok(l),
+            _ => unreachable!("lookup() built it without error"),
+        }
+    }
+
+    /// The dense id of an external id, if it has one.
+    pub fn get(&self, ext: u64) -> Result<Option<VertexId>> {
+        Ok(self.lookup()?.get(ext))
     }
 
     /// The external id of a dense id.
@@ -74,7 +94,7 @@ impl Dict {
 
     /// Returns the dense id of `ext`, handing out the next one if it has none.
     pub fn get_or_assign(&mut self, ext: u64) -> Result<VertexId> {
-        if let Some(v) = self.lookup.get(ext) {
+        if let Some(v) = self.lookup()?.get(ext) {
             return Ok(v);
         }
         if self.to_ext.len() as u64 >= MAX_VERTICES {
@@ -84,7 +104,8 @@ impl Dict {
         }
         let v = self.to_ext.len() as VertexId;
         self.to_ext.push(ext);
-        self.lookup.insert(ext, v, self.to_ext.len());
+        let n = self.to_ext.len();
+        self.lookup_mut()?.insert(ext, v, n);
         Ok(v)
     }
 
@@ -170,9 +191,7 @@ impl Dict {
             );
             at += CHUNK_HEADER + count * 8;
         }
-        d.lookup = Lookup::build(&d.to_ext).map_err(|ext| {
-            Error::corrupt(format!("dictionary DICT: vertex {ext} appears twice"))
-        })?;
+
         if d.to_ext.len() != entries {
             return Err(Error::corrupt(format!(
                 "dictionary DICT holds {} entries, the manifest commits {entries}",
@@ -287,13 +306,33 @@ mod tests {
         assert!(b2 > b);
         let r = Dict::load(&m, n2, b2).unwrap();
         assert_eq!(r.externals(), d.externals());
-        assert_eq!(r.get(1 << 40), Some(1));
-        assert_eq!(r.get(8), None);
+        assert_eq!(r.get(1 << 40).unwrap(), Some(1));
+        assert_eq!(r.get(8).unwrap(), None);
         // An uncommitted tail is ignored, then cut.
         let r = Dict::load(&m, n, b).unwrap();
         assert_eq!(r.len(), 3);
         Dict::cut_uncommitted(&m, b).unwrap();
         assert_eq!(m.open(FILE).unwrap().len().unwrap(), b);
+    }
+
+    #[test]
+    fn a_duplicate_id_with_a_valid_checksum_is_refused_at_first_lookup() {
+        // Only a writer's bug could write this (checksums catch damage): the dictionary is
+        // indexed on first use, and that use fails instead of answering.
+        let m = MemoryMedium::new();
+        let mut d = Dict::default();
+        d.get_or_assign(5).unwrap();
+        d.get_or_assign(6).unwrap();
+        d.to_ext[1] = 5;
+        let (n, b) = d.write_upto(&m, 2).unwrap();
+        let mut r = Dict::load(&m, n, b).expect("a clean open reads the ids only");
+        assert_eq!(r.externals(), &[5, 5]);
+        for res in [r.get(7), r.get_or_assign(7).map(Some)] {
+            match res {
+                Err(Error::Corrupt(msg)) => assert!(msg.contains("vertex 5 appears twice")),
+                other => panic!("expected Corrupt, got {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -2,6 +2,18 @@
 
 use std::sync::Arc;
 
+/// How a reader is about to go through mapped bytes (see [`Mapped::advise`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// In order, once or many times over (PageRank, connected components, label
+    /// propagation).
+    Sequential,
+    /// Scattered probes (BFS, shortest paths, edge lookups).
+    Random,
+    /// No particular order: the kernel's default readahead.
+    Normal,
+}
+
 /// Bytes of a segment: a memory map of a file, or an aligned heap copy.
 ///
 /// Cloning is cheap (reference counted). The bytes start 8-byte aligned so that sections of
@@ -40,6 +52,20 @@ impl Mapped {
             Inner::Map(m) => m,
             Inner::Heap { words, len } => &bytemuck::cast_slice(words)[..*len],
             Inner::Empty => &[],
+        }
+    }
+
+    /// Tells the kernel how the view is about to be read, so that readahead fits: long
+    /// sequential sweeps read far ahead, random probes read only the page they touch
+    /// (readahead there fills the page cache with pages nobody asked for, which under a
+    /// memory cap evicts the ones somebody will). A hint only: errors are ignored.
+    pub fn advise(&self, access: Access) {
+        if let Inner::Map(m) = &*self.0 {
+            let _ = m.advise(match access {
+                Access::Sequential => memmap2::Advice::Sequential,
+                Access::Random => memmap2::Advice::Random,
+                Access::Normal => memmap2::Advice::Normal,
+            });
         }
     }
 

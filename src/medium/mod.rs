@@ -20,7 +20,7 @@ pub mod pmem;
 pub mod sim;
 mod stats;
 
-pub use mapped::Mapped;
+pub use mapped::{Access, Mapped};
 pub use stats::{MediumStats, StatsSnapshot};
 
 use crate::Result;

@@ -303,6 +303,13 @@ impl Run {
             .map_err(|m| crate::Error::corrupt(format!("run {}: {m}", f.name)))
     }
 
+    /// Hints how the run's file pages are about to be read (nothing for DRAM runs).
+    pub fn advise(&self, access: crate::medium::Access) {
+        if let Some(f) = &self.file {
+            f.map.advise(access);
+        }
+    }
+
     /// Whether the run lives in DRAM only.
     pub fn in_dram(&self) -> bool {
         self.file.is_none()

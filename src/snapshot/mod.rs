@@ -65,6 +65,15 @@ impl Snapshot {
         &self.runs
     }
 
+    /// Hints how a kernel is about to read the snapshot's run files: `Sequential` for
+    /// sweeps over every vertex (PageRank, CC, CDLP), `Random` for traversals (BFS,
+    /// shortest paths). It matters when the graph does not fit in the page cache.
+    pub fn advise(&self, access: crate::medium::Access) {
+        for r in self.runs.iter() {
+            r.advise(access);
+        }
+    }
+
     /// External id of dense id `v`.
     pub fn external_id(&self, v: VertexId) -> u64 {
         self.externals[v as usize]

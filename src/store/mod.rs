@@ -252,8 +252,9 @@ impl Graph {
         self.inner.compact_full()
     }
 
-    /// The dense id of an external id, if the vertex was ever seen.
-    pub fn dense_id(&self, ext: u64) -> Option<VertexId> {
+    /// The dense id of an external id, if the vertex was ever seen; `Corrupt` if the
+    /// dictionary is damaged (it is indexed on first use, not at open).
+    pub fn dense_id(&self, ext: u64) -> Result<Option<VertexId>> {
         self.inner.dict.read().unwrap().get(ext)
     }
 

@@ -178,7 +178,8 @@ impl Inner {
     /// Looks up (in parallel) and assigns (in order) dense ids. Deletes never create ids.
     fn translate_ids(&self, recs: &[Record]) -> Result<(Vec<[u32; 2]>, DenseBatch)> {
         let mut dense: Vec<[u32; 2]> = {
-            let dict = self.dict.read().unwrap();
+            let guard = self.dict.read().unwrap();
+            let dict = guard.lookup()?;
             let look = |x: u64| dict.get(x).unwrap_or(MISSING);
             let ends = |r: &Record| match *r {
                 Record::Insert(s, d) | Record::Delete(s, d) | Record::InsertWeighted(s, d, _) => {
@@ -226,10 +227,10 @@ impl Inner {
                     Record::InsertVertex(v) if d[0] == MISSING => d[0] = dict.get_or_assign(v)?,
                     // A delete may name a vertex assigned earlier in this batch.
                     Record::Delete(s, t) => {
-                        d[0] = dict.get(s).unwrap_or(MISSING);
-                        d[1] = dict.get(t).unwrap_or(MISSING);
+                        d[0] = dict.get(s)?.unwrap_or(MISSING);
+                        d[1] = dict.get(t)?.unwrap_or(MISSING);
                     }
-                    Record::DeleteVertex(v) => d[0] = dict.get(v).unwrap_or(MISSING),
+                    Record::DeleteVertex(v) => d[0] = dict.get(v)?.unwrap_or(MISSING),
                     _ => {}
                 }
             }

@@ -299,7 +299,7 @@ pub(crate) mod testkit {
 
         /// Dense id of external `x` in the [`Snapshot`].
         pub fn snap_dense(&self, x: u64) -> VertexId {
-            self.graph.dense_id(x).unwrap()
+            self.graph.dense_id(x).unwrap().unwrap()
         }
 
         /// External id of dense `v` in the [`Csr`].
