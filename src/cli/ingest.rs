@@ -78,6 +78,9 @@ pub struct Args {
     /// every few batches).
     #[arg(long, hide = true, default_value_t = 64 << 10, value_parser = args::int::<u64>(16, 1 << 22), allow_negative_numbers = true)]
     wal_segment_kb: u64,
+    /// Runs per level before they are merged (compaction experiments).
+    #[arg(long, hide = true, default_value_t = 4, value_parser = args::int::<usize>(2, 64), allow_negative_numbers = true)]
+    fanout: usize,
 }
 
 /// `--delimiter`: one byte, with `\t` and `tab` for a tab.
@@ -179,6 +182,7 @@ fn ingest(
         memtable_bytes: (a.memtable_mb as usize) << 20,
         medium: a.medium,
         wal_segment_bytes: a.wal_segment_kb << 10,
+        fanout: a.fanout,
         ..Options::default()
     };
     let t_open = Instant::now();

@@ -8,7 +8,8 @@ pub enum Access {
     /// In order, once or many times over (PageRank, connected components, label
     /// propagation).
     Sequential,
-    /// Scattered probes (BFS, shortest paths, edge lookups).
+    /// Scattered point probes (edge lookups): no readahead at all. Not for traversals:
+    /// BFS under a memory cap ran 1.9x slower with it, as its bottom-up steps sweep.
     Random,
     /// No particular order: the kernel's default readahead.
     Normal,

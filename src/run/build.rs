@@ -62,12 +62,30 @@ impl DirPart {
 /// The index of one direction, built from parts in vertex order.
 pub struct IndexBuilder {
     space: u64,
-    force_dense: bool,
-    vids: Vec<u32>,
-    counts: Vec<u32>,
-    tcounts: Vec<u32>,
     tombs: Vec<u32>,
     n_adds: u64,
+    shape: Shape,
+}
+
+enum Shape {
+    /// The listed vertices and their counts; dense or sparse is decided at the end.
+    Listed {
+        vids: Vec<u32>,
+        counts: Vec<u32>,
+        tcounts: Vec<u32>,
+    },
+    /// Offsets filled in as parts arrive: 8 B per vertex of the space (16 B with
+    /// tombstones) and nothing else per vertex, where listing would also keep an id and a
+    /// count per vertex until the end (a merge into the base holds this for the whole
+    /// graph, both directions, so it sets the merge's DRAM).
+    Dense {
+        offs: Vec<u64>,
+        /// Empty until the first tombstone.
+        toffs: Vec<u64>,
+        /// Vertices below this have their offsets filled.
+        next: usize,
+        tombs_so_far: u64,
+    },
 }
 
 impl IndexBuilder {
@@ -75,12 +93,13 @@ impl IndexBuilder {
     pub fn new(space: u64) -> Self {
         IndexBuilder {
             space,
-            force_dense: false,
-            vids: Vec::new(),
-            counts: Vec::new(),
-            tcounts: Vec::new(),
             tombs: Vec::new(),
             n_adds: 0,
+            shape: Shape::Listed {
+                vids: Vec::new(),
+                counts: Vec::new(),
+                tcounts: Vec::new(),
+            },
         }
     }
 
@@ -88,65 +107,89 @@ impl IndexBuilder {
     /// compacted store reads as a plain CSR.
     pub fn dense(space: u64) -> Self {
         IndexBuilder {
-            force_dense: true,
+            shape: Shape::Dense {
+                offs: vec![0u64; space as usize + 1],
+                toffs: Vec::new(),
+                next: 0,
+                tombs_so_far: 0,
+            },
             ..Self::new(space)
         }
     }
 
     /// Takes a part's index (its neighbor ids are the caller's to place).
     pub fn add(&mut self, p: &DirPart) {
-        self.vids.extend_from_slice(&p.vids);
-        self.counts.extend_from_slice(&p.counts);
-        self.tcounts.extend_from_slice(&p.tcounts);
         self.tombs.extend_from_slice(&p.tombs);
-        self.n_adds += p.adds.len() as u64;
+        match &mut self.shape {
+            Shape::Listed {
+                vids,
+                counts,
+                tcounts,
+            } => {
+                vids.extend_from_slice(&p.vids);
+                counts.extend_from_slice(&p.counts);
+                tcounts.extend_from_slice(&p.tcounts);
+                self.n_adds += p.adds.len() as u64;
+            }
+            Shape::Dense {
+                offs,
+                toffs,
+                next,
+                tombs_so_far,
+            } => {
+                let mut a = self.n_adds;
+                for k in 0..p.vids.len() {
+                    let slot = p.vids[k] as usize;
+                    assert!(slot >= *next, "parts come in vertex order");
+                    // Vertices between the previous listed one and this one hold nothing.
+                    offs[*next + 1..=slot].fill(a);
+                    if p.tcounts[k] > 0 && toffs.is_empty() {
+                        *toffs = vec![0u64; offs.len()];
+                    }
+                    if !toffs.is_empty() {
+                        toffs[*next + 1..=slot].fill(*tombs_so_far);
+                        *tombs_so_far += p.tcounts[k] as u64;
+                        toffs[slot + 1] = *tombs_so_far;
+                    }
+                    a += p.counts[k] as u64;
+                    offs[slot + 1] = a;
+                    *next = slot + 1;
+                }
+                debug_assert_eq!(a - self.n_adds, p.adds.len() as u64);
+                self.n_adds = a;
+            }
+        }
     }
 
     /// The finished index; `adds` is the neighbor array (empty when streamed to a file).
     pub fn finish(self, adds: Vec<u32>) -> DirData {
-        let n_vids = self.vids.len();
-        let n_tombs = self.tombs.len();
-        // Dense costs 8 bytes per vertex of the space, sparse 12 per listed vertex plus a
-        // binary search per lookup: go dense once a quarter of the space is touched.
-        let dense = self.force_dense || n_vids as u64 * 4 >= self.space;
-        let n_index = if dense { self.space as usize } else { n_vids };
-        let mut offs = vec![0u64; n_index + 1];
-        let mut toffs = if n_tombs > 0 {
-            vec![0u64; n_index + 1]
-        } else {
-            Vec::new()
-        };
-        let (mut a, mut t) = (0u64, 0u64);
-        let mut i = 0usize;
-        for k in 0..n_vids {
-            let slot = if dense { self.vids[k] as usize } else { k };
-            // Vertices between the previous listed one and this one hold nothing.
-            while i < slot {
-                offs[i + 1] = a;
-                if n_tombs > 0 {
-                    toffs[i + 1] = t;
+        let (dense, vids, offs, toffs) = match self.shape {
+            Shape::Dense {
+                mut offs,
+                mut toffs,
+                next,
+                tombs_so_far,
+            } => {
+                offs[next + 1..].fill(self.n_adds);
+                if !toffs.is_empty() {
+                    toffs[next + 1..].fill(tombs_so_far);
                 }
-                i += 1;
+                (true, Vec::new(), offs, toffs)
             }
-            a += self.counts[k] as u64;
-            t += self.tcounts[k] as u64;
-            offs[slot + 1] = a;
-            if n_tombs > 0 {
-                toffs[slot + 1] = t;
+            Shape::Listed {
+                vids,
+                counts,
+                tcounts,
+            } => {
+                let (dense, offs, toffs) =
+                    listed_offsets(&vids, &counts, &tcounts, self.space, self.tombs.len());
+                debug_assert_eq!(offs.last().copied().unwrap_or(0), self.n_adds);
+                (dense, if dense { Vec::new() } else { vids }, offs, toffs)
             }
-            i = slot + 1;
-        }
-        while i < n_index {
-            offs[i + 1] = a;
-            if n_tombs > 0 {
-                toffs[i + 1] = t;
-            }
-            i += 1;
-        }
-        debug_assert_eq!(a, self.n_adds);
+        };
         DirData {
             dense,
-            vids: Sec::owned(if dense { Vec::new() } else { self.vids }),
+            vids: Sec::owned(vids),
             offs: Sec::owned(offs),
             adds: Sec::owned(adds),
             wts: Sec::owned(Vec::new()),
@@ -155,6 +198,57 @@ impl IndexBuilder {
             n_adds: self.n_adds,
         }
     }
+}
+
+/// Offsets (and tombstone offsets, when there are tombstones) of listed vertices: dense
+/// (one slot per vertex of the space) once a quarter of the space is listed, else one
+/// slot per listed vertex. Returns whether dense.
+fn listed_offsets(
+    vids: &[u32],
+    counts: &[u32],
+    tcounts: &[u32],
+    space: u64,
+    n_tombs: usize,
+) -> (bool, Vec<u64>, Vec<u64>) {
+    let n_vids = vids.len();
+    // Dense costs 8 bytes per vertex of the space, sparse 12 per listed vertex plus a
+    // binary search per lookup: go dense once a quarter of the space is touched.
+    let dense = n_vids as u64 * 4 >= space;
+    let n_index = if dense { space as usize } else { n_vids };
+    let mut offs = vec![0u64; n_index + 1];
+    let mut toffs = if n_tombs > 0 {
+        vec![0u64; n_index + 1]
+    } else {
+        Vec::new()
+    };
+    let (mut a, mut t) = (0u64, 0u64);
+    let mut i = 0usize;
+    for k in 0..n_vids {
+        let slot = if dense { vids[k] as usize } else { k };
+        // Vertices between the previous listed one and this one hold nothing.
+        while i < slot {
+            offs[i + 1] = a;
+            if n_tombs > 0 {
+                toffs[i + 1] = t;
+            }
+            i += 1;
+        }
+        a += counts[k] as u64;
+        t += tcounts[k] as u64;
+        offs[slot + 1] = a;
+        if n_tombs > 0 {
+            toffs[slot + 1] = t;
+        }
+        i = slot + 1;
+    }
+    while i < n_index {
+        offs[i + 1] = a;
+        if n_tombs > 0 {
+            toffs[i + 1] = t;
+        }
+        i += 1;
+    }
+    (dense, offs, toffs)
 }
 
 /// Concatenates `parts` (in vertex order, disjoint ranges) into one in-DRAM direction.
@@ -307,6 +401,46 @@ mod tests {
                 assert!(next >= at && next <= d.n_index());
                 at = next;
             }
+        }
+    }
+
+    #[test]
+    fn a_dense_builder_fills_the_offsets_listing_would() {
+        // Parts with gaps, tombstones first appearing late, and trailing empty vertices.
+        let mut a = DirPart::default();
+        a.push(0, &[5], &[]);
+        a.push(3, &[1, 2], &[]);
+        let mut b = DirPart::default();
+        b.push(4, &[], &[7]);
+        b.push(9, &[0, 1, 2], &[3, 4]);
+        for space in [10u64, 40] {
+            let mut listed = IndexBuilder::new(space);
+            let mut dense = IndexBuilder::dense(space);
+            for p in [&a, &DirPart::default(), &b] {
+                listed.add(p);
+                dense.add(p);
+            }
+            let (l, d) = (listed.finish(Vec::new()), dense.finish(Vec::new()));
+            assert!(d.dense && l.dense == (space == 10));
+            assert_eq!(d.n_adds(), l.n_adds());
+            assert_eq!(d.n_tombs(), l.n_tombs());
+            for v in 0..space as u32 {
+                assert_eq!(
+                    d.index_of(v).map(|i| (d.offs.get()[i], d.toffs.get()[i])),
+                    Some(match l.index_of(v) {
+                        Some(i) => (l.offs.get()[i], l.toffs.get()[i]),
+                        // Not listed: empty, at the offsets of the next listed vertex.
+                        None => {
+                            let i = l.vids.get().partition_point(|&x| x < v);
+                            (l.offs.get()[i], l.toffs.get()[i])
+                        }
+                    }),
+                    "vertex {v}, space {space}"
+                );
+            }
+            assert_eq!(d.offs.get().len(), space as usize + 1);
+            assert_eq!(*d.offs.get().last().unwrap(), 6);
+            assert_eq!(*d.toffs.get().last().unwrap(), 3);
         }
     }
 }

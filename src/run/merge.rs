@@ -43,7 +43,9 @@ pub fn merge_to_file(
     let mut built = Vec::new();
     let chunks: Vec<u32> = (0..space.div_ceil(CHUNK as u64) as u32).collect();
     for &d in dirs {
-        let mut ix = if base {
+        // A dense input lists a quarter of the space or more, and so will the output:
+        // filling dense offsets as parts arrive needs less DRAM than listing vertices.
+        let mut ix = if base || inputs.iter().any(|r| r.dir(d).dense) {
             IndexBuilder::dense(space)
         } else {
             IndexBuilder::new(space)

@@ -66,8 +66,8 @@ impl Snapshot {
     }
 
     /// Hints how a kernel is about to read the snapshot's run files: `Sequential` for
-    /// sweeps over every vertex (PageRank, CC, CDLP), `Random` for traversals (BFS,
-    /// shortest paths). It matters when the graph does not fit in the page cache.
+    /// sweeps over every vertex (PageRank, CC, CDLP), `Normal` for traversals. It matters
+    /// when the graph does not fit in the page cache.
     pub fn advise(&self, access: crate::medium::Access) {
         for r in self.runs.iter() {
             r.advise(access);
