@@ -20,10 +20,9 @@ pub struct Args {
 
 /// DRAM per dictionary entry: the external id and its lookup slot (README, Memory).
 const DICT_BYTES_PER_ID: u64 = 12;
-/// DRAM per vertex of a merge's output index at its peak: the finished out-direction
-/// offsets (8 B) while the in-direction's ids and counts (8 B, up to 16 B as the vectors
-/// grow) and offsets (8 B) are built.
-const MERGE_BYTES_PER_VERTEX: u64 = 32;
+/// DRAM per vertex of a dense run's index while it is built: one u64 offset per
+/// direction, filled as the merge goes.
+const MERGE_BYTES_PER_VERTEX: u64 = 16;
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let t = std::time::Instant::now();
@@ -84,7 +83,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     );
     let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
     println!(
-        "dram model      a writer needs its memtable budget + {:.0} MiB dictionary (12 B per id) + {:.0} MiB while merging (up to 32 B per vertex)",
+        "dram model      a writer needs its memtable budget + {:.0} MiB dictionary (12 B per id) + {:.0} MiB while building a dense run (16 B per vertex) + allocator slack (README, Memory)",
         mib(DICT_BYTES_PER_ID * s.vertex_ids),
         mib(MERGE_BYTES_PER_VERTEX * s.vertex_ids),
     );
