@@ -32,6 +32,21 @@ pub fn merge_to_file(
     base: bool,
     medium: &Arc<dyn Medium>,
 ) -> Result<Run> {
+    let never = || false;
+    merge_to_file_until(inputs, meta, base, medium, &never)
+        .map(|r| r.expect("a merge that is never stopped finishes"))
+}
+
+/// As [`merge_to_file`], but checks `stop` between waves of vertex chunks and, once it
+/// returns true, removes the partial file and returns `None`: a store closing mid-merge
+/// waits for one wave, not for the rest of a merge it can do at the next open.
+pub fn merge_to_file_until(
+    inputs: &[Arc<Run>],
+    meta: RunMeta,
+    base: bool,
+    medium: &Arc<dyn Medium>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Option<Run>> {
     let space = meta.vertex_space;
     let has_in = inputs.first().is_some_and(|r| r.inn.is_some());
     let dirs: &[Dir] = if has_in {
@@ -51,6 +66,10 @@ pub fn merge_to_file(
             IndexBuilder::new(space)
         };
         for wave in chunks.chunks(WAVE) {
+            if stop() {
+                w.abandon();
+                return Ok(None);
+            }
             let parts = wave
                 .par_iter()
                 .map(|&c| {
@@ -70,6 +89,7 @@ pub fn merge_to_file(
     let inn = if has_in { built.pop() } else { None };
     let out = built.pop().expect("out direction");
     w.finish(&meta, &out, inn.as_ref(), &merge_vertex_ops(inputs, base))
+        .map(Some)
 }
 
 fn merge_range(
@@ -206,4 +226,49 @@ fn merge_vertex_ops(inputs: &[Arc<Run>], base: bool) -> Vec<u32> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::medium::memory::MemoryMedium;
+    use crate::memtable::Memtable;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn sealed(edges: &[[u32; 2]], older: &[Arc<Run>], id: u64) -> Arc<Run> {
+        let mut m = Memtable::new(false, false, 0, 1 << 16);
+        m.apply_edges(edges, &[]);
+        Arc::new(m.seal(older, id))
+    }
+
+    #[test]
+    fn a_stopped_merge_removes_its_file_and_a_finished_one_keeps_every_edge() {
+        // Enough vertices for several waves of chunks, so the stop lands mid-merge.
+        let edges: Vec<[u32; 2]> = (0..60_000u32)
+            .map(|i| [(i * 7919) % 65_536, (i * 104_729) % 65_536])
+            .collect();
+        let a = sealed(&edges[..30_000], &[], 1);
+        let b = sealed(&edges[30_000..], std::slice::from_ref(&a), 2);
+        let inputs = [a, b];
+        let medium: Arc<dyn Medium> = Arc::new(MemoryMedium::new());
+        let meta = |id| RunMeta {
+            id,
+            level: 1,
+            min_lsn: 0,
+            max_lsn: 60_000,
+            vertex_space: 1 << 16,
+            weighted: false,
+        };
+        let asked = AtomicUsize::new(0);
+        let stop_second_time = || asked.fetch_add(1, Ordering::Relaxed) >= 1;
+        let r = merge_to_file_until(&inputs, meta(3), true, &medium, &stop_second_time).unwrap();
+        assert!(r.is_none(), "the merge went on after stop said so");
+        assert!(
+            !medium.exists(&Run::file_name(3)),
+            "a stopped merge left its partial file"
+        );
+        let done = merge_to_file(&inputs, meta(4), true, &medium).unwrap();
+        let distinct: std::collections::BTreeSet<_> = edges.iter().collect();
+        assert_eq!(done.out.n_adds() as usize, distinct.len());
+    }
 }

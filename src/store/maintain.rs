@@ -16,6 +16,15 @@ use crate::{Error, Result};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+/// How long a merge may run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Until {
+    /// To the end (an explicit compaction).
+    Done,
+    /// Until the store starts closing (background merges).
+    Shutdown,
+}
+
 /// The background thread: waits for frozen memtables and keeps the store tidy.
 pub(super) fn flusher_loop(inner: Arc<Inner>) {
     loop {
@@ -181,7 +190,7 @@ impl Inner {
             // handle: the store is as it was, and closes cleanly.
             self.pool.install(|| run::verify_all(&runs))?;
             let level = runs.iter().map(|r| r.header.level).max().unwrap_or(0);
-            self.merge_and_install(&mut m, &runs, level.max(1))
+            self.merge_and_install(&mut m, &runs, level.max(1), Until::Done)
                 .inspect_err(|e| self.poison(e))?;
         }
         Ok(())
@@ -278,6 +287,11 @@ impl Inner {
     fn compact_levels(&self, m: &mut Maint) -> Result<()> {
         let fanout = self.opts.fanout.max(2);
         loop {
+            // Merges can wait for the next open: a closing store seals what is frozen and
+            // leaves the levels as they are.
+            if self.shutdown.load(Ordering::Acquire) {
+                return Ok(());
+            }
             let runs = self.file_runs();
             let group = runs
                 .chunk_by(|a, b| a.header.level == b.header.level)
@@ -285,12 +299,20 @@ impl Inner {
                 .map(|g| g.to_vec());
             let Some(group) = group else { return Ok(()) };
             let level = group[0].header.level + 1;
-            self.merge_and_install(m, &group, level)?;
+            self.merge_and_install(m, &group, level, Until::Shutdown)?;
         }
     }
 
-    /// Merges consecutive file runs `inputs` into one run file and commits it in their place.
-    fn merge_and_install(&self, m: &mut Maint, inputs: &[Arc<Run>], level: u64) -> Result<()> {
+    /// Merges consecutive file runs `inputs` into one run file and commits it in their
+    /// place; with `Until::Shutdown`, gives the merge up (nothing committed, the partial
+    /// file removed) once the store starts closing.
+    fn merge_and_install(
+        &self,
+        m: &mut Maint,
+        inputs: &[Arc<Run>],
+        level: u64,
+        until: Until,
+    ) -> Result<()> {
         self.pool.install(|| run::verify_all(inputs))?;
         let all = self.file_runs();
         let base = Arc::ptr_eq(&inputs[0], &all[0]);
@@ -306,10 +328,13 @@ impl Inner {
                 .unwrap_or(0),
             weighted: self.weighted,
         };
-        let file_run = Arc::new(
-            self.pool
-                .install(|| run::merge::merge_to_file(inputs, meta, base, &self.medium))?,
-        );
+        let stop = || until == Until::Shutdown && self.shutdown.load(Ordering::Acquire);
+        let merged = self
+            .pool
+            .install(|| run::merge::merge_to_file_until(inputs, meta, base, &self.medium, &stop))?;
+        let Some(file_run) = merged.map(Arc::new) else {
+            return Ok(());
+        };
         self.run_bytes
             .merged
             .fetch_add(file_run.header.file_len, Ordering::Relaxed);
