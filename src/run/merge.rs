@@ -243,9 +243,15 @@ mod tests {
 
     #[test]
     fn a_stopped_merge_removes_its_file_and_a_finished_one_keeps_every_edge() {
-        // Enough vertices for several waves of chunks, so the stop lands mid-merge.
-        let edges: Vec<[u32; 2]> = (0..60_000u32)
-            .map(|i| [(i * 7919) % 65_536, (i * 104_729) % 65_536])
+        // One wave per direction: stopping at the second check lands between the out- and
+        // the in-direction, mid-merge.
+        let edges: Vec<[u32; 2]> = (0..60_000u64)
+            .map(|i| {
+                [
+                    ((i * 7919) % 65_536) as u32,
+                    ((i * 104_729) % 65_536) as u32,
+                ]
+            })
             .collect();
         let a = sealed(&edges[..30_000], &[], 1);
         let b = sealed(&edges[30_000..], std::slice::from_ref(&a), 2);
