@@ -21,14 +21,14 @@ pub struct Lookup {
 }
 
 impl Lookup {
-    /// The dense id of `ext`, if any.
-    #[inline]
     /// DRAM the lookup holds (the flat array, and the hash map at its capacity with one
     /// control byte per slot).
     pub fn dram_bytes(&self) -> usize {
         self.flat.capacity() * 4 + self.map.capacity() * (12 + 1)
     }
 
+    /// The dense id of `ext`, if any.
+    #[inline]
     pub fn get(&self, ext: u64) -> Option<VertexId> {
         match self.flat.get(ext as usize) {
             Some(&v) if v != NONE => Some(v),
@@ -52,9 +52,9 @@ impl Lookup {
     /// Sequential on purpose: the fill is random writes bound by memory latency, and a
     /// parallel fill plus the pass that then finds duplicates measured slower on two cores.
     pub fn build(to_ext: &[u64]) -> Result<Lookup, u64> {
-        let limit = MIN_FLAT.max(FLAT_FACTOR * to_ext.len() as u64).min(1 << 31);
+        let limit = flat_limit(to_ext.len());
         let small = to_ext.iter().copied().filter(|&e| e < limit).max();
-        let flat_len = small.map_or(0, |m| (m + 1).next_power_of_two().min(limit) as usize);
+        let flat_len = small.map_or(0, |m| flat_len_for(m, limit));
         let mut l = Lookup {
             flat: vec![NONE; flat_len],
             map: FxHashMap::default(),
@@ -78,10 +78,9 @@ impl Lookup {
             self.flat[ext as usize] = v;
             return;
         }
-        let limit = MIN_FLAT.max(FLAT_FACTOR * count as u64).min(1 << 31);
+        let limit = flat_limit(count);
         if ext < limit {
-            let new_len = (ext + 1).next_power_of_two().min(limit) as usize;
-            self.flat.resize(new_len.max(ext as usize + 1), NONE);
+            self.flat.resize(flat_len_for(ext, limit), NONE);
             // Ids that now fit move out of the map, so `get` never needs to look in both.
             let moved: Vec<(u64, u32)> = self
                 .map
@@ -98,6 +97,16 @@ impl Lookup {
             self.map.insert(ext, v);
         }
     }
+}
+
+/// Ids below this go to the flat array when the dictionary holds `count` vertices.
+fn flat_limit(count: usize) -> u64 {
+    MIN_FLAT.max(FLAT_FACTOR * count as u64).min(1 << 31)
+}
+
+/// Length of a flat array that covers id `ext` (below `limit`): grown by powers of two.
+fn flat_len_for(ext: u64, limit: u64) -> usize {
+    (ext + 1).next_power_of_two().min(limit).max(ext + 1) as usize
 }
 
 #[cfg(test)]

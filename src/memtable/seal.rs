@@ -81,6 +81,10 @@ fn seal_dir(
     weighted: bool,
     mut sink: impl FnMut(Vec<DirPart>) -> Result<()>,
 ) -> Result<()> {
+    debug_assert!(
+        older.iter().all(|r| r.is_verified()),
+        "resolving against unverified runs"
+    );
     let mut it = blocks.into_iter().enumerate();
     loop {
         let wave: Vec<(usize, BlockLog)> = it.by_ref().take(WAVE).collect();

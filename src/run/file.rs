@@ -92,9 +92,6 @@ impl RunWriter {
         Ok(())
     }
 
-    /// Writes the indexes, checksums and header, persists the file and its directory entry,
-    /// and returns the run mapped from the file. The directions' `adds` must have been
-    /// streamed with [`RunWriter::put_adds`]; their own `adds` arrays are ignored.
     /// Gives up on the run: the partial file is removed (a leftover would be harmless too:
     /// open deletes run files the manifest does not name).
     pub fn abandon(self) {
@@ -105,6 +102,9 @@ impl RunWriter {
         let _ = medium.remove(&name);
     }
 
+    /// Writes the indexes, checksums and header, persists the file and its directory entry,
+    /// and returns the run mapped from the file. The directions' `adds` must have been
+    /// streamed with [`RunWriter::put_adds`]; their own `adds` arrays are ignored.
     pub fn finish(
         self,
         meta: &RunMeta,

@@ -303,6 +303,13 @@ impl Run {
             .map_err(|m| crate::Error::corrupt(format!("run {}: {m}", f.name)))
     }
 
+    /// Whether [`Run::verify`] already succeeded (DRAM runs need none).
+    pub fn is_verified(&self) -> bool {
+        self.file
+            .as_ref()
+            .is_none_or(|f| matches!(f.verified.get(), Some(Ok(()))))
+    }
+
     /// Hints how the run's file pages are about to be read (nothing for DRAM runs).
     pub fn advise(&self, access: crate::medium::Access) {
         if let Some(f) = &self.file {

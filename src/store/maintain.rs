@@ -51,8 +51,7 @@ impl Inner {
     /// into run files ([`Inner::seal_next_file`]), one at a time between merges.
     pub(super) fn seal_pending_dram(&self) -> Result<()> {
         let _g = self.seal_lock.lock().unwrap();
-        while let Some((f, older)) = self.oldest_frozen() {
-            self.pool.install(|| run::verify_all(&older))?;
+        while let Some((f, older)) = self.oldest_frozen()? {
             let mem = self.take_frozen(&f)?;
             let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
             let run = Arc::new(self.pool.install(|| mem.seal(&older, id)));
@@ -78,10 +77,9 @@ impl Inner {
                 if self.has_dram_runs() {
                     continue; // a snapshot sealed more in between
                 }
-                let Some((f, older)) = self.oldest_frozen() else {
+                let Some((f, older)) = self.oldest_frozen()? else {
                     return Ok(false);
                 };
-                self.pool.install(|| run::verify_all(&older))?;
                 let mem = self.take_frozen(&f)?;
                 let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
                 let (run, unpersisted) = self
@@ -103,10 +101,17 @@ impl Inner {
         }
     }
 
-    /// The oldest frozen memtable and the runs older than it.
-    fn oldest_frozen(&self) -> Option<(Arc<Frozen>, Runs)> {
-        let st = self.state.lock().unwrap();
-        st.frozen.front().map(|f| (f.clone(), st.runs.clone()))
+    /// The oldest frozen memtable and the runs older than it, verified: its seal resolves
+    /// against them.
+    fn oldest_frozen(&self) -> Result<Option<(Arc<Frozen>, Runs)>> {
+        let next = {
+            let st = self.state.lock().unwrap();
+            st.frozen.front().map(|f| (f.clone(), st.runs.clone()))
+        };
+        if let Some((_, older)) = &next {
+            self.pool.install(|| run::verify_all(older))?;
+        }
+        Ok(next)
     }
 
     fn has_dram_runs(&self) -> bool {
@@ -299,12 +304,13 @@ impl Inner {
                 .map(|g| g.to_vec());
             let Some(group) = group else { return Ok(()) };
             let level = group[0].header.level + 1;
+            self.pool.install(|| run::verify_all(&group))?;
             self.merge_and_install(m, &group, level, Until::Shutdown)?;
         }
     }
 
-    /// Merges consecutive file runs `inputs` into one run file and commits it in their
-    /// place; with `Until::Shutdown`, gives the merge up (nothing committed, the partial
+    /// Merges consecutive file runs `inputs` (verified by the caller) into one run file and
+    /// commits it in their place; with `Until::Shutdown`, gives the merge up (nothing committed, the partial
     /// file removed) once the store starts closing.
     fn merge_and_install(
         &self,
@@ -313,7 +319,10 @@ impl Inner {
         level: u64,
         until: Until,
     ) -> Result<()> {
-        self.pool.install(|| run::verify_all(inputs))?;
+        debug_assert!(
+            inputs.iter().all(|r| r.is_verified()),
+            "merge inputs unverified"
+        );
         let all = self.file_runs();
         let base = Arc::ptr_eq(&inputs[0], &all[0]);
         let meta = RunMeta {
