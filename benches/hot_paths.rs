@@ -15,7 +15,7 @@ use evograph::memtable::Memtable;
 use evograph::run::build::RunMeta;
 use evograph::run::merge::merge_to_file;
 use evograph::wal::{recover, Wal};
-use evograph::{Durability, Graph, GraphView, Options, Record};
+use evograph::{Durability, Graph, GraphView, Options, Record, VertexId};
 use std::sync::Arc;
 
 const SCALE: u32 = 16;
@@ -32,11 +32,13 @@ fn edges() -> Vec<(u32, u32)> {
     e
 }
 
-fn pairs(e: &[(u32, u32)]) -> Vec<[u32; 2]> {
-    e.iter().map(|&(u, v)| [u, v]).collect()
+fn pairs(e: &[(u32, u32)]) -> Vec<[VertexId; 2]> {
+    e.iter()
+        .map(|&(u, v)| [u as VertexId, v as VertexId])
+        .collect()
 }
 
-fn memtable(e: &[[u32; 2]]) -> Memtable {
+fn memtable(e: &[[VertexId; 2]]) -> Memtable {
     let mut m = Memtable::new(false, false, 0, 1 << SCALE);
     m.apply_edges(e, &[]);
     m
@@ -46,7 +48,7 @@ fn wal_append(c: &mut Criterion) {
     let e = edges();
     let mut batch = DenseBatch::default();
     for &(u, v) in &e[..1 << 16] {
-        batch.push_edge(u, v, false, 1.0);
+        batch.push_edge(u as VertexId, v as VertexId, false, 1.0);
     }
     let mut g = c.benchmark_group("wal_append");
     g.throughput(Throughput::Elements(batch.records()));
@@ -179,7 +181,7 @@ fn run_scan(c: &mut Criterion) {
     grp.throughput(Throughput::Elements(comp.num_edges()));
     fn scan<G: GraphView>(g: &G) -> u64 {
         let mut s = 0u64;
-        for v in 0..g.num_vertices() as u32 {
+        for v in 0..g.num_vertices() as VertexId {
             g.for_each_out(v, |w| s = s.wrapping_add(w as u64));
         }
         s

@@ -3,17 +3,18 @@
 //! Usage: cargo run --release --example static_csr -- FILE.bin
 
 use evograph::snapshot::Csr;
+use evograph::VertexId;
 use std::time::Instant;
 
 fn main() {
     let path = std::env::args().nth(1).expect("usage: static_csr FILE.bin");
     let bytes = std::fs::read(&path).expect("read the edge list");
-    let edges: Vec<(u32, u32)> = bytes
+    let edges: Vec<(VertexId, VertexId)> = bytes
         .chunks_exact(8)
         .map(|c| {
             (
-                u32::from_le_bytes(c[0..4].try_into().unwrap()),
-                u32::from_le_bytes(c[4..8].try_into().unwrap()),
+                u32::from_le_bytes(c[0..4].try_into().unwrap()) as VertexId,
+                u32::from_le_bytes(c[4..8].try_into().unwrap()) as VertexId,
             )
         })
         .collect();

@@ -3,18 +3,19 @@
 use crate::types::VertexId;
 
 /// Set on a neighbor id (memtable entries, WAL edge records) or a vertex id (vertex records)
-/// to mean "delete". Dense ids stay below 2^31, so the bit is free.
-pub const DEL: u32 = 1 << 31;
+/// to mean "delete": the top bit of a [`VertexId`]. Dense ids stay below
+/// [`crate::types::MAX_VERTICES`], so the bit is free.
+pub const DEL: VertexId = 1 << (VertexId::BITS - 1);
 
 /// Strips the [`DEL`] flag.
 #[inline]
-pub fn id_of(x: u32) -> VertexId {
+pub fn id_of(x: VertexId) -> VertexId {
     x & !DEL
 }
 
 /// Whether the [`DEL`] flag is set.
 #[inline]
-pub fn is_del(x: u32) -> bool {
+pub fn is_del(x: VertexId) -> bool {
     x & DEL != 0
 }
 
@@ -23,9 +24,9 @@ pub fn is_del(x: u32) -> bool {
 pub enum Section {
     /// Edge inserts and deletes: `[src, dst]`, with [`DEL`] set on `dst` for a delete, and
     /// in weighted stores the weight of each (deletes carry 0); empty otherwise.
-    Edges(Vec<[u32; 2]>, Vec<f64>),
+    Edges(Vec<[VertexId; 2]>, Vec<f64>),
     /// Vertex inserts and deletes: the id, with [`DEL`] set for a delete.
-    Vertices(Vec<u32>),
+    Vertices(Vec<VertexId>),
 }
 
 impl Section {
@@ -46,7 +47,7 @@ impl Section {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DenseBatch {
     /// Dense id given to `new_ids[0]`; the rest follow consecutively.
-    pub first_new_id: u32,
+    pub first_new_id: VertexId,
     /// External ids that received dense ids while translating this batch.
     pub new_ids: Vec<u64>,
     /// The updates, in order.
@@ -63,7 +64,7 @@ impl DenseBatch {
 
     /// Appends an edge update, opening a new section if the last one holds vertices.
     /// `weight` is kept in weighted batches only.
-    pub fn push_edge(&mut self, src: u32, dst: u32, delete: bool, weight: f64) {
+    pub fn push_edge(&mut self, src: VertexId, dst: VertexId, delete: bool, weight: f64) {
         let rec = [src, if delete { dst | DEL } else { dst }];
         if !matches!(self.sections.last(), Some(Section::Edges(..))) {
             self.sections.push(Section::Edges(Vec::new(), Vec::new()));
@@ -77,7 +78,7 @@ impl DenseBatch {
     }
 
     /// Appends a vertex update, opening a new section if the last one holds edges.
-    pub fn push_vertex(&mut self, v: u32, delete: bool) {
+    pub fn push_vertex(&mut self, v: VertexId, delete: bool) {
         let rec = if delete { v | DEL } else { v };
         match self.sections.last_mut() {
             Some(Section::Vertices(s)) => s.push(rec),

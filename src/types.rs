@@ -1,14 +1,62 @@
 //! Small shared types: vertex ids, update records, durability modes.
 
-/// A dense internal vertex id.
+/// A dense internal vertex id: `u32`, or `u64` in builds with the `wide-ids` feature.
 ///
-/// Stores record their id width in the manifest; this build supports 32-bit ids. The top bit
-/// is reserved inside the memtable to mark deletions, so a store holds at most
-/// [`MAX_VERTICES`] vertices.
+/// Every layer (WAL, memtable, runs, dictionary, kernels) is written against this one type.
+/// Stores record their id width in the manifest and in every run file, and a build refuses a
+/// store of the other width. The top bit is reserved to mark deletions (WAL records,
+/// memtable entries, vertex states), so a store holds at most [`MAX_VERTICES`] vertices.
+#[cfg(not(feature = "wide-ids"))]
 pub type VertexId = u32;
+/// A dense internal vertex id: `u32`, or `u64` in builds with the `wide-ids` feature.
+///
+/// Every layer (WAL, memtable, runs, dictionary, kernels) is written against this one type.
+/// Stores record their id width in the manifest and in every run file, and a build refuses a
+/// store of the other width. The top bit is reserved to mark deletions (WAL records,
+/// memtable entries, vertex states), so a store holds at most [`MAX_VERTICES`] vertices.
+#[cfg(feature = "wide-ids")]
+pub type VertexId = u64;
 
-/// The largest number of vertices a 32-bit store can hold.
-pub const MAX_VERTICES: u64 = (1u64 << 31) - 1;
+/// An atomic [`VertexId`], for kernels that update ids in place (labels, parents).
+#[cfg(not(feature = "wide-ids"))]
+pub type AtomicVertexId = std::sync::atomic::AtomicU32;
+/// An atomic [`VertexId`], for kernels that update ids in place (labels, parents).
+#[cfg(feature = "wide-ids")]
+pub type AtomicVertexId = std::sync::atomic::AtomicU64;
+
+/// Bits in a [`VertexId`]: the id width this build reads and writes.
+pub const ID_WIDTH: u32 = VertexId::BITS;
+
+/// Bytes of one [`VertexId`] on the medium.
+pub const ID_BYTES: usize = std::mem::size_of::<VertexId>();
+
+/// The largest number of vertices a store of this build's id width can hold.
+pub const MAX_VERTICES: u64 = (1u64 << (ID_WIDTH - 1)) - 1;
+
+/// Reads a little-endian [`VertexId`] from the first [`ID_BYTES`] bytes of `b`.
+#[inline]
+pub fn id_from_le(b: &[u8]) -> VertexId {
+    VertexId::from_le_bytes(b[..ID_BYTES].try_into().expect("ID_BYTES bytes"))
+}
+
+/// The message for a store whose id width is not this build's.
+pub fn width_mismatch(what: &str, width: u64) -> String {
+    let (need, how) = if width == 64 {
+        (
+            "a build with 64-bit ids",
+            "cargo install --features wide-ids",
+        )
+    } else {
+        (
+            "a build with 32-bit ids",
+            "a build without the wide-ids feature",
+        )
+    };
+    format!(
+        "{what} uses {width}-bit vertex ids but this evograph was built for {ID_WIDTH}-bit ids: \
+         open it with {need} ({how})"
+    )
+}
 
 /// One update as it comes from a user or an input file, in external (user) ids.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -69,4 +117,12 @@ impl std::fmt::Display for Durability {
             Durability::None => write!(f, "none"),
         }
     }
+}
+
+/// The vertices `0..n` as a parallel iterator that can be split by index (rayon indexes
+/// ranges of `usize` and `u32`, not of `u64`), whatever the id width.
+#[inline]
+pub fn par_vertices(n: usize) -> impl rayon::iter::IndexedParallelIterator<Item = VertexId> {
+    use rayon::prelude::*;
+    (0..n).into_par_iter().map(|v| v as VertexId)
 }

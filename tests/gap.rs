@@ -4,13 +4,14 @@
 
 use evograph::algo::gap::{bc, bfs, cc, pr, sssp, tc};
 use evograph::snapshot::Csr;
+use evograph::VertexId;
 use evograph::{Graph, GraphView, Options, Record, Snapshot};
 use proptest::prelude::*;
 
 fn check_all<G: GraphView>(g: &G, what: &str) -> (Vec<i64>, u64) {
     let n = g.num_vertices();
     let mut depths = Vec::new();
-    for s in [0u32, (n / 2) as u32] {
+    for s in [(0 as VertexId), (n / 2) as VertexId] {
         if (s as usize) < n {
             let p = bfs::bfs(g, s);
             bfs::verify(g, s, &p).unwrap_or_else(|e| panic!("{what}: bfs from {s}: {e}"));
@@ -23,7 +24,7 @@ fn check_all<G: GraphView>(g: &G, what: &str) -> (Vec<i64>, u64) {
     }
     let comp = cc::afforest(g);
     cc::verify(g, &comp).unwrap_or_else(|e| panic!("{what}: cc: {e}"));
-    let sources: Vec<u32> = (0..n as u32).step_by((n / 3).max(1)).take(3).collect();
+    let sources: Vec<VertexId> = (0..n as VertexId).step_by((n / 3).max(1)).take(3).collect();
     let b = bc::brandes(g, &sources);
     bc::verify(g, &sources, &b).unwrap_or_else(|e| panic!("{what}: bc: {e}"));
     let t = tc::ordered_count(g);
@@ -31,12 +32,12 @@ fn check_all<G: GraphView>(g: &G, what: &str) -> (Vec<i64>, u64) {
     (depths, t)
 }
 
-type Edges = Vec<(u32, u32)>;
+type Edges = Vec<(VertexId, VertexId)>;
 
 fn edges_strategy() -> impl Strategy<Value = (usize, Edges, Edges)> {
     (2usize..60).prop_flat_map(|n| {
-        let e = prop::collection::vec((0..n as u32, 0..n as u32), 0..n * 4);
-        let d = prop::collection::vec((0..n as u32, 0..n as u32), 0..n);
+        let e = prop::collection::vec((0..n as VertexId, 0..n as VertexId), 0..n * 4);
+        let d = prop::collection::vec((0..n as VertexId, 0..n as VertexId), 0..n);
         (Just(n), e, d)
     })
 }
@@ -61,7 +62,7 @@ proptest! {
         let verts: Vec<Record> = (0..n as u64).map(Record::InsertVertex).collect();
         g.apply(&verts).unwrap();
         let half = edges.len() / 2;
-        let recs = |es: &[(u32, u32)]| es.iter().map(|&(u, v)| Record::Insert(u as u64, v as u64)).collect::<Vec<_>>();
+        let recs = |es: &[(VertexId, VertexId)]| es.iter().map(|&(u, v)| Record::Insert(u as u64, v as u64)).collect::<Vec<_>>();
         g.apply(&recs(&edges[..half])).unwrap();
         g.flush().unwrap();
         g.apply(&recs(&edges[half..])).unwrap();
@@ -82,7 +83,7 @@ proptest! {
         }
         // The same edges in a plain CSR.
         let mut es = Vec::new();
-        for v in 0..compacted.num_vertices() as u32 {
+        for v in 0..compacted.num_vertices() as VertexId {
             compacted.for_each_out(v, |w| es.push((v, w)));
         }
         let csr = Csr::from_edges(n, &es, false);
@@ -140,7 +141,7 @@ fn snapshot_taken_while_inserting_stays_consistent() {
         assert_eq!(ga1, graphalytics_results(&s));
         // ...and the Graphalytics kernels agree with a plain CSR of its edges.
         let mut es = Vec::new();
-        for v in 0..s.num_vertices() as u32 {
+        for v in 0..s.num_vertices() as VertexId {
             s.for_each_out(v, |w| es.push((v, w)));
         }
         let csr = Csr::from_edges(s.num_vertices(), &es, false);
@@ -232,7 +233,7 @@ proptest! {
         g.apply(&again).unwrap();
         g.apply(&dels.iter().map(|&(u, v)| Record::Delete(u as u64, v as u64)).collect::<Vec<_>>()).unwrap();
         let live = g.snapshot().unwrap();
-        for s in [0u32, (n / 2) as u32] {
+        for s in [(0 as VertexId), (n / 2) as VertexId] {
             let d = sssp::delta_stepping(&live, s, delta);
             sssp::verify(&live, s, &d).map_err(|e| TestCaseError::fail(format!("live: {e}")))?;
         }
@@ -240,7 +241,7 @@ proptest! {
         let comp = g.snapshot().unwrap();
         let f = comp.flat();
         prop_assert!(f.is_some() || comp.num_edges() == 0);
-        for s in [0u32, (n / 2) as u32] {
+        for s in [(0 as VertexId), (n / 2) as VertexId] {
             let d = sssp::delta_stepping(&comp, s, delta);
             sssp::verify(&comp, s, &d).map_err(|e| TestCaseError::fail(format!("compacted: {e}")))?;
             if let Some(f) = &f {

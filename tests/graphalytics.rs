@@ -8,6 +8,7 @@ mod common;
 use common::graphalytics;
 use evograph::algo::graphalytics as ga;
 use evograph::io::{read_properties, LdbcProperties};
+use evograph::VertexId;
 use evograph::{Graph, GraphView, Options, Snapshot};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -91,7 +92,7 @@ fn run_kernel(algo: &str, p: &LdbcProperties, graph: &Graph, s: &Snapshot) -> Ve
         // reference files, since dense ids follow the ascending `.v` order here).
         "WCC" => ga::wcc(s)
             .into_iter()
-            .map(|l| s.external_id(l as u32).to_string())
+            .map(|l| s.external_id(l as VertexId).to_string())
             .collect(),
         "CDLP" => {
             let it = p
@@ -112,8 +113,8 @@ fn write_output(path: &Path, s: &Snapshot, values: &[String]) {
     assert_eq!(values.len(), s.num_vertices());
     let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     for (v, val) in values.iter().enumerate() {
-        if s.vertex_exists(v as u32) {
-            writeln!(out, "{} {val}", s.external_id(v as u32)).unwrap();
+        if s.vertex_exists(v as VertexId) {
+            writeln!(out, "{} {val}", s.external_id(v as VertexId)).unwrap();
         }
     }
     out.flush().unwrap();

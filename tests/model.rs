@@ -5,6 +5,7 @@ mod common;
 
 use common::{assert_matches, read_weights, Model};
 use evograph::store::Options;
+use evograph::VertexId;
 use evograph::{Durability, Graph, GraphView, Record, Snapshot};
 use proptest::prelude::*;
 
@@ -124,7 +125,7 @@ fn run_with(
             "weights after final reopen"
         );
         if let Some(f) = snap.flat() {
-            for v in 0..snap.num_vertices() as u32 {
+            for v in 0..snap.num_vertices() as VertexId {
                 let (mut a, mut b) = (Vec::new(), Vec::new());
                 snap.for_each_out_weighted(v, |w, x| a.push((w, x.to_bits())));
                 f.for_each_out_weighted(v, |w, x| b.push((w, x.to_bits())));

@@ -2,6 +2,7 @@
 //! compacted base plus one run of newer edges) read exactly what the snapshot reads: every
 //! `GraphView` method agrees, so every kernel does.
 
+use evograph::VertexId;
 use evograph::{Graph, GraphView, Options, Record, Snapshot};
 use proptest::prelude::*;
 
@@ -11,15 +12,15 @@ struct Dump {
     counts: (usize, u64, bool, bool),
     exists: Vec<bool>,
     degrees: Vec<(usize, usize)>,
-    out: Vec<Vec<(u32, u64)>>,
-    inn: Vec<Vec<u32>>,
-    sorted: Vec<(Vec<u32>, Vec<u32>)>,
+    out: Vec<Vec<(VertexId, u64)>>,
+    inn: Vec<Vec<VertexId>>,
+    sorted: Vec<(Vec<VertexId>, Vec<VertexId>)>,
     has_edge: Vec<bool>,
-    first_out_above: Vec<Option<u32>>,
+    first_out_above: Vec<Option<VertexId>>,
 }
 
 fn dump<G: GraphView>(g: &G) -> Dump {
-    let n = g.num_vertices() as u32;
+    let n = g.num_vertices() as VertexId;
     let mut d = Dump {
         counts: (
             g.num_vertices(),
@@ -71,7 +72,7 @@ fn store(undirected: bool, weighted: bool) -> Graph {
     .unwrap()
 }
 
-fn inserts(es: &[(u32, u32, u8)], weighted: bool) -> Vec<Record> {
+fn inserts(es: &[(VertexId, VertexId, u8)], weighted: bool) -> Vec<Record> {
     es.iter()
         .map(|&(u, v, w)| {
             if weighted {
@@ -86,9 +87,9 @@ fn inserts(es: &[(u32, u32, u8)], weighted: bool) -> Vec<Record> {
 /// Base edges compacted, then the delta inserted and left in the memtable; the snapshot
 /// seals it into a second run.
 fn two_layers(
-    n: u32,
-    base: &[(u32, u32, u8)],
-    delta: &[(u32, u32, u8)],
+    n: VertexId,
+    base: &[(VertexId, VertexId, u8)],
+    delta: &[(VertexId, VertexId, u8)],
     und: bool,
     w: bool,
 ) -> Snapshot {
@@ -116,8 +117,10 @@ fn layerable(s: &Snapshot) -> bool {
 fn a_compacted_base_plus_a_dense_delta_is_layered() {
     // Every vertex gets a new edge after the compaction, so the delta run is dense.
     for (und, w) in [(false, false), (true, false), (false, true), (true, true)] {
-        let base: Vec<_> = (0..20u32).map(|i| (i, (i * 7 + 3) % 20, 3)).collect();
-        let delta: Vec<_> = (0..20u32)
+        let base: Vec<_> = (0..(20 as VertexId))
+            .map(|i| (i, (i * 7 + 3) % 20, 3))
+            .collect();
+        let delta: Vec<_> = (0..(20 as VertexId))
             .map(|i| (i, (i * 11 + 1) % 20, 5))
             .filter(|e| !base.iter().any(|b| b.0 == e.0 && b.1 == e.1))
             .collect();
@@ -136,10 +139,10 @@ fn a_compacted_base_plus_a_dense_delta_is_layered() {
 }
 
 /// Edges as (source, destination, weight in quarters).
-type Edges = Vec<(u32, u32, u8)>;
+type Edges = Vec<(VertexId, VertexId, u8)>;
 
-fn case() -> impl Strategy<Value = (u32, Edges, Edges)> {
-    (2u32..40).prop_flat_map(|n| {
+fn case() -> impl Strategy<Value = (VertexId, Edges, Edges)> {
+    ((2 as VertexId)..40).prop_flat_map(|n| {
         let e = move |k| prop::collection::vec((0..n, 0..n, 1u8..8), 0..(n as usize * k));
         (Just(n), e(3), e(2))
     })

@@ -20,7 +20,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let undirected = s.is_undirected();
     let ext = s.external_ids();
     let weighted = s.is_weighted();
-    let mut edges: Vec<(u64, u64, f64)> = (0..s.num_vertices() as u32)
+    let mut edges: Vec<(u64, u64, f64)> = (0..s.num_vertices() as evograph::VertexId)
         .into_par_iter()
         .fold(Vec::new, |mut acc, v| {
             s.for_each_out_weighted(v, |w, wt| {

@@ -78,6 +78,11 @@ pub struct Args {
     /// every few batches).
     #[arg(long, hide = true, default_value_t = 64 << 10, value_parser = args::int::<u64>(16, 1 << 22), allow_negative_numbers = true)]
     wal_segment_kb: u64,
+    /// Dense vertex id width of a new store, 32 or 64 bits: a store of 2^31 vertices or more
+    /// needs 64. The width is chosen when evograph is built (the `wide-ids` feature), so
+    /// this says which build the store needs and is refused by a build of the other width.
+    #[arg(long, default_value_t = evograph::types::ID_WIDTH, value_parser = parse_width)]
+    id_width: u32,
     /// Runs per level before they are merged (compaction experiments).
     #[arg(long, hide = true, default_value_t = 4, value_parser = args::int::<usize>(2, 64), allow_negative_numbers = true)]
     fanout: usize,
@@ -97,8 +102,22 @@ fn parse_delimiter(s: &str) -> Result<u8, String> {
     }
 }
 
+fn parse_width(s: &str) -> Result<u32, String> {
+    match s {
+        "32" => Ok(32),
+        "64" => Ok(64),
+        _ => Err(format!("'{s}' is not an id width: want 32 or 64")),
+    }
+}
+
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let t_start = Instant::now();
+    if a.id_width != evograph::types::ID_WIDTH {
+        return Err(evograph::Error::Invalid(evograph::types::width_mismatch(
+            "--id-width",
+            a.id_width as u64,
+        )));
+    }
     let text = io::TextOptions {
         delimiter: a.delimiter,
         header: a.header,

@@ -37,6 +37,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         v["open_seconds"] = open_seconds.into();
         v["edges"] = edges.into();
         v["adjacency_entries"] = snap.num_edges().into();
+        v["id_width"] = evograph::types::ID_WIDTH.into();
         v["dram_model"] = serde_json::json!({
             "dictionary_bytes": DICT_BYTES_PER_ID * s.vertex_ids,
             "merge_index_bytes": MERGE_BYTES_PER_VERTEX * s.vertex_ids,
@@ -49,13 +50,14 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     }
     println!("store           {}", a.store.display());
     println!(
-        "kind            {}{}",
+        "kind            {}{}, {}-bit vertex ids",
         if s.undirected {
             "undirected"
         } else {
             "directed"
         },
-        if s.weighted { ", weighted" } else { "" }
+        if s.weighted { ", weighted" } else { "" },
+        evograph::types::ID_WIDTH
     );
     println!("vertices        {} ({} ids)", s.vertices, s.vertex_ids);
     println!(

@@ -7,7 +7,7 @@
 use crate::types::VertexId;
 use rustc_hash::FxHashMap;
 
-const NONE: u32 = u32::MAX;
+const NONE: VertexId = VertexId::MAX;
 /// The flat array may always cover ids below this.
 const MIN_FLAT: u64 = 1 << 20;
 /// ... and otherwise ids below this many times the number of vertices.
@@ -16,8 +16,8 @@ const FLAT_FACTOR: u64 = 8;
 /// The lookup structure: a flat array for small ids, a hash map for the rest.
 #[derive(Default)]
 pub struct Lookup {
-    flat: Vec<u32>,
-    map: FxHashMap<u64, u32>,
+    flat: Vec<VertexId>,
+    map: FxHashMap<u64, VertexId>,
 }
 
 impl Lookup {
@@ -82,7 +82,7 @@ impl Lookup {
         if ext < limit {
             self.flat.resize(flat_len_for(ext, limit), NONE);
             // Ids that now fit move out of the map, so `get` never needs to look in both.
-            let moved: Vec<(u64, u32)> = self
+            let moved: Vec<(u64, VertexId)> = self
                 .map
                 .iter()
                 .filter(|(&e, _)| (e as usize) < self.flat.len())

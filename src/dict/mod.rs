@@ -110,7 +110,7 @@ impl Dict {
     }
 
     /// Re-applies assignments read back from the WAL. Entries already present must agree.
-    pub fn replay(&mut self, first: u32, ids: &[u64]) -> Result<()> {
+    pub fn replay(&mut self, first: VertexId, ids: &[u64]) -> Result<()> {
         for (i, &ext) in ids.iter().enumerate() {
             let v = first as usize + i;
             if v < self.to_ext.len() {

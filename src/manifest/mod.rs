@@ -14,6 +14,7 @@
 //! `MANIFEST` (the store was never created, and the next open creates it) or a whole one.
 
 use crate::medium::{Medium, SegmentFile};
+use crate::types::{width_mismatch, ID_WIDTH};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -96,7 +97,7 @@ impl Root {
     pub fn new(undirected: bool) -> Root {
         Root {
             format_version: FORMAT_VERSION,
-            id_width: 32,
+            id_width: ID_WIDTH,
             undirected,
             weighted: false,
             seq: 0,
@@ -241,10 +242,16 @@ impl Manifest {
                 why.join("; ")
             )));
         };
-        if root.format_version != FORMAT_VERSION || root.id_width != 32 {
+        if root.format_version != FORMAT_VERSION {
             return Err(Error::corrupt(format!(
-                "store format {} with {}-bit ids is not supported by this build (format {FORMAT_VERSION}, 32-bit ids)",
-                root.format_version, root.id_width
+                "store format {} is not supported by this build (format {FORMAT_VERSION})",
+                root.format_version
+            )));
+        }
+        if root.id_width != ID_WIDTH {
+            return Err(Error::Invalid(width_mismatch(
+                "the store",
+                root.id_width as u64,
             )));
         }
         let other_slot_damaged = slots.iter().any(|s| matches!(s, Slot::Damaged(_)));

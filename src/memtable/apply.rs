@@ -8,6 +8,7 @@
 
 use super::block_log::{BlockLog, BLOCK_BITS};
 use crate::batch::{id_of, DEL};
+use crate::types::VertexId;
 use rayon::prelude::*;
 
 #[derive(Clone, Copy)]
@@ -19,7 +20,7 @@ enum Key {
 }
 
 #[inline]
-fn emit(key: Key, e: [u32; 2], mut f: impl FnMut(u32, u32)) {
+fn emit(key: Key, e: [VertexId; 2], mut f: impl FnMut(VertexId, VertexId)) {
     match key {
         Key::Out { both } => {
             f(e[0], e[1]);
@@ -38,7 +39,7 @@ pub fn apply(
     out: &mut [BlockLog],
     inn: &mut [BlockLog],
     undirected: bool,
-    edges: &[[u32; 2]],
+    edges: &[[VertexId; 2]],
     weights: &[f64],
 ) {
     let threads = rayon::current_num_threads().max(1);
@@ -66,7 +67,7 @@ fn push_tasks<'a>(
     tasks: &mut Vec<Task<'a>>,
     blocks: &'a mut [BlockLog],
     key: Key,
-    edges: &[[u32; 2]],
+    edges: &[[VertexId; 2]],
     threads: usize,
 ) {
     let nb = blocks.len();
@@ -99,7 +100,7 @@ fn push_tasks<'a>(
 }
 
 impl Task<'_> {
-    fn run(self, edges: &[[u32; 2]], weights: &[f64]) {
+    fn run(self, edges: &[[VertexId; 2]], weights: &[f64]) {
         let (lo, hi) = (self.first, self.first + self.blocks.len());
         // Bucket this task's updates by block (stable, so per-vertex order is kept).
         let mut start = Vec::with_capacity(self.hist.len() + 1);
@@ -110,7 +111,7 @@ impl Task<'_> {
         }
         start.push(acc);
         let mut pos = start.clone();
-        let mut buf = vec![(0u32, 0u32); acc];
+        let mut buf = vec![(0 as VertexId, 0 as VertexId); acc];
         let weighted = !weights.is_empty();
         let mut wbuf = vec![0f64; if weighted { acc } else { 0 }];
         for (i, &e) in edges.iter().enumerate() {

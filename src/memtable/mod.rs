@@ -26,19 +26,19 @@ pub struct Memtable {
     weighted: bool,
     out: Vec<BlockLog>,
     inn: Vec<BlockLog>,
-    vertex_ops: Vec<u32>,
+    vertex_ops: Vec<VertexId>,
     /// First LSN this memtable holds.
     pub min_lsn: u64,
     /// LSN after the last one applied.
     pub max_lsn: u64,
     /// Vertex ids applied are below this.
-    pub vertex_space: u32,
+    pub vertex_space: VertexId,
     bytes: usize,
 }
 
 impl Memtable {
     /// An empty memtable starting at `lsn`.
-    pub fn new(undirected: bool, weighted: bool, lsn: u64, vertex_space: u32) -> Self {
+    pub fn new(undirected: bool, weighted: bool, lsn: u64, vertex_space: VertexId) -> Self {
         Memtable {
             undirected,
             weighted,
@@ -53,7 +53,7 @@ impl Memtable {
     }
 
     /// Grows the vertex space to `n` (ids below `n` may now be applied).
-    pub fn ensure_vertices(&mut self, n: u32) {
+    pub fn ensure_vertices(&mut self, n: VertexId) {
         self.vertex_space = self.vertex_space.max(n);
     }
 
@@ -77,7 +77,7 @@ impl Memtable {
 
     /// Applies edge updates (`[src, dst | DEL?]`, with parallel weights in weighted
     /// memtables) in order, using the current rayon pool.
-    pub fn apply_edges(&mut self, edges: &[[u32; 2]], weights: &[f64]) {
+    pub fn apply_edges(&mut self, edges: &[[VertexId; 2]], weights: &[f64]) {
         if edges.is_empty() {
             return;
         }
@@ -90,11 +90,11 @@ impl Memtable {
             .chain(&self.inn)
             .map(|b| b.bytes())
             .sum::<usize>()
-            + self.vertex_ops.capacity() * 4;
+            + self.vertex_ops.capacity() * crate::types::ID_BYTES;
     }
 
     /// Records a vertex's new state (`v`, with `DEL` when deleted).
-    pub fn apply_vertex(&mut self, x: u32) {
+    pub fn apply_vertex(&mut self, x: VertexId) {
         self.vertex_ops.push(x);
     }
 
@@ -124,7 +124,7 @@ impl Memtable {
     }
 
     /// Appends `v`'s buffered updates in direction `d`, in arrival order, to `out`.
-    pub fn gather(&self, d: crate::run::Dir, v: VertexId, out: &mut Vec<u32>) {
+    pub fn gather(&self, d: crate::run::Dir, v: VertexId, out: &mut Vec<VertexId>) {
         let blocks = match d {
             crate::run::Dir::In if !self.undirected => &self.inn,
             _ => &self.out,

@@ -105,11 +105,11 @@ fn seal_block(b: usize, blk: &BlockLog, older: &[Arc<Run>], d: Dir, weighted: bo
         return part;
     }
     let mut raw = Vec::new();
-    let mut keyed: Vec<u64> = Vec::new();
+    let mut keyed: Vec<(VertexId, u32)> = Vec::new();
     let mut adds = Vec::new();
     let mut addw = Vec::new();
     let mut tombs = Vec::new();
-    let mut prior: Vec<(&[u32], &[u32])> = Vec::with_capacity(older.len());
+    let mut prior: Vec<(&[VertexId], &[VertexId])> = Vec::with_capacity(older.len());
     let grouped = blk.by_vertex();
     // Older runs, newest first, each with a cursor into its index: vertices come in
     // increasing order, so each lookup gallops forward from the last one.
@@ -159,7 +159,7 @@ fn seal_block(b: usize, blk: &BlockLog, older: &[Arc<Run>], d: Dir, weighted: bo
         tombs.clear();
         // Whether x was an edge before this memtable: the newest run that mentions it
         // decides (an add there means yes, even beside a tombstone: a weight update).
-        let existed = |x: u32| {
+        let existed = |x: VertexId| {
             for &(a, t) in &prior {
                 if a.binary_search(&x).is_ok() {
                     return true;
@@ -175,19 +175,18 @@ fn seal_block(b: usize, blk: &BlockLog, older: &[Arc<Run>], d: Dir, weighted: bo
             raw.dedup();
             adds.extend(raw.iter().copied().filter(|&x| !existed(x)));
         } else {
-            // Last update per neighbor wins: sort by (neighbor, arrival).
+            // Last update per neighbor wins: sort by (neighbor, arrival << 1 | delete).
             keyed.clear();
             keyed.extend(
                 raw.iter()
                     .enumerate()
-                    .map(|(i, &x)| (id_of(x) as u64) << 33 | (i as u64) << 1 | is_del(x) as u64),
+                    .map(|(i, &x)| (id_of(x), (i as u32) << 1 | is_del(x) as u32)),
             );
             keyed.sort_unstable();
-            for g in keyed.chunk_by(|a, b| a >> 33 == b >> 33) {
-                let last = g[g.len() - 1];
-                let x = (last >> 33) as u32;
+            for g in keyed.chunk_by(|a, b| a.0 == b.0) {
+                let (x, last) = g[g.len() - 1];
                 let w = if weighted {
-                    raww[(last as u32 >> 1) as usize]
+                    raww[(last >> 1) as usize]
                 } else {
                     0.0
                 };
@@ -218,7 +217,7 @@ fn seal_block(b: usize, blk: &BlockLog, older: &[Arc<Run>], d: Dir, weighted: bo
 }
 
 /// Removes adjacent duplicates from a sorted slice in place; returns the new length.
-fn dedup_sorted(xs: &mut [u32]) -> usize {
+fn dedup_sorted(xs: &mut [VertexId]) -> usize {
     if xs.is_empty() {
         return 0;
     }
@@ -233,8 +232,8 @@ fn dedup_sorted(xs: &mut [u32]) -> usize {
 }
 
 /// The last state of each vertex, sorted by vertex.
-fn last_vertex_ops(ops: &[u32]) -> Vec<u32> {
-    let mut keyed: Vec<(u32, usize, u32)> = ops
+fn last_vertex_ops(ops: &[VertexId]) -> Vec<VertexId> {
+    let mut keyed: Vec<(VertexId, usize, VertexId)> = ops
         .iter()
         .enumerate()
         .map(|(i, &x)| (id_of(x), i, x))

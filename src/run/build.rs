@@ -6,7 +6,7 @@
 //! DRAM array ([`assemble`]) or straight to a run file (a streaming merge). The index is
 //! dense when the run touches a large share of the vertex space.
 
-use super::format::{DirCounts, RunHeader, HAS_IN, IN_DENSE, OUT_DENSE, WEIGHTED};
+use super::format::{DirCounts, RunHeader, HAS_IN, IN_DENSE, OUT_DENSE, THIS_WIDTH, WEIGHTED};
 use super::{DirData, Run, Sec};
 use crate::types::VertexId;
 use rayon::prelude::*;
@@ -14,27 +14,33 @@ use rayon::prelude::*;
 /// Output for one vertex range of one direction, vertices ascending.
 #[derive(Default)]
 pub struct DirPart {
-    vids: Vec<u32>,
+    vids: Vec<VertexId>,
     counts: Vec<u32>,
     /// Neighbor ids of the pushed vertices, concatenated.
-    pub adds: Vec<u32>,
+    pub adds: Vec<VertexId>,
     /// Their weights (weighted runs only), parallel to `adds`.
     pub wts: Vec<f64>,
     tcounts: Vec<u32>,
-    tombs: Vec<u32>,
+    tombs: Vec<VertexId>,
 }
 
 impl DirPart {
     /// Records vertex `v`'s sorted neighbors and tombstones (skipped when both are empty).
     #[inline]
-    pub fn push(&mut self, v: VertexId, adds: &[u32], tombs: &[u32]) {
+    pub fn push(&mut self, v: VertexId, adds: &[VertexId], tombs: &[VertexId]) {
         self.adds.extend_from_slice(adds);
         self.close(v, adds.len(), tombs);
     }
 
     /// Records vertex `v`'s sorted neighbors with their weights, and tombstones.
     #[inline]
-    pub fn push_weighted(&mut self, v: VertexId, adds: &[u32], wts: &[f64], tombs: &[u32]) {
+    pub fn push_weighted(
+        &mut self,
+        v: VertexId,
+        adds: &[VertexId],
+        wts: &[f64],
+        tombs: &[VertexId],
+    ) {
         debug_assert_eq!(adds.len(), wts.len());
         self.wts.extend_from_slice(wts);
         self.push(v, adds, tombs);
@@ -42,7 +48,7 @@ impl DirPart {
 
     /// Records vertex `v` whose `n` neighbors the caller already appended to `adds`.
     #[inline]
-    pub fn close(&mut self, v: VertexId, n: usize, tombs: &[u32]) {
+    pub fn close(&mut self, v: VertexId, n: usize, tombs: &[VertexId]) {
         if n == 0 && tombs.is_empty() {
             return;
         }
@@ -62,7 +68,7 @@ impl DirPart {
 /// The index of one direction, built from parts in vertex order.
 pub struct IndexBuilder {
     space: u64,
-    tombs: Vec<u32>,
+    tombs: Vec<VertexId>,
     n_adds: u64,
     shape: Shape,
 }
@@ -70,7 +76,7 @@ pub struct IndexBuilder {
 enum Shape {
     /// The listed vertices and their counts; dense or sparse is decided at the end.
     Listed {
-        vids: Vec<u32>,
+        vids: Vec<VertexId>,
         counts: Vec<u32>,
         tcounts: Vec<u32>,
     },
@@ -162,7 +168,7 @@ impl IndexBuilder {
     }
 
     /// The finished index; `adds` is the neighbor array (empty when streamed to a file).
-    pub fn finish(self, adds: Vec<u32>) -> DirData {
+    pub fn finish(self, adds: Vec<VertexId>) -> DirData {
         let (dense, vids, offs, toffs) = match self.shape {
             Shape::Dense {
                 mut offs,
@@ -204,7 +210,7 @@ impl IndexBuilder {
 /// (one slot per vertex of the space) once a quarter of the space is listed, else one
 /// slot per listed vertex. Returns whether dense.
 fn listed_offsets(
-    vids: &[u32],
+    vids: &[VertexId],
     counts: &[u32],
     tcounts: &[u32],
     space: u64,
@@ -316,7 +322,7 @@ pub fn header(
         n_adds: d.n_adds(),
         n_tombs: d.n_tombs(),
     };
-    let mut flags = if meta.weighted { WEIGHTED } else { 0 };
+    let mut flags = THIS_WIDTH | if meta.weighted { WEIGHTED } else { 0 };
     if out.dense {
         flags |= OUT_DENSE;
     }
@@ -342,7 +348,7 @@ pub fn header(
 }
 
 /// Builds an in-DRAM run from assembled directions and vertex states.
-pub fn finish(meta: RunMeta, out: DirData, inn: Option<DirData>, vertex_ops: Vec<u32>) -> Run {
+pub fn finish(meta: RunMeta, out: DirData, inn: Option<DirData>, vertex_ops: Vec<VertexId>) -> Run {
     let header = header(&meta, &out, inn.as_ref(), vertex_ops.len() as u64);
     Run {
         header,
@@ -372,12 +378,12 @@ mod tests {
             let d = assemble(parts(), space, false);
             assert_eq!(d.dense, space == 8);
             assert_eq!(d.adds(1), &[2, 3]);
-            assert_eq!(d.tombs(1), &[] as &[u32]);
+            assert_eq!(d.tombs(1), &[] as &[VertexId]);
             assert_eq!(d.tombs(4), &[9]);
             assert_eq!(d.adds(6), &[0]);
             assert_eq!(d.tombs(6), &[1, 5]);
-            assert_eq!(d.adds(5), &[] as &[u32]);
-            assert_eq!(d.adds(7), &[] as &[u32]);
+            assert_eq!(d.adds(5), &[] as &[VertexId]);
+            assert_eq!(d.adds(7), &[] as &[VertexId]);
             assert_eq!(d.n_adds(), 3);
             assert_eq!(d.n_tombs(), 3);
         }
@@ -388,14 +394,14 @@ mod tests {
         // A sparse index of every third vertex, probed in increasing order with gaps of
         // every size, from every starting cursor a forward scan could leave.
         let mut p = DirPart::default();
-        for v in (0..3000u32).step_by(3) {
+        for v in (0..3000 as VertexId).step_by(3) {
             p.push(v, &[v + 1], &[]);
         }
         let d = assemble(vec![p], 1 << 20, false);
         assert!(!d.dense);
-        for stride in [1u32, 2, 5, 64, 999] {
+        for stride in [1usize, 2, 5, 64, 999] {
             let mut at = 0;
-            for v in (0..3100u32).step_by(stride as usize) {
+            for v in (0..3100 as VertexId).step_by(stride) {
                 let (next, hit) = d.seek(at, v);
                 assert_eq!(hit, d.index_of(v), "vertex {v}, stride {stride}");
                 assert!(next >= at && next <= d.n_index());
@@ -424,7 +430,7 @@ mod tests {
             assert!(d.dense && l.dense == (space == 10));
             assert_eq!(d.n_adds(), l.n_adds());
             assert_eq!(d.n_tombs(), l.n_tombs());
-            for v in 0..space as u32 {
+            for v in 0..space as VertexId {
                 assert_eq!(
                     d.index_of(v).map(|i| (d.offs.get()[i], d.toffs.get()[i])),
                     Some(match l.index_of(v) {

@@ -8,6 +8,7 @@ use super::build::{self, RunMeta};
 use super::format::{self, RunHeader, CRC_BLOCK, HAS_IN, HEADER_LEN, IN_DENSE, OUT_DENSE};
 use super::{DirData, Run, RunFile, Sec};
 use crate::medium::{Mapped, Medium, SegmentFile};
+use crate::types::{VertexId, ID_BYTES};
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::atomic::AtomicBool;
@@ -77,7 +78,7 @@ impl RunWriter {
 
     /// Appends neighbor ids of the current direction (out first, then in), with their
     /// weights in weighted runs (else `wts` is empty).
-    pub fn put_adds(&mut self, adds: &[u32], wts: &[f64]) -> Result<()> {
+    pub fn put_adds(&mut self, adds: &[VertexId], wts: &[f64]) -> Result<()> {
         self.adds[self.dir] += adds.len() as u64;
         self.wts.extend_from_slice(wts);
         self.put(bytemuck::cast_slice(adds))
@@ -110,7 +111,7 @@ impl RunWriter {
         meta: &RunMeta,
         out: &DirData,
         inn: Option<&DirData>,
-        vertex_ops: &[u32],
+        vertex_ops: &[VertexId],
     ) -> Result<Run> {
         let (run, unpersisted) = self.finish_unpersisted(meta, out, inn, vertex_ops)?;
         unpersisted.persist()?;
@@ -125,7 +126,7 @@ impl RunWriter {
         meta: &RunMeta,
         out: &DirData,
         inn: Option<&DirData>,
-        vertex_ops: &[u32],
+        vertex_ops: &[VertexId],
     ) -> Result<(Run, Unpersisted)> {
         while self.dir < 2 {
             self.end_direction()?;
@@ -240,25 +241,30 @@ fn open_mapped(map: Mapped, name: &str, medium: Arc<dyn Medium>, checked: Checke
         return Err(bad("padding after the checksum table is not zero".into()));
     }
     let lens = h.section_lens();
-    let sec32 =
-        |i: usize| Sec::mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 4);
+    let ids = |i: usize| {
+        Sec::mapped(
+            map.clone(),
+            h.section_off[i] as usize,
+            lens[i] as usize / ID_BYTES,
+        )
+    };
     let sec64 =
         |i: usize| Sec::mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 8);
     let secf = |i: usize| Sec::mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 8);
     let dir = |d: usize, dense: bool| DirData {
         dense,
-        vids: sec32(format::vids(d)),
+        vids: ids(format::vids(d)),
         offs: sec64(format::offs(d)),
-        adds: sec32(format::adds(d)),
+        adds: ids(format::adds(d)),
         wts: secf(format::wts(d)),
         toffs: sec64(format::toffs(d)),
-        tombs: sec32(format::tombs(d)),
+        tombs: ids(format::tombs(d)),
         n_adds: h.dirs[d].n_adds,
     };
     let run = Run {
         out: dir(0, h.flags & OUT_DENSE != 0),
         inn: (h.flags & HAS_IN != 0).then(|| dir(1, h.flags & IN_DENSE != 0)),
-        vertex_ops: sec32(format::VERTEX_OPS),
+        vertex_ops: ids(format::VERTEX_OPS),
         file: Some(RunFile {
             name: name.to_string(),
             medium,

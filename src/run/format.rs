@@ -4,13 +4,14 @@
 //! header (256 B): 31 little-endian u64 words (see `RunHeader::encode`) and in the last
 //!                 8 bytes the crc32c of the 248 bytes before them
 //! body:           sections, each starting 8-byte aligned, in this order:
-//!                 out.adds u32[] | out.wts f64[] | in.adds u32[] | in.wts f64[]
-//!                 out.vids u32[] | out.offs u64[] | out.toffs u64[] | out.tombs u32[]
-//!                 in.vids  u32[] | in.offs  u64[] | in.toffs  u64[] | in.tombs  u32[]
-//!                 vertex_ops u32[] (bit 31 = deleted)
+//!                 out.adds id[] | out.wts f64[] | in.adds id[] | in.wts f64[]
+//!                 out.vids id[] | out.offs u64[] | out.toffs u64[] | out.tombs id[]
+//!                 in.vids  id[] | in.offs  u64[] | in.toffs  u64[] | in.tombs  id[]
+//!                 vertex_ops id[] (top bit = deleted)
 //! crc table:      u32 crc32c per 1 MiB block of the body, then padding to 8 bytes
 //! ```
-//! The neighbor arrays come first so that a merge can stream them to the file as it
+//! An `id` is a dense vertex id: u32, or u64 when the header has [`WIDE_IDS`] (a store of a
+//! `wide-ids` build). The neighbor arrays come first so that a merge can stream them to the file as it
 //! produces them and write the (small) indexes at the end. `wts` (weights, parallel to
 //! `adds`) are present in weighted stores only.
 //!
@@ -65,6 +66,14 @@ pub const OUT_DENSE: u64 = 2;
 pub const IN_DENSE: u64 = 4;
 /// Flag: neighbors carry f64 weights.
 pub const WEIGHTED: u64 = 8;
+/// Flag: vertex ids are 64-bit (else 32-bit).
+pub const WIDE_IDS: u64 = 16;
+/// This build's width flag.
+pub const THIS_WIDTH: u64 = if crate::types::ID_BYTES == 8 {
+    WIDE_IDS
+} else {
+    0
+};
 
 /// Element counts of one direction.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -112,6 +121,7 @@ impl RunHeader {
     /// Byte length of each section, from the counts.
     pub fn section_lens(&self) -> [u64; SECTIONS] {
         let mut l = [0u64; SECTIONS];
+        let id = if self.flags & WIDE_IDS != 0 { 8 } else { 4 };
         for d in 0..2 {
             let c = &self.dirs[d];
             let dense = self.flags & if d == 0 { OUT_DENSE } else { IN_DENSE } != 0;
@@ -119,9 +129,9 @@ impl RunHeader {
             if !present {
                 continue;
             }
-            l[vids(d)] = if dense { 0 } else { c.n_index * 4 };
+            l[vids(d)] = if dense { 0 } else { c.n_index * id };
             l[offs(d)] = (c.n_index + 1) * 8;
-            l[adds(d)] = c.n_adds * 4;
+            l[adds(d)] = c.n_adds * id;
             l[wts(d)] = if self.flags & WEIGHTED != 0 {
                 c.n_adds * 8
             } else {
@@ -132,9 +142,9 @@ impl RunHeader {
             } else {
                 0
             };
-            l[tombs(d)] = c.n_tombs * 4;
+            l[tombs(d)] = c.n_tombs * id;
         }
-        l[VERTEX_OPS] = self.n_vertex_ops * 4;
+        l[VERTEX_OPS] = self.n_vertex_ops * id;
         l
     }
 
@@ -206,6 +216,13 @@ impl RunHeader {
             return Err(bad(&format!(
                 "unsupported format version {}",
                 w(1) & 0xffff_ffff
+            )));
+        }
+        if (w(1) >> 32) & WIDE_IDS != THIS_WIDTH {
+            let width = if (w(1) >> 32) & WIDE_IDS != 0 { 64 } else { 32 };
+            return Err(Error::Invalid(crate::types::width_mismatch(
+                &format!("run {name}"),
+                width,
             )));
         }
         let mut h = RunHeader {

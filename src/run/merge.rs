@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use std::sync::Arc;
 
 /// Vertices handled by one parallel task.
-const CHUNK: u32 = 1 << 14;
+const CHUNK: VertexId = 1 << 14;
 
 /// Vertex chunks merged in parallel before their output is written.
 const WAVE: usize = 16;
@@ -56,7 +56,7 @@ pub fn merge_to_file_until(
     };
     let mut w = RunWriter::create(medium, meta.id)?;
     let mut built = Vec::new();
-    let chunks: Vec<u32> = (0..space.div_ceil(CHUNK as u64) as u32).collect();
+    let chunks: Vec<VertexId> = (0..space.div_ceil(CHUNK as u64) as VertexId).collect();
     for &d in dirs {
         // A dense input lists a quarter of the space or more, and so will the output:
         // filling dense offsets as parts arrive needs less DRAM than listing vertices.
@@ -74,7 +74,7 @@ pub fn merge_to_file_until(
                 .par_iter()
                 .map(|&c| {
                     let lo = c * CHUNK;
-                    let hi = (lo as u64 + CHUNK as u64).min(space) as u32;
+                    let hi = (lo as u64 + CHUNK as u64).min(space) as VertexId;
                     merge_range(inputs, d, lo, hi, base)
                 })
                 .collect::<Result<Vec<DirPart>>>()?;
@@ -105,13 +105,13 @@ fn merge_range(
         .is_some_and(|r| r.header.flags & WEIGHTED != 0);
     let mut cur: Vec<std::ops::Range<usize>> = dirs.iter().map(|x| x.index_range(lo, hi)).collect();
     let mut part = DirPart::default();
-    let mut scratch: Vec<(u32, f64)> = Vec::new();
+    let mut scratch: Vec<(VertexId, f64)> = Vec::new();
     // (neighbor, input << 1 | is_add, weight): within one input a tombstone sorts before
     // the add of the same edge (a weight update).
-    let mut events: Vec<(u32, u32, f64)> = Vec::new();
-    let mut adds: Vec<u32> = Vec::new();
+    let mut events: Vec<(VertexId, u32, f64)> = Vec::new();
+    let mut adds: Vec<VertexId> = Vec::new();
     let mut addw: Vec<f64> = Vec::new();
-    let mut tombs: Vec<u32> = Vec::new();
+    let mut tombs: Vec<VertexId> = Vec::new();
     let mut hits: Vec<usize> = Vec::with_capacity(inputs.len());
     let weights_of = |i: usize, k: usize, n: usize| -> Vec<f64> {
         if weighted {
@@ -211,8 +211,8 @@ fn merge_range(
     Ok(part)
 }
 
-fn merge_vertex_ops(inputs: &[Arc<Run>], base: bool) -> Vec<u32> {
-    let mut all: Vec<(u32, usize, u32)> = Vec::new();
+fn merge_vertex_ops(inputs: &[Arc<Run>], base: bool) -> Vec<VertexId> {
+    let mut all: Vec<(VertexId, usize, VertexId)> = Vec::new();
     for (i, r) in inputs.iter().enumerate() {
         all.extend(r.vertex_ops.get().iter().map(|&x| (id_of(x), i, x)));
     }
@@ -235,7 +235,7 @@ mod tests {
     use crate::memtable::Memtable;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    fn sealed(edges: &[[u32; 2]], older: &[Arc<Run>], id: u64) -> Arc<Run> {
+    fn sealed(edges: &[[VertexId; 2]], older: &[Arc<Run>], id: u64) -> Arc<Run> {
         let mut m = Memtable::new(false, false, 0, 1 << 16);
         m.apply_edges(edges, &[]);
         Arc::new(m.seal(older, id))
@@ -245,11 +245,11 @@ mod tests {
     fn a_stopped_merge_removes_its_file_and_a_finished_one_keeps_every_edge() {
         // One wave per direction: stopping at the second check lands between the out- and
         // the in-direction, mid-merge.
-        let edges: Vec<[u32; 2]> = (0..60_000u64)
+        let edges: Vec<[VertexId; 2]> = (0..60_000u64)
             .map(|i| {
                 [
-                    ((i * 7919) % 65_536) as u32,
-                    ((i * 104_729) % 65_536) as u32,
+                    ((i * 7919) % 65_536) as VertexId,
+                    ((i * 104_729) % 65_536) as VertexId,
                 ]
             })
             .collect();

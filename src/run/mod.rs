@@ -95,17 +95,17 @@ pub struct DirData {
     /// Whether index `i` is vertex `i` (else `vids` names the indexed vertices).
     pub dense: bool,
     /// Sorted ids of the indexed vertices (sparse only).
-    pub vids: Sec<u32>,
+    pub vids: Sec<VertexId>,
     /// Neighbor offsets, one more than indexed vertices.
     pub offs: Sec<u64>,
     /// Neighbor ids, sorted per vertex.
-    pub adds: Sec<u32>,
+    pub adds: Sec<VertexId>,
     /// Weights parallel to `adds` (empty in unweighted stores).
     pub wts: Sec<f64>,
     /// Tombstone offsets (empty when the run has no tombstones).
     pub toffs: Sec<u64>,
     /// Tombstoned neighbor ids, sorted per vertex.
-    pub tombs: Sec<u32>,
+    pub tombs: Sec<VertexId>,
     /// Number of neighbor ids (kept apart from `adds`, which is empty while a merge
     /// streams them to the file).
     pub n_adds: u64,
@@ -163,7 +163,7 @@ impl DirData {
 
     /// Neighbors at index `i`.
     #[inline]
-    pub fn adds_at(&self, i: usize) -> &[u32] {
+    pub fn adds_at(&self, i: usize) -> &[VertexId] {
         let o = self.offs.get();
         &self.adds.get()[o[i] as usize..o[i + 1] as usize]
     }
@@ -181,7 +181,7 @@ impl DirData {
 
     /// Tombstones at index `i`.
     #[inline]
-    pub fn tombs_at(&self, i: usize) -> &[u32] {
+    pub fn tombs_at(&self, i: usize) -> &[VertexId] {
         let t = self.toffs.get();
         if t.is_empty() {
             return &[];
@@ -191,13 +191,13 @@ impl DirData {
 
     /// Neighbors this run adds for `v`.
     #[inline]
-    pub fn adds(&self, v: VertexId) -> &[u32] {
+    pub fn adds(&self, v: VertexId) -> &[VertexId] {
         self.index_of(v).map_or(&[], |i| self.adds_at(i))
     }
 
     /// Tombstones this run holds for `v`.
     #[inline]
-    pub fn tombs(&self, v: VertexId) -> &[u32] {
+    pub fn tombs(&self, v: VertexId) -> &[VertexId] {
         if self.toffs.get().is_empty() {
             return &[];
         }
@@ -274,7 +274,7 @@ pub struct Run {
     /// In-adjacency; `None` for undirected stores, whose in-adjacency is the out-adjacency.
     pub inn: Option<DirData>,
     /// Vertex states set in this run: id, bit 31 set when deleted.
-    pub vertex_ops: Sec<u32>,
+    pub vertex_ops: Sec<VertexId>,
     /// The backing file, if flushed.
     pub file: Option<RunFile>,
 }

@@ -15,7 +15,7 @@ pub struct Csr {
     inn: Vec<VertexId>,
 }
 
-fn build(n: usize, mut pairs: Vec<(u32, u32)>) -> (Vec<u64>, Vec<u32>) {
+fn build(n: usize, mut pairs: Vec<(VertexId, VertexId)>) -> (Vec<u64>, Vec<VertexId>) {
     pairs.par_sort_unstable();
     pairs.dedup();
     let mut off = vec![0u64; n + 1];
@@ -32,11 +32,11 @@ impl Csr {
     /// Builds from edges over vertices `0..n`; undirected graphs store both directions.
     /// Duplicate edges collapse (set semantics).
     pub fn from_edges(n: usize, edges: &[(VertexId, VertexId)], undirected: bool) -> Csr {
-        let mut fwd: Vec<(u32, u32)> = edges.to_vec();
+        let mut fwd: Vec<(VertexId, VertexId)> = edges.to_vec();
         if undirected {
             fwd.extend(edges.iter().filter(|(s, d)| s != d).map(|&(s, d)| (d, s)));
         }
-        let rev: Vec<(u32, u32)> = fwd.iter().map(|&(s, d)| (d, s)).collect();
+        let rev: Vec<(VertexId, VertexId)> = fwd.iter().map(|&(s, d)| (d, s)).collect();
         let (out_off, out) = build(n, fwd);
         let (in_off, inn) = build(n, rev);
         Csr {
@@ -143,7 +143,7 @@ mod tests {
         assert!(g.has_edge(2, 0) && !g.has_edge(0, 2));
         // Past the id space: empty, never a panic.
         assert!(g.out(4).is_empty() && g.inn(99).is_empty());
-        assert_eq!(g.out_degree(u32::MAX), 0);
+        assert_eq!(g.out_degree(VertexId::MAX), 0);
         assert!(!g.vertex_exists(4) && !g.has_edge(7, 0));
         let u = Csr::from_edges(3, &[(0, 1), (1, 1)], true);
         assert_eq!(u.out(1), [0, 1]);

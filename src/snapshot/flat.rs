@@ -9,7 +9,7 @@ use crate::types::VertexId;
 #[derive(Clone, Copy)]
 pub(crate) struct Adj<'a> {
     offs: &'a [u64],
-    adds: &'a [u32],
+    adds: &'a [VertexId],
     wts: &'a [f64],
 }
 
@@ -25,7 +25,7 @@ impl<'a> Adj<'a> {
 
     /// Sorted neighbors of `v` (empty beyond the run's index).
     #[inline]
-    pub(crate) fn at(&self, v: VertexId) -> &'a [u32] {
+    pub(crate) fn at(&self, v: VertexId) -> &'a [VertexId] {
         let v = v as usize;
         if v + 1 >= self.offs.len() {
             return &[];
@@ -47,7 +47,7 @@ impl<'a> Adj<'a> {
 
     /// The neighbor ids at positions `start..end` of `adds`.
     #[inline]
-    pub(crate) fn slice(&self, start: u64, end: u64) -> &'a [u32] {
+    pub(crate) fn slice(&self, start: u64, end: u64) -> &'a [VertexId] {
         &self.adds[start as usize..end as usize]
     }
 
@@ -132,10 +132,10 @@ impl<'a> FlatView<'a> {
         n: usize,
         undirected: bool,
         edges: u64,
-        out: (&'a [u64], &'a [u32]),
-        inn: (&'a [u64], &'a [u32]),
+        out: (&'a [u64], &'a [VertexId]),
+        inn: (&'a [u64], &'a [VertexId]),
     ) -> FlatView<'a> {
-        let adj = |(offs, adds): (&'a [u64], &'a [u32])| Adj {
+        let adj = |(offs, adds): (&'a [u64], &'a [VertexId])| Adj {
             offs,
             adds,
             wts: &[],

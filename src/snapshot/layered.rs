@@ -106,7 +106,7 @@ impl<'a> LayeredView<'a> {
         base: &Adj<'a>,
         delta: &Adj<'a>,
         v: VertexId,
-    ) -> (&'a [u32], &'a [u32]) {
+    ) -> (&'a [VertexId], &'a [VertexId]) {
         match (spans.get(v as usize), spans.get(v as usize + 1)) {
             (Some(s), Some(next)) => (
                 base.slice(s.base as u64, next.base as u64),
@@ -126,18 +126,18 @@ impl<'a> LayeredView<'a> {
     }
 
     #[inline]
-    fn out(&self, v: VertexId) -> (&'a [u32], &'a [u32]) {
+    fn out(&self, v: VertexId) -> (&'a [VertexId], &'a [VertexId]) {
         Self::parts(self.out, &self.base.out, &self.d_out, v)
     }
 
     #[inline]
-    fn inn(&self, v: VertexId) -> (&'a [u32], &'a [u32]) {
+    fn inn(&self, v: VertexId) -> (&'a [VertexId], &'a [VertexId]) {
         Self::parts(self.inn, &self.base.inn, &self.d_inn, v)
     }
 }
 
 /// The neighbors of `v` in two sorted, disjoint slices, merged into `out`.
-fn merge_sorted(a: &[u32], b: &[u32], out: &mut Vec<VertexId>) {
+fn merge_sorted(a: &[VertexId], b: &[VertexId], out: &mut Vec<VertexId>) {
     out.clear();
     out.reserve(a.len() + b.len());
     let (mut i, mut j) = (0, 0);

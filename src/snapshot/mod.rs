@@ -93,8 +93,7 @@ impl Snapshot {
             return self.edges;
         }
         use rayon::prelude::*;
-        let loops: u64 = (0..self.n as VertexId)
-            .into_par_iter()
+        let loops: u64 = crate::types::par_vertices(self.n)
             .filter(|&v| self.vertex_exists(v) && GraphView::has_edge(self, v, v))
             .count() as u64;
         (self.edges + loops) / 2
@@ -176,7 +175,7 @@ impl Snapshot {
         mut f: F,
     ) -> bool {
         // Runs are few (the compaction policy bounds them): no allocation per vertex.
-        let mut buf: [(&[u32], &[f64], &[u32]); 32] = [(&[], &[], &[]); 32];
+        let mut buf: [(&[VertexId], &[f64], &[VertexId]); 32] = [(&[], &[], &[]); 32];
         let mut k = 0;
         let mut spill = Vec::new();
         for r in self.runs.iter() {
@@ -194,7 +193,8 @@ impl Snapshot {
         if !spill.is_empty() {
             spill.splice(0..0, buf.iter().copied());
         }
-        let parts: &[(&[u32], &[f64], &[u32])] = if spill.is_empty() { &buf[..k] } else { &spill };
+        let parts: &[(&[VertexId], &[f64], &[VertexId])] =
+            if spill.is_empty() { &buf[..k] } else { &spill };
         let tombs = self.tombs[dir_index(d)];
         for (i, (a, w, _)) in parts.iter().enumerate() {
             for (k, &x) in a.iter().enumerate() {
@@ -224,7 +224,7 @@ impl Snapshot {
     fn sorted(&self, d: Dir, v: VertexId, out: &mut Vec<VertexId>) {
         out.clear();
         let mut holders = 0;
-        let mut only: &[u32] = &[];
+        let mut only: &[VertexId] = &[];
         if !self.tombs[dir_index(d)] {
             for r in self.runs.iter() {
                 let dd = r.dir(d);

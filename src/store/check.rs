@@ -3,6 +3,7 @@
 use super::Inner;
 use crate::run::{file::verify_blocks, Dir, Run};
 use crate::snapshot::GraphView;
+use crate::types::VertexId;
 use crate::Result;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -166,7 +167,7 @@ impl Inner {
                             let mut out = Vec::new();
                             for i in 0..dd.n_index() {
                                 let v = dd.vid_at(i);
-                                let live = |x: u32| match d {
+                                let live = |x: VertexId| match d {
                                     Dir::Out => older.has_edge(v, x),
                                     Dir::In => older.has_edge(x, v),
                                 };
@@ -204,7 +205,7 @@ impl Inner {
         // Degree sums and out/in symmetry on the resolved graph.
         let n = snap.num_vertices();
         let (out_sum, in_sum, asym) = self.pool.install(|| {
-            (0..n as u32)
+            (0..n as VertexId)
                 .into_par_iter()
                 .map(|v| {
                     let mut asym = 0u64;
@@ -245,7 +246,7 @@ impl Inner {
                 snap.num_edges()
             ));
         }
-        for v in 0..n as u32 {
+        for v in 0..n as VertexId {
             if !snap.vertex_exists(v) && (snap.out_degree(v) > 0 || snap.in_degree(v) > 0) {
                 rep.problems.push(format!(
                     "deleted vertex {} still has edges",
@@ -261,6 +262,6 @@ impl Inner {
 }
 
 /// Whether `w`'s in-adjacency holds `v`: the mirror of the out-edge `v -> w`.
-fn in_has(s: &crate::snapshot::Snapshot, w: u32, v: u32) -> bool {
+fn in_has(s: &crate::snapshot::Snapshot, w: VertexId, v: VertexId) -> bool {
     s.has_dir_edge(Dir::In, w, v)
 }

@@ -16,7 +16,7 @@ use crate::medium::pmem::{PmemMedium, PmemMode};
 use crate::medium::{memory::MemoryMedium, Medium};
 use crate::memtable::Memtable;
 use crate::run::{self, Run};
-use crate::types::Durability;
+use crate::types::{Durability, VertexId};
 use crate::wal::{self, Wal};
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -145,7 +145,7 @@ pub(super) fn open_on(
         root.undirected,
         root.weighted,
         root.wal_start_lsn,
-        dict.len() as u32,
+        dict.len() as VertexId,
     );
     let rec = replay_wal(
         &*medium,
@@ -285,7 +285,7 @@ fn deleted_in_runs(runs: &[Run]) -> Vec<u64> {
     deleted
 }
 
-fn mark_deleted(bits: &mut Vec<u64>, x: u32) {
+fn mark_deleted(bits: &mut Vec<u64>, x: VertexId) {
     let v = id_of(x) as usize;
     if bits.len() <= v / 64 {
         bits.resize(v / 64 + 1, 0);
@@ -308,7 +308,7 @@ fn replay_wal(
 ) -> Result<wal::Recovered> {
     let mut replay = |blk: &wal::block::Block, skip: u64| -> Result<()> {
         dict.replay(blk.batch.first_new_id, &blk.batch.new_ids)?;
-        mem.ensure_vertices(dict.len() as u32);
+        mem.ensure_vertices(dict.len() as VertexId);
         let mut skip = skip as usize;
         for s in &blk.batch.sections {
             let from = skip.min(s.len());

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
-const MISSING: u32 = u32::MAX;
+const MISSING: VertexId = VertexId::MAX;
 
 /// The weight an insert carries (1 when it names none).
 fn weight_of(r: &Record) -> f64 {
@@ -21,12 +21,12 @@ fn weight_of(r: &Record) -> f64 {
     }
 }
 
-fn is_deleted(bits: &[u64], v: u32) -> bool {
+fn is_deleted(bits: &[u64], v: VertexId) -> bool {
     bits.get(v as usize / 64)
         .is_some_and(|w| w >> (v % 64) & 1 == 1)
 }
 
-fn set_deleted(bits: &mut Arc<Vec<u64>>, v: u32, del: bool) {
+fn set_deleted(bits: &mut Arc<Vec<u64>>, v: VertexId, del: bool) {
     let b = Arc::make_mut(bits);
     let i = v as usize / 64;
     if b.len() <= i {
@@ -95,7 +95,7 @@ impl Inner {
                 .any(|r| matches!(r, Record::InsertVertex(_) | Record::DeleteVertex(_)));
         if !slow {
             // Fast path: only edge updates and no deleted vertices to revive.
-            let edges: Vec<[u32; 2]> = recs
+            let edges: Vec<[VertexId; 2]> = recs
                 .par_iter()
                 .zip(dense.par_iter())
                 .filter(|(_, d)| d[0] != MISSING && d[1] != MISSING)
@@ -152,7 +152,7 @@ impl Inner {
                         self.apply_sections(w, &batch.sections[applied..]);
                         applied = batch.sections.len();
                         // New sections: the ones before are applied already.
-                        let dels: Vec<[u32; 2]> = self
+                        let dels: Vec<[VertexId; 2]> = self
                             .live_edges_of(w, x)?
                             .into_iter()
                             .map(|(s, t)| [s, t | DEL])
@@ -176,8 +176,8 @@ impl Inner {
     }
 
     /// Looks up (in parallel) and assigns (in order) dense ids. Deletes never create ids.
-    fn translate_ids(&self, recs: &[Record]) -> Result<(Vec<[u32; 2]>, DenseBatch)> {
-        let mut dense: Vec<[u32; 2]> = {
+    fn translate_ids(&self, recs: &[Record]) -> Result<(Vec<[VertexId; 2]>, DenseBatch)> {
+        let mut dense: Vec<[VertexId; 2]> = {
             let guard = self.dict.read().unwrap();
             let dict = guard.lookup()?;
             let look = |x: u64| dict.get(x).unwrap_or(MISSING);
@@ -188,7 +188,7 @@ impl Inner {
                 Record::InsertVertex(v) | Record::DeleteVertex(v) => (v, v),
             };
             const AHEAD: usize = 16;
-            let mut dense = vec![[0u32; 2]; recs.len()];
+            let mut dense = vec![[0 as VertexId; 2]; recs.len()];
             dense
                 .par_chunks_mut(4096)
                 .zip(recs.par_chunks(4096))
@@ -213,7 +213,7 @@ impl Inner {
         let missing = dense.par_iter().any(|d| d[0] == MISSING || d[1] == MISSING);
         if missing {
             let mut dict = self.dict.write().unwrap();
-            batch.first_new_id = dict.len() as u32;
+            batch.first_new_id = dict.len() as VertexId;
             for (r, d) in recs.iter().zip(dense.iter_mut()) {
                 match *r {
                     Record::Insert(s, t) | Record::InsertWeighted(s, t, _) => {
@@ -240,7 +240,7 @@ impl Inner {
     }
 
     fn apply_sections(&self, w: &mut Writer, sections: &[Section]) {
-        let n = self.dict.read().unwrap().len() as u32;
+        let n = self.dict.read().unwrap().len() as VertexId;
         w.mem.ensure_vertices(n);
         for s in sections {
             match s {
@@ -251,7 +251,7 @@ impl Inner {
     }
 
     /// Every edge touching `x` right now, as `[src, dst]`.
-    fn live_edges_of(&self, w: &Writer, x: VertexId) -> Result<Vec<(u32, u32)>> {
+    fn live_edges_of(&self, w: &Writer, x: VertexId) -> Result<Vec<(VertexId, VertexId)>> {
         self.seal_pending_dram()?;
         let runs = self.state.lock().unwrap().runs.clone();
         self.pool.install(|| crate::run::verify_all(&runs))?;
@@ -263,7 +263,7 @@ impl Inner {
             Arc::from(Vec::new()),
         );
         let mut edges = Vec::new();
-        let live = |d: Dir| -> BTreeSet<u32> {
+        let live = |d: Dir| -> BTreeSet<VertexId> {
             let mut set = BTreeSet::new();
             match d {
                 Dir::Out => view.for_each_out(x, |y| {
@@ -293,7 +293,7 @@ impl Inner {
 
     /// Moves the active memtable to the frozen queue (called with the writer lock held).
     pub(super) fn freeze_locked(&self, w: &mut Writer) -> bool {
-        let n = self.dict.read().unwrap().len() as u32;
+        let n = self.dict.read().unwrap().len() as VertexId;
         let fresh = Memtable::new(self.undirected, self.weighted, w.next_lsn, n);
         let mem = std::mem::replace(&mut w.mem, fresh);
         if mem.is_empty() {

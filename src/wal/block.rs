@@ -5,11 +5,14 @@
 //!                | crc32c u32 (header bytes 0..24, 28..32, then payload) | durable_gap u32
 //! payload: sections, each 8-byte aligned:
 //!   kind u8 | 0 u8 x3 | count u32, then
-//!   kind 1 (dictionary): first_dense u32 | 0 u32 | count x u64 external ids
-//!   kind 2 (edges):      count x (src u32, dst u32 with bit 31 = delete)
-//!   kind 3 (vertices):   count x u32 with bit 31 = delete, padded to 8 bytes
-//!   kind 4 (weighted edges): count x (src u32, dst u32) as kind 2, then count x f64 weights
+//!   kind 1 (dictionary): first_dense u64 | count x u64 external ids
+//!   kind 2 (edges):      count x (src id, dst id with the top bit = delete)
+//!   kind 3 (vertices):   count x id with the top bit = delete, padded to 8 bytes
+//!   kind 4 (weighted edges): count x (src id, dst id) as kind 2, then count x f64 weights
 //! ```
+//! An `id` is a dense vertex id of the store's width: u32, or u64 in 64-bit stores, whose
+//! edge and vertex sections have kinds 2, 3, 4 plus [`WIDE_KIND`] so that a block names its
+//! width (a 32-bit store's `first_dense` is its old `u32 | 0 u32`, the same bytes).
 //! All integers little-endian. LSNs count user records (edges and vertex updates), so the
 //! records in a block have LSNs `first_lsn .. first_lsn + records`.
 //!
@@ -19,6 +22,7 @@
 //! written after the damaged one, whose hint says the damaged one was durable, proves damage.
 
 use crate::batch::{DenseBatch, Section};
+use crate::types::{id_from_le, VertexId, ID_BYTES};
 use crate::{Error, Result};
 
 /// Bytes in a block header.
@@ -28,6 +32,14 @@ const KIND_DICT: u8 = 1;
 const KIND_EDGES: u8 = 2;
 const KIND_VERTICES: u8 = 3;
 const KIND_WEIGHTED_EDGES: u8 = 4;
+/// Added to the kinds of sections holding ids in 64-bit stores.
+pub const WIDE_KIND: u8 = 16;
+/// What this build adds to id-holding kinds.
+const THIS_WIDTH: u8 = if crate::types::ID_BYTES == 8 {
+    WIDE_KIND
+} else {
+    0
+};
 
 fn put32(out: &mut Vec<u8>, x: u32) {
     out.extend_from_slice(&x.to_le_bytes());
@@ -50,8 +62,7 @@ pub fn encode(batch: &DenseBatch, first_lsn: u64, durable_lsn: u64, out: &mut Ve
         out.push(KIND_DICT);
         out.extend_from_slice(&[0; 3]);
         put32(out, batch.new_ids.len() as u32);
-        put32(out, batch.first_new_id);
-        put32(out, 0);
+        out.extend_from_slice(&(batch.first_new_id as u64).to_le_bytes());
         out.extend_from_slice(bytemuck::cast_slice(&batch.new_ids));
     }
     for s in &batch.sections {
@@ -61,11 +72,14 @@ pub fn encode(batch: &DenseBatch, first_lsn: u64, durable_lsn: u64, out: &mut Ve
         sections += 1;
         match s {
             Section::Edges(e, w) => {
-                out.push(if batch.weighted {
-                    KIND_WEIGHTED_EDGES
-                } else {
-                    KIND_EDGES
-                });
+                out.push(
+                    THIS_WIDTH
+                        + if batch.weighted {
+                            KIND_WEIGHTED_EDGES
+                        } else {
+                            KIND_EDGES
+                        },
+                );
                 out.extend_from_slice(&[0; 3]);
                 put32(out, e.len() as u32);
                 out.extend_from_slice(bytemuck::cast_slice(e));
@@ -75,7 +89,7 @@ pub fn encode(batch: &DenseBatch, first_lsn: u64, durable_lsn: u64, out: &mut Ve
                 }
             }
             Section::Vertices(v) => {
-                out.push(KIND_VERTICES);
+                out.push(THIS_WIDTH + KIND_VERTICES);
                 out.extend_from_slice(&[0; 3]);
                 put32(out, v.len() as u32);
                 out.extend_from_slice(bytemuck::cast_slice(v));
@@ -175,23 +189,31 @@ pub fn decode(bytes: &[u8]) -> Result<std::result::Result<Block, Invalid>> {
             *at += n;
             Ok(s)
         };
-        match kind {
+        if kind != KIND_DICT && kind & WIDE_KIND != THIS_WIDTH {
+            let width = if kind & WIDE_KIND != 0 { 64 } else { 32 };
+            return Err(Error::corrupt(crate::types::width_mismatch(
+                &format!("WAL block at LSN {first_lsn}"),
+                width,
+            )));
+        }
+        match kind & !WIDE_KIND {
             KIND_DICT => {
-                let first = rd32(take(&mut at, 8)?, 0);
+                let first = rd64(take(&mut at, 8)?, 0);
                 let ids = take(&mut at, count * 8)?;
-                batch.first_new_id = first;
+                batch.first_new_id = VertexId::try_from(first)
+                    .map_err(|_| bad("dense id past this build's width"))?;
                 batch.new_ids = ids
                     .chunks_exact(8)
                     .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
                     .collect();
             }
             KIND_EDGES | KIND_WEIGHTED_EDGES => {
-                let raw = take(&mut at, count * 8)?;
+                let raw = take(&mut at, count * 2 * ID_BYTES)?;
                 let edges = raw
-                    .chunks_exact(8)
-                    .map(|c| [rd32(c, 0), rd32(c, 4)])
+                    .chunks_exact(2 * ID_BYTES)
+                    .map(|c| [id_from_le(c), id_from_le(&c[ID_BYTES..])])
                     .collect();
-                let weights = if kind == KIND_WEIGHTED_EDGES {
+                let weights = if kind & !WIDE_KIND == KIND_WEIGHTED_EDGES {
                     batch.weighted = true;
                     take(&mut at, count * 8)?
                         .chunks_exact(8)
@@ -203,9 +225,9 @@ pub fn decode(bytes: &[u8]) -> Result<std::result::Result<Block, Invalid>> {
                 batch.sections.push(Section::Edges(edges, weights));
             }
             KIND_VERTICES => {
-                let raw = take(&mut at, count * 4)?;
+                let raw = take(&mut at, count * ID_BYTES)?;
                 batch.sections.push(Section::Vertices(
-                    raw.chunks_exact(4).map(|c| rd32(c, 0)).collect(),
+                    raw.chunks_exact(ID_BYTES).map(id_from_le).collect(),
                 ));
                 at = at.next_multiple_of(8);
             }

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests: a plain model of the graph and comparisons.
 #![allow(dead_code)]
 
+use evograph::VertexId;
 use evograph::{GraphView, Record, Snapshot};
 use std::collections::BTreeSet;
 
@@ -62,7 +63,7 @@ impl Model {
 /// Reads every edge's weight (as f64 bits) out of a snapshot, in external ids.
 pub fn read_weights(s: &Snapshot) -> std::collections::BTreeMap<(u64, u64), u64> {
     let mut m = std::collections::BTreeMap::new();
-    for v in 0..s.num_vertices() as u32 {
+    for v in 0..s.num_vertices() as VertexId {
         s.for_each_out_weighted(v, |w, x| {
             m.insert((s.external_id(v), s.external_id(w)), x.to_bits());
         });
@@ -74,7 +75,7 @@ pub fn read_weights(s: &Snapshot) -> std::collections::BTreeMap<(u64, u64), u64>
 pub fn read(s: &Snapshot) -> (BTreeSet<u64>, BTreeSet<(u64, u64)>) {
     let mut vs = BTreeSet::new();
     let mut es = BTreeSet::new();
-    for v in 0..s.num_vertices() as u32 {
+    for v in 0..s.num_vertices() as VertexId {
         if s.vertex_exists(v) {
             vs.insert(s.external_id(v));
         }
@@ -91,7 +92,7 @@ pub fn assert_matches(s: &Snapshot, m: &Model, ctx: &str) {
     assert_eq!(vs, m.vertices, "{ctx}: vertices differ");
     assert_eq!(es, m.edges, "{ctx}: edges differ");
     assert_eq!(s.num_edges(), m.edges.len() as u64, "{ctx}: edge count");
-    for v in 0..s.num_vertices() as u32 {
+    for v in 0..s.num_vertices() as VertexId {
         let x = s.external_id(v);
         let out: Vec<u64> = m.edges.iter().filter(|e| e.0 == x).map(|e| e.1).collect();
         let inn: Vec<u64> = m.edges.iter().filter(|e| e.1 == x).map(|e| e.0).collect();
@@ -103,7 +104,7 @@ pub fn assert_matches(s: &Snapshot, m: &Model, ctx: &str) {
         let mut want_in = inn.clone();
         want_in.sort_unstable();
         assert_eq!(got_in, want_in, "{ctx}: in-neighbors of {x}");
-        for w in 0..s.num_vertices() as u32 {
+        for w in 0..s.num_vertices() as VertexId {
             let y = s.external_id(w);
             assert_eq!(
                 s.has_edge(v, w),

@@ -33,8 +33,7 @@ pub fn bfs<G: GraphView>(g: &G, source: VertexId) -> Vec<i64> {
             loop {
                 let prev = awake;
                 let next = Bitmap::new(n);
-                awake = (0..n as VertexId)
-                    .into_par_iter()
+                awake = crate::types::par_vertices(n)
                     .with_min_len(1024)
                     .filter(|&v| parent[v as usize].load(Relaxed) < 0)
                     .map(|v| {
@@ -109,7 +108,7 @@ impl Bitmap {
         for (i, w) in self.0.iter().enumerate() {
             let mut w = w.load(Relaxed);
             while w != 0 {
-                out.push((i * 64) as VertexId + w.trailing_zeros());
+                out.push((i * 64) as VertexId + w.trailing_zeros() as VertexId);
                 w &= w - 1;
             }
         }

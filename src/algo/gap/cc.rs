@@ -4,15 +4,16 @@
 //! (weak connectivity).
 
 use crate::snapshot::GraphView;
+use crate::types::AtomicVertexId;
 use crate::types::VertexId;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 
 const NEIGHBOR_ROUNDS: usize = 2;
 const SAMPLES: usize = 1024;
 
 /// Lock-free union: hook the larger root under the smaller.
-fn link(u: VertexId, v: VertexId, comp: &[AtomicU32]) {
+fn link(u: VertexId, v: VertexId, comp: &[AtomicVertexId]) {
     let mut p1 = comp[u as usize].load(Relaxed);
     let mut p2 = comp[v as usize].load(Relaxed);
     while p1 != p2 {
@@ -31,7 +32,7 @@ fn link(u: VertexId, v: VertexId, comp: &[AtomicU32]) {
     }
 }
 
-fn compress(comp: &[AtomicU32]) {
+fn compress(comp: &[AtomicVertexId]) {
     (0..comp.len())
         .into_par_iter()
         .with_min_len(4096)
@@ -46,11 +47,10 @@ fn compress(comp: &[AtomicU32]) {
 /// Component id of every vertex (the smallest dense id in its component after compression).
 pub fn afforest<G: GraphView>(g: &G) -> Vec<VertexId> {
     let n = g.num_vertices();
-    let comp: Vec<AtomicU32> = (0..n as u32).map(AtomicU32::new).collect();
+    let comp: Vec<AtomicVertexId> = (0..n as VertexId).map(AtomicVertexId::new).collect();
     // Sample: link each vertex to its r-th out-neighbor.
     for r in 0..NEIGHBOR_ROUNDS {
-        (0..n as VertexId)
-            .into_par_iter()
+        crate::types::par_vertices(n)
             .with_min_len(1024)
             .for_each(|u| {
                 let mut i = 0;
@@ -85,8 +85,7 @@ pub fn afforest<G: GraphView>(g: &G) -> Vec<VertexId> {
             .map(|(c, _)| c)
     };
     // Finish: remaining out-neighbors, and in-neighbors for directed graphs.
-    (0..n as VertexId)
-        .into_par_iter()
+    crate::types::par_vertices(n)
         .with_min_len(256)
         .for_each(|u| {
             if Some(comp[u as usize].load(Relaxed)) == giant {

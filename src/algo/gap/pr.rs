@@ -16,12 +16,10 @@ pub fn pagerank<G: GraphView>(
     let n = g.num_vertices();
     let live = super::existing(g).len().max(1) as f64;
     let base = (1.0 - damping) / live;
-    let exists: Vec<bool> = (0..n as VertexId)
-        .into_par_iter()
+    let exists: Vec<bool> = crate::types::par_vertices(n)
         .map(|v| g.vertex_exists(v))
         .collect();
-    let out_deg: Vec<f64> = (0..n as VertexId)
-        .into_par_iter()
+    let out_deg: Vec<f64> = crate::types::par_vertices(n)
         .map(|v| g.out_degree(v) as f64)
         .collect();
     let mut scores: Vec<f64> = exists

@@ -10,8 +10,7 @@ use rayon::prelude::*;
 /// Sorted undirected adjacency (no self-loops), optionally relabeled by degree.
 fn symmetric_sorted<G: GraphView>(g: &G) -> (Vec<u64>, Vec<VertexId>) {
     let n = g.num_vertices();
-    let lists: Vec<Vec<VertexId>> = (0..n as VertexId)
-        .into_par_iter()
+    let lists: Vec<Vec<VertexId>> = crate::types::par_vertices(n)
         .with_min_len(256)
         .map_init(Vec::new, |buf, v| {
             super::undirected_neighbors(g, v, buf);

@@ -113,7 +113,7 @@ mod tests {
 
     #[test]
     fn long_path_has_one_level_per_vertex() {
-        let n = 2000u32;
+        let n: VertexId = 2000;
         let edges: Vec<_> = (0..n - 1).map(|i| (i, i + 1)).collect();
         let g = Csr::from_edges(n as usize, &edges, false);
         assert!(bfs(&g, 0).into_iter().eq(0..n as i64));

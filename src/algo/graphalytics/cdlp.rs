@@ -10,7 +10,7 @@
 //! In an undirected graph `N_in(v) = N_out(v)`: counting both would double every count,
 //! which cannot change the winner, so each neighbour is counted once there.
 
-use crate::{GraphView, VertexId};
+use crate::GraphView;
 use rayon::prelude::*;
 
 /// The most frequent label in `labels` (sorted here), the smallest among ties.
@@ -43,8 +43,7 @@ pub fn cdlp<G: GraphView>(g: &G, iterations: u32, label_of: &[u64]) -> Vec<u64> 
     let mut labels = label_of.to_vec();
     let mut next = Vec::with_capacity(n);
     for _ in 0..iterations {
-        (0..n as VertexId)
-            .into_par_iter()
+        crate::types::par_vertices(n)
             .map_init(Vec::new, |seen: &mut Vec<u64>, v| {
                 seen.clear();
                 g.for_each_out(v, |w| seen.push(labels[w as usize]));
@@ -64,6 +63,7 @@ mod tests {
     use super::*;
     use crate::algo::graphalytics::testkit::{example, history, Model, Views};
     use crate::snapshot::Csr;
+    use crate::VertexId;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
@@ -90,7 +90,7 @@ mod tests {
         label
     }
 
-    fn externals(first: u32, n: usize) -> Vec<u64> {
+    fn externals(first: VertexId, n: usize) -> Vec<u64> {
         (first as u64..).take(n).collect()
     }
 
@@ -143,7 +143,7 @@ mod tests {
         fn matches_sequential_reference((undirected, steps) in history(), iterations in 0u32..6) {
             let v = Views::build(undirected, &steps);
             let want = reference(&v.model, iterations);
-            let csr_labels: Vec<u64> = (0..v.csr.num_vertices() as u32).map(|d| v.csr_ext(d)).collect();
+            let csr_labels: Vec<u64> = (0..v.csr.num_vertices() as VertexId).map(|d| v.csr_ext(d)).collect();
             let csr = cdlp(&v.csr, iterations, &csr_labels);
             prop_assert_eq!(v.csr_map(&csr), want.clone());
             let snap = cdlp(&v.snap, iterations, v.snap.external_ids());

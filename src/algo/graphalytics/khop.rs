@@ -59,10 +59,14 @@ mod tests {
     fn example_directed_neighbourhoods() {
         // Dense id = vertex - 1. 1 -> {3, 5}; 3 -> {1, 5, 8, 10}; 5 -> {3, 4, 8}.
         let (g, first) = example(false);
-        let ext = |vs: Vec<u32>| vs.into_iter().map(|x| x + first).collect::<Vec<_>>();
+        let ext = |vs: Vec<VertexId>| vs.into_iter().map(|x| x + first).collect::<Vec<_>>();
         assert_eq!(ext(one_hop(&g, 0)), [3, 5]);
         assert_eq!(ext(two_hop(&g, 0)), [3, 4, 5, 8, 10]);
-        assert_eq!(ext(two_hop(&g, 3)), Vec::<u32>::new(), "vertex 4 is a sink");
+        assert_eq!(
+            ext(two_hop(&g, 3)),
+            Vec::<VertexId>::new(),
+            "vertex 4 is a sink"
+        );
     }
 
     #[test]
@@ -84,8 +88,8 @@ mod tests {
             let v = Views::build(undirected, &steps);
             for &x in &v.model.vertices {
                 let (one, two) = reference(&v.model, x);
-                let csr = |vs: Vec<u32>| vs.into_iter().map(|d| v.csr_ext(d)).collect::<BTreeSet<_>>();
-                let snap = |vs: Vec<u32>| vs.into_iter().map(|d| v.snap.external_id(d)).collect::<BTreeSet<_>>();
+                let csr = |vs: Vec<VertexId>| vs.into_iter().map(|d| v.csr_ext(d)).collect::<BTreeSet<_>>();
+                let snap = |vs: Vec<VertexId>| vs.into_iter().map(|d| v.snap.external_id(d)).collect::<BTreeSet<_>>();
                 let (c1, c2) = (one_hop(&v.csr, v.csr_dense(x)), two_hop(&v.csr, v.csr_dense(x)));
                 let (s1, s2) = (one_hop(&v.snap, v.snap_dense(x)), two_hop(&v.snap, v.snap_dense(x)));
                 for list in [&c1, &c2, &s1, &s2] {

@@ -111,8 +111,7 @@ fn links_from<G: GraphView>(g: &G, part: &[VertexId], nbrs: &[VertexId], marks: 
 /// counts in the numerator, so values stay within `[0, 1]`. Deleted vertices get 0.0.
 pub fn lcc<G: GraphView>(g: &G) -> Vec<f64> {
     let n = g.num_vertices();
-    (0..n as VertexId)
-        .into_par_iter()
+    crate::types::par_vertices(n)
         .with_max_len(CHUNK)
         .map_init(
             || (Vec::new(), Vec::new()),
@@ -252,7 +251,7 @@ mod tests {
     #[test]
     fn hub_takes_the_parallel_path() {
         // A wheel: hub 0 joined to a directed cycle of BIG + 10 rim vertices.
-        let rim = (BIG + 10) as u32;
+        let rim = (BIG + 10) as VertexId;
         let mut edges: Vec<_> = (1..=rim).map(|i| (0, i)).collect();
         edges.extend((1..=rim).map(|i| (i, i % rim + 1)));
         let g = Csr::from_edges(rim as usize + 1, &edges, false);

@@ -116,25 +116,25 @@ pub(crate) mod testkit {
 
     /// The spec's `example-directed` graph (vertices 1..=10, appendix "validation examples").
     #[rustfmt::skip]
-    pub const EXAMPLE_DIRECTED: [(u32, u32); 17] = [
+    pub const EXAMPLE_DIRECTED: [(VertexId, VertexId); 17] = [
         (1, 3), (1, 5), (2, 4), (2, 5), (2, 10), (3, 1), (3, 5), (3, 8), (3, 10),
         (5, 3), (5, 4), (5, 8), (6, 3), (6, 4), (7, 4), (8, 1), (9, 4),
     ];
     /// The spec's `example-undirected` graph (vertices 2..=10), each edge once.
     #[rustfmt::skip]
-    pub const EXAMPLE_UNDIRECTED: [(u32, u32); 12] = [
+    pub const EXAMPLE_UNDIRECTED: [(VertexId, VertexId); 12] = [
         (2, 3), (2, 4), (3, 4), (3, 5), (3, 8), (5, 6), (5, 8), (6, 7), (6, 8), (6, 9),
         (6, 10), (7, 9),
     ];
 
     /// Per-dense-id values of an [`example`] graph keyed by vertex (`first + i`).
-    pub fn by_id(first: u32, vals: &[f64]) -> BTreeMap<u64, f64> {
+    pub fn by_id(first: VertexId, vals: &[f64]) -> BTreeMap<u64, f64> {
         (first as u64..).zip(vals.iter().copied()).collect()
     }
 
     /// An example graph as a [`Csr`] whose dense id `i` is vertex `first + i`.
-    pub fn example(undirected: bool) -> (Csr, u32) {
-        let (edges, first, last): (&[(u32, u32)], u32, u32) = if undirected {
+    pub fn example(undirected: bool) -> (Csr, VertexId) {
+        let (edges, first, last): (&[(VertexId, VertexId)], VertexId, VertexId) = if undirected {
             (&EXAMPLE_UNDIRECTED, 2, 10)
         } else {
             (&EXAMPLE_DIRECTED, 1, 10)
@@ -272,12 +272,12 @@ pub(crate) mod testkit {
             }
             let snap = graph.snapshot().unwrap();
             let csr_ext: Vec<u64> = model.vertices.iter().rev().copied().collect();
-            let dense: BTreeMap<u64, u32> = csr_ext
+            let dense: BTreeMap<u64, VertexId> = csr_ext
                 .iter()
                 .enumerate()
-                .map(|(i, &x)| (x, i as u32))
+                .map(|(i, &x)| (x, i as VertexId))
                 .collect();
-            let edges: Vec<(u32, u32)> = model
+            let edges: Vec<(VertexId, VertexId)> = model
                 .edges
                 .iter()
                 .map(|(a, b)| (dense[a], dense[b]))

@@ -30,8 +30,7 @@ const CHUNK: usize = 4096;
 /// vertex the result is all zeros.
 pub fn pagerank<G: GraphView>(g: &G, damping: f64, iterations: u32) -> Vec<f64> {
     let n = g.num_vertices();
-    let exists: Vec<bool> = (0..n as VertexId)
-        .into_par_iter()
+    let exists: Vec<bool> = crate::types::par_vertices(n)
         .map(|v| g.vertex_exists(v))
         .collect();
     let live = exists.iter().filter(|&&e| e).count();
@@ -39,8 +38,7 @@ pub fn pagerank<G: GraphView>(g: &G, damping: f64, iterations: u32) -> Vec<f64> 
         return vec![0.0; n];
     }
     let nv = live as f64;
-    let out_degree: Vec<usize> = (0..n as VertexId)
-        .into_par_iter()
+    let out_degree: Vec<usize> = crate::types::par_vertices(n)
         .map(|v| g.out_degree(v))
         .collect();
     let mut rank: Vec<f64> = exists
@@ -135,7 +133,7 @@ mod tests {
             assert!(
                 (g - w).abs() <= 1e-12 * w,
                 "vertex {}: {g} vs {w}",
-                i as u32 + first
+                i as VertexId + first
             );
         }
         assert_close(

@@ -12,12 +12,13 @@
 //! smaller parent, `parent[x] <= x` always holds and the final root of each component is its
 //! smallest dense id.
 
+use crate::types::AtomicVertexId;
 use crate::{GraphView, VertexId};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Follows parents to the root, halving the path as it goes.
-fn find(parent: &[AtomicU32], mut x: VertexId) -> VertexId {
+fn find(parent: &[AtomicVertexId], mut x: VertexId) -> VertexId {
     loop {
         let p = parent[x as usize].load(Ordering::Relaxed);
         if p == x {
@@ -38,7 +39,7 @@ fn find(parent: &[AtomicU32], mut x: VertexId) -> VertexId {
 }
 
 /// Merges the components of `u` and `v`.
-fn union(parent: &[AtomicU32], u: VertexId, v: VertexId) {
+fn union(parent: &[AtomicVertexId], u: VertexId, v: VertexId) {
     let (mut a, mut b) = (u, v);
     loop {
         a = find(parent, a);
@@ -64,16 +65,15 @@ fn union(parent: &[AtomicU32], u: VertexId, v: VertexId) {
 /// so it is its own singleton component (label = its own id).
 pub fn wcc<G: GraphView>(g: &G) -> Vec<u64> {
     let n = g.num_vertices();
-    let parent: Vec<AtomicU32> = (0..n as VertexId).map(AtomicU32::new).collect();
-    (0..n as VertexId).into_par_iter().for_each(|u| {
+    let parent: Vec<AtomicVertexId> = (0..n as VertexId).map(AtomicVertexId::new).collect();
+    crate::types::par_vertices(n).for_each(|u| {
         g.for_each_out(u, |w| {
             if w != u {
                 union(&parent, u, w);
             }
         })
     });
-    (0..n as VertexId)
-        .into_par_iter()
+    crate::types::par_vertices(n)
         .map(|v| find(&parent, v) as u64)
         .collect()
 }
@@ -137,7 +137,7 @@ mod tests {
 
     #[test]
     fn long_chain_built_backwards_is_one_component() {
-        let n = 3000u32;
+        let n: VertexId = 3000;
         let edges: Vec<_> = (1..n).rev().map(|i| (i, i - 1)).collect();
         let g = Csr::from_edges(n as usize, &edges, false);
         assert!(wcc(&g).iter().all(|&l| l == 0));
