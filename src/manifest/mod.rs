@@ -285,6 +285,20 @@ mod tests {
     use crate::medium::memory::MemoryMedium;
 
     #[test]
+    fn a_store_of_the_other_id_width_is_refused_with_the_build_it_needs() {
+        let m = MemoryMedium::new();
+        let mut root = Root::new(false);
+        root.id_width = if ID_WIDTH == 32 { 64 } else { 32 };
+        Manifest::create(&m, root).unwrap();
+        let e = Manifest::open(&m)
+            .err()
+            .expect("opened a store of the other width");
+        let msg = e.to_string();
+        assert!(matches!(e, Error::Invalid(_)), "{msg}");
+        assert!(msg.contains("open it with a build with"), "{msg}");
+    }
+
+    #[test]
     fn newest_valid_slot_wins() {
         let m = MemoryMedium::new();
         let mut man = Manifest::create(&m, Root::new(false)).unwrap();

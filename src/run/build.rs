@@ -373,6 +373,38 @@ mod tests {
     }
 
     #[test]
+    fn ids_at_the_top_of_the_width_survive_a_run_file() {
+        use crate::medium::{memory::MemoryMedium, Medium};
+        let top = crate::types::MAX_VERTICES as VertexId - 1;
+        let mut p = DirPart::default();
+        p.push(3, &[top], &[]);
+        p.push(top, &[0, 3, top - 1], &[7]);
+        let space = top as u64 + 1;
+        let out = assemble(vec![p], space, false);
+        assert!(!out.dense);
+        let meta = RunMeta {
+            id: 1,
+            level: 0,
+            min_lsn: 0,
+            max_lsn: 5,
+            vertex_space: space,
+            weighted: false,
+        };
+        let run = finish(meta, out, None, vec![top | crate::batch::DEL]);
+        let medium: std::sync::Arc<dyn Medium> = std::sync::Arc::new(MemoryMedium::new());
+        let back = crate::run::file::write(&run, &medium).unwrap();
+        back.verify().unwrap();
+        assert_eq!(back.out.adds(3), &[top]);
+        assert_eq!(back.out.adds(top), &[0, 3, top - 1]);
+        assert_eq!(back.out.tombs(top), &[7]);
+        assert_eq!(back.vertex_ops.get(), &[top | crate::batch::DEL]);
+        assert_eq!(
+            back.header.flags & super::super::format::WIDE_IDS != 0,
+            crate::types::ID_WIDTH == 64
+        );
+    }
+
+    #[test]
     fn sparse_and_dense_agree() {
         for space in [8u64, 1000] {
             let d = assemble(parts(), space, false);

@@ -269,7 +269,7 @@ mod tests {
 
     fn sample() -> RunHeader {
         let mut h = RunHeader {
-            flags: HAS_IN | OUT_DENSE,
+            flags: HAS_IN | OUT_DENSE | THIS_WIDTH,
             id: 7,
             level: 1,
             min_lsn: 10,
@@ -301,6 +301,20 @@ mod tests {
         for (i, off) in h.section_off.iter().enumerate() {
             assert_eq!(off % 8, 0, "section {i} misaligned");
         }
+    }
+
+    #[test]
+    fn a_run_of_the_other_id_width_is_refused_by_name() {
+        let mut h = sample();
+        h.flags ^= WIDE_IDS;
+        h.lay_out();
+        let e = RunHeader::decode(&h.encode(), "run-7.run")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("run run-7.run uses") && e.contains("-bit vertex ids but this evograph"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -27,7 +27,7 @@ impl<'a> Adj<'a> {
     #[inline]
     pub(crate) fn at(&self, v: VertexId) -> &'a [VertexId] {
         let v = v as usize;
-        if v + 1 >= self.offs.len() {
+        if v >= self.offs.len().saturating_sub(1) {
             return &[];
         }
         &self.adds[self.offs[v] as usize..self.offs[v + 1] as usize]

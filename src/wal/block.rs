@@ -293,6 +293,42 @@ mod tests {
     }
 
     #[test]
+    fn ids_at_the_top_of_the_width_round_trip() {
+        // The largest dense ids this build's width allows, next to the delete bit.
+        let top = crate::types::MAX_VERTICES as VertexId - 1;
+        let mut b = DenseBatch {
+            first_new_id: top - 1,
+            new_ids: vec![u64::MAX, 0],
+            ..Default::default()
+        };
+        b.push_edge(top, top - 1, true, 0.0);
+        b.push_edge(0, top, false, 0.0);
+        b.push_vertex(top, true);
+        let mut buf = vec![];
+        encode(&b, 1, 0, &mut buf);
+        let got = decode(&buf).unwrap().unwrap().batch;
+        assert_eq!(got, b);
+        let Section::Edges(e, _) = &got.sections[0] else {
+            panic!("edges first")
+        };
+        assert!(crate::batch::is_del(e[0][1]) && crate::batch::id_of(e[0][1]) == top - 1);
+    }
+
+    #[test]
+    fn a_block_of_the_other_id_width_is_refused_by_name() {
+        let mut buf = vec![];
+        encode(&sample(), 1, 0, &mut buf);
+        // Turn the first id-holding section into the other width's kind; recompute the crc
+        // so that only the width is wrong.
+        let first_kind = HEADER_LEN + 8 + 8 + 3 * 8; // past the dictionary section
+        buf[first_kind] ^= WIDE_KIND;
+        let crc = crc32c::crc32c_append(crc32c::crc32c(&buf[..24]), &buf[28..]);
+        buf[24..28].copy_from_slice(&crc.to_le_bytes());
+        let e = decode(&buf).unwrap_err().to_string();
+        assert!(e.contains("-bit vertex ids but this evograph"), "{e}");
+    }
+
+    #[test]
     fn every_flipped_byte_is_detected() {
         let mut buf = vec![];
         encode(&sample(), 1, 0, &mut buf);
