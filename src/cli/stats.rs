@@ -18,8 +18,9 @@ pub struct Args {
     json: bool,
 }
 
-/// DRAM per dictionary entry: the external id and its lookup slot (README, Memory).
-const DICT_BYTES_PER_ID: u64 = 12;
+/// DRAM per dictionary entry: the external id and its lookup slot, a dense id
+/// (README, Memory).
+const DICT_BYTES_PER_ID: u64 = 8 + evograph::types::ID_BYTES as u64;
 /// DRAM per vertex of a dense run's index while it is built: one u64 offset per
 /// direction, filled as the merge goes.
 const MERGE_BYTES_PER_VERTEX: u64 = 16;
@@ -85,7 +86,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     );
     let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
     println!(
-        "dram model      a writer needs its memtable budget + {:.0} MiB dictionary (12 B per id) + {:.0} MiB while building a dense run (16 B per vertex) + allocator slack (README, Memory)",
+        "dram model      a writer needs its memtable budget + {:.0} MiB dictionary ({DICT_BYTES_PER_ID} B per id) + {:.0} MiB while building a dense run ({MERGE_BYTES_PER_VERTEX} B per vertex) + allocator slack (README, Memory)",
         mib(DICT_BYTES_PER_ID * s.vertex_ids),
         mib(MERGE_BYTES_PER_VERTEX * s.vertex_ids),
     );
