@@ -39,22 +39,16 @@ pub fn id_from_le(b: &[u8]) -> VertexId {
     VertexId::from_le_bytes(b[..ID_BYTES].try_into().expect("ID_BYTES bytes"))
 }
 
-/// The message for a store whose id width is not this build's.
+/// The message for a store (or a request) whose id width is not this build's.
 pub fn width_mismatch(what: &str, width: u64) -> String {
-    let (need, how) = if width == 64 {
-        (
-            "a build with 64-bit ids",
-            "cargo install --features wide-ids",
-        )
+    let how = if width == 64 {
+        "a build with 64-bit ids (cargo install --path . --features wide-ids)"
     } else {
-        (
-            "a build with 32-bit ids",
-            "a build without the wide-ids feature",
-        )
+        "a build with 32-bit ids (one without the wide-ids feature)"
     };
     format!(
-        "{what} uses {width}-bit vertex ids but this evograph was built for {ID_WIDTH}-bit ids: \
-         open it with {need} ({how})"
+        "{what} uses {width}-bit vertex ids but this evograph was built for {ID_WIDTH}-bit \
+         ids: it needs {how}"
     )
 }
 

@@ -292,6 +292,34 @@ fn empty_inputs_leave_the_graph_unchanged() {
 }
 
 #[test]
+fn an_id_width_this_build_lacks_is_refused_before_anything_is_made() {
+    let fx = Fixture::new();
+    let input = good_input(fx.tmp.path());
+    let other = if evograph::types::ID_WIDTH == 32 {
+        "64"
+    } else {
+        "32"
+    };
+    let out = fx.ingest(&input, &["--id-width", other]);
+    assert_error_line(
+        &out,
+        &[&format!("--id-width {other}"), "it needs a build with"],
+        "--id-width",
+    );
+    fx.assert_unchanged("--id-width");
+    let fresh = fx.tmp.path().join("never-made");
+    let out = cli([
+        OsStr::new("ingest"),
+        fresh.as_os_str(),
+        input.as_os_str(),
+        OsStr::new("--id-width"),
+        OsStr::new(other),
+    ]);
+    assert_error_line(&out, &["it needs a build with"], "--id-width, new store");
+    assert!(!fresh.exists(), "a refused width left a store behind");
+}
+
+#[test]
 fn missing_input_is_refused() {
     let fx = Fixture::new();
     for name in ["missing.el", "missing.bin", "missing.ops", "missing"] {

@@ -114,7 +114,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let t_start = Instant::now();
     if a.id_width != evograph::types::ID_WIDTH {
         return Err(evograph::Error::Invalid(evograph::types::width_mismatch(
-            "--id-width",
+            &format!("a store made with --id-width {}", a.id_width),
             a.id_width as u64,
         )));
     }

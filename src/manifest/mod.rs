@@ -295,7 +295,7 @@ mod tests {
             .expect("opened a store of the other width");
         let msg = e.to_string();
         assert!(matches!(e, Error::Invalid(_)), "{msg}");
-        assert!(msg.contains("open it with a build with"), "{msg}");
+        assert!(msg.contains("it needs a build with"), "{msg}");
     }
 
     #[test]
