@@ -8,12 +8,7 @@
 /// memtable entries, vertex states), so a store holds at most [`MAX_VERTICES`] vertices.
 #[cfg(not(feature = "wide-ids"))]
 pub type VertexId = u32;
-/// A dense internal vertex id: `u32`, or `u64` in builds with the `wide-ids` feature.
-///
-/// Every layer (WAL, memtable, runs, dictionary, kernels) is written against this one type.
-/// Stores record their id width in the manifest and in every run file, and a build refuses a
-/// store of the other width. The top bit is reserved to mark deletions (WAL records,
-/// memtable entries, vertex states), so a store holds at most [`MAX_VERTICES`] vertices.
+/// A dense internal vertex id, 64-bit in this `wide-ids` build (see the 32-bit definition).
 #[cfg(feature = "wide-ids")]
 pub type VertexId = u64;
 
