@@ -148,6 +148,7 @@ fn merge(c: &mut Criterion) {
                 max_lsn: e.len() as u64,
                 vertex_space: 1 << SCALE,
                 weighted: false,
+                part_shift: 0,
             };
             let r = merge_to_file(&inputs, meta, true, &medium).unwrap();
             medium.remove(&evograph::run::Run::file_name(id)).unwrap();

@@ -64,6 +64,8 @@ fn opts(undirected: bool, background: bool, durability: Durability) -> Options {
         durability,
         threads: 2,
         fanout: 2,
+        // Partitions of 4 ids: merges above level 0 rewrite one partition at a time.
+        partition_bits: 2,
         background,
         ..Options::default()
     }

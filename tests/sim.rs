@@ -114,6 +114,8 @@ fn opts(cfg: Config, background: bool) -> Options {
         memtable_bytes: 24 << 10,
         threads: 2,
         fanout: 2,
+        // Directed stores merge by partitions of 8 ids, undirected ones whole.
+        partition_bits: if cfg.undirected { 20 } else { 3 },
         background,
         // A few blocks per segment: rotation, recycling and spare reuse all happen.
         wal_segment_bytes: 4 << 10,

@@ -86,6 +86,10 @@ pub struct Args {
     /// Runs per level before they are merged (compaction experiments).
     #[arg(long, hide = true, default_value_t = 4, value_parser = args::int::<usize>(2, 64), allow_negative_numbers = true)]
     fanout: usize,
+    /// Vertex ids per partition of the merged levels, as a power of two (compaction
+    /// experiments and tests; 0: never partition).
+    #[arg(long, hide = true, default_value_t = 20, value_parser = args::int::<u32>(0, 62))]
+    partition_bits: u32,
 }
 
 /// `--delimiter`: one byte, with `\t` and `tab` for a tab.
@@ -202,6 +206,7 @@ fn ingest(
         medium: a.medium,
         wal_segment_bytes: a.wal_segment_kb << 10,
         fanout: a.fanout,
+        partition_bits: a.partition_bits,
         ..Options::default()
     };
     let t_open = Instant::now();

@@ -71,8 +71,16 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         snap.num_edges()
     );
     for l in &s.levels {
+        let parts = if l.partitions > 0 {
+            format!(
+                " in {} partition(s), at most {} per partition",
+                l.partitions, l.max_runs_per_partition
+            )
+        } else {
+            String::new()
+        };
         println!(
-            "level {:<9} {} run(s), {} edges, {} bytes",
+            "level {:<9} {} run(s){parts}, {} edges, {} bytes",
             l.level, l.runs, l.edges, l.bytes
         );
     }

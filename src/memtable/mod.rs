@@ -143,6 +143,7 @@ impl Memtable {
             max_lsn: self.max_lsn,
             vertex_space: self.vertex_space as u64,
             weighted: self.weighted,
+            part_shift: 0,
         }
     }
 

@@ -111,12 +111,18 @@ fn seal_block(b: usize, blk: &BlockLog, older: &[Arc<Run>], d: Dir, weighted: bo
     let mut tombs = Vec::new();
     let mut prior: Vec<(&[VertexId], &[VertexId])> = Vec::with_capacity(older.len());
     let grouped = blk.by_vertex();
-    // Older runs, newest first, each with a cursor into its index: vertices come in
-    // increasing order, so each lookup gallops forward from the last one.
+    // Older runs that can hold the block's vertices (not other partitions' runs), newest
+    // first, each with a cursor into its index: vertices come in increasing order, so each
+    // lookup gallops forward from the last one.
     let first = (b * BLOCK) as VertexId;
+    let block = (b * BLOCK) as u64..((b + 1) * BLOCK) as u64;
     let mut olds: Vec<(&DirData, usize)> = older
         .iter()
         .rev()
+        .filter(|r| {
+            let s = r.header.span();
+            s.start < block.end && block.start < s.end
+        })
         .map(|r| r.dir(d))
         .map(|dd| (dd, dd.index_range(first, first).start))
         .collect();

@@ -68,6 +68,9 @@ impl DirPart {
 /// The index of one direction, built from parts in vertex order.
 pub struct IndexBuilder {
     space: u64,
+    /// Whether a listed index may turn dense (one slot per vertex of `0..space`); never for
+    /// a partition's run, whose vertices start far above 0.
+    may_densify: bool,
     tombs: Vec<VertexId>,
     n_adds: u64,
     shape: Shape,
@@ -99,6 +102,7 @@ impl IndexBuilder {
     pub fn new(space: u64) -> Self {
         IndexBuilder {
             space,
+            may_densify: true,
             tombs: Vec::new(),
             n_adds: 0,
             shape: Shape::Listed {
@@ -106,6 +110,14 @@ impl IndexBuilder {
                 counts: Vec::new(),
                 tcounts: Vec::new(),
             },
+        }
+    }
+
+    /// A builder whose index stays sparse (a partition's run).
+    pub fn sparse(space: u64) -> Self {
+        IndexBuilder {
+            may_densify: false,
+            ..Self::new(space)
         }
     }
 
@@ -187,8 +199,15 @@ impl IndexBuilder {
                 counts,
                 tcounts,
             } => {
-                let (dense, offs, toffs) =
-                    listed_offsets(&vids, &counts, &tcounts, self.space, self.tombs.len());
+                let dense = self.may_densify && vids.len() as u64 * 4 >= self.space;
+                let (offs, toffs) = listed_offsets(
+                    &vids,
+                    &counts,
+                    &tcounts,
+                    dense,
+                    self.space,
+                    self.tombs.len(),
+                );
                 debug_assert_eq!(offs.last().copied().unwrap_or(0), self.n_adds);
                 (dense, if dense { Vec::new() } else { vids }, offs, toffs)
             }
@@ -207,19 +226,18 @@ impl IndexBuilder {
 }
 
 /// Offsets (and tombstone offsets, when there are tombstones) of listed vertices: dense
-/// (one slot per vertex of the space) once a quarter of the space is listed, else one
-/// slot per listed vertex. Returns whether dense.
+/// (one slot per vertex of the space) or one slot per listed vertex. Dense costs 8 bytes
+/// per vertex of the space, sparse 12 per listed vertex plus a binary search per lookup:
+/// callers go dense once a quarter of the space is listed.
 fn listed_offsets(
     vids: &[VertexId],
     counts: &[u32],
     tcounts: &[u32],
+    dense: bool,
     space: u64,
     n_tombs: usize,
-) -> (bool, Vec<u64>, Vec<u64>) {
+) -> (Vec<u64>, Vec<u64>) {
     let n_vids = vids.len();
-    // Dense costs 8 bytes per vertex of the space, sparse 12 per listed vertex plus a
-    // binary search per lookup: go dense once a quarter of the space is touched.
-    let dense = n_vids as u64 * 4 >= space;
     let n_index = if dense { space as usize } else { n_vids };
     let mut offs = vec![0u64; n_index + 1];
     let mut toffs = if n_tombs > 0 {
@@ -254,7 +272,7 @@ fn listed_offsets(
         }
         i += 1;
     }
-    (dense, offs, toffs)
+    (offs, toffs)
 }
 
 /// Concatenates `parts` (in vertex order, disjoint ranges) into one in-DRAM direction.
@@ -308,6 +326,9 @@ pub struct RunMeta {
     pub vertex_space: u64,
     /// Whether neighbors carry weights.
     pub weighted: bool,
+    /// Partition shift: 0 for a run of any vertices, else the run holds the partition
+    /// ending at `vertex_space` (see [`super::format::RunHeader::span`]).
+    pub part_shift: u32,
 }
 
 /// The header of a run with these directions and vertex states.
@@ -323,6 +344,7 @@ pub fn header(
         n_tombs: d.n_tombs(),
     };
     let mut flags = THIS_WIDTH | if meta.weighted { WEIGHTED } else { 0 };
+    flags |= (meta.part_shift as u64) << super::format::PART_SHIFT_AT;
     if out.dense {
         flags |= OUT_DENSE;
     }
@@ -389,6 +411,7 @@ mod tests {
             max_lsn: 5,
             vertex_space: space,
             weighted: false,
+            part_shift: 0,
         };
         let run = finish(meta, out, None, vec![top | crate::batch::DEL]);
         let medium: std::sync::Arc<dyn Medium> = std::sync::Arc::new(MemoryMedium::new());

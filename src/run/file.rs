@@ -194,6 +194,7 @@ pub fn write(run: &Run, medium: &Arc<dyn Medium>) -> Result<Run> {
         max_lsn: h.max_lsn,
         vertex_space: h.vertex_space,
         weighted: h.flags & format::WEIGHTED != 0,
+        part_shift: h.part_shift(),
     };
     let mut w = RunWriter::create(medium, h.id)?;
     w.put_adds(run.out.adds.get(), run.out.wts.get())?;
@@ -306,8 +307,17 @@ pub fn verify_blocks(b: &[u8], h: &RunHeader) -> std::result::Result<(), String>
 /// Structural checks that keep lookups in bounds: offsets start at 0, never decrease and
 /// end at the counts. Run with the checksums, so a writer's bug is caught as well as damage.
 pub(super) fn check_offsets(run: &Run) -> std::result::Result<(), String> {
+    let span = run.header.span();
     for (name, d) in [("out", Some(&run.out)), ("in", run.inn.as_ref())] {
         let Some(d) = d else { continue };
+        if d.dense && span.start > 0 {
+            return Err(format!("{name}: a partition's index is dense"));
+        }
+        let vids = d.vids.get();
+        let inside = |x: Option<&VertexId>| x.is_none_or(|&v| span.contains(&(v as u64)));
+        if !inside(vids.first()) || !inside(vids.last()) {
+            return Err(format!("{name}: vertices outside the run's partition"));
+        }
         for (what, offs, n) in [
             ("neighbor", d.offs.get(), d.n_adds()),
             ("tombstone", d.toffs.get(), d.n_tombs()),

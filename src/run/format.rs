@@ -68,6 +68,13 @@ pub const IN_DENSE: u64 = 4;
 pub const WEIGHTED: u64 = 8;
 /// Flag: vertex ids are 64-bit (else 32-bit).
 pub const WIDE_IDS: u64 = 16;
+/// Flag bits 8..16: the run's partition shift `s`. Zero means the run may hold any vertex;
+/// otherwise it holds only vertices of one partition, the ids `j << s .. (j + 1) << s`
+/// where `j = (vertex_space - 1) >> s` (see [`RunHeader::span`]). Merges above level 0
+/// write such runs, so a merge rewrites one vertex range, not the whole graph.
+pub const PART_SHIFT_AT: u32 = 8;
+/// The mask of the partition shift within the flags.
+pub const PART_SHIFT_MASK: u64 = 0xff << PART_SHIFT_AT;
 /// This build's width flag.
 pub const THIS_WIDTH: u64 = if crate::types::ID_BYTES == 8 {
     WIDE_IDS
@@ -118,6 +125,22 @@ pub struct RunHeader {
 }
 
 impl RunHeader {
+    /// The partition shift (0: the run is not confined to a partition).
+    pub fn part_shift(&self) -> u32 {
+        ((self.flags & PART_SHIFT_MASK) >> PART_SHIFT_AT) as u32
+    }
+
+    /// The vertex ids the run may hold: all of them, or one partition's.
+    pub fn span(&self) -> std::ops::Range<u64> {
+        match self.part_shift() {
+            0 => 0..u64::MAX,
+            s => {
+                let lo = (self.vertex_space.saturating_sub(1) >> s) << s;
+                lo..self.vertex_space
+            }
+        }
+    }
+
     /// Byte length of each section, from the counts.
     pub fn section_lens(&self) -> [u64; SECTIONS] {
         let mut l = [0u64; SECTIONS];
@@ -225,6 +248,10 @@ impl RunHeader {
                 width,
             )));
         }
+        let shift = ((w(1) >> 32) & PART_SHIFT_MASK) >> PART_SHIFT_AT;
+        if shift > 62 || (shift > 0 && w(6) == 0) {
+            return Err(bad("partition shift out of range"));
+        }
         let mut h = RunHeader {
             flags: w(1) >> 32,
             id: w(2),
@@ -315,6 +342,22 @@ mod tests {
             e.contains("run run-7.run uses") && e.contains("-bit vertex ids but this evograph"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_partitioned_run_spans_its_partition_up_to_its_vertex_space() {
+        let mut h = sample();
+        assert_eq!(h.span(), 0..u64::MAX);
+        h.flags |= 10 << PART_SHIFT_AT;
+        h.vertex_space = 3 * 1024 + 5;
+        h.lay_out();
+        assert_eq!(h.part_shift(), 10);
+        assert_eq!(h.span(), 3072..3077);
+        h.vertex_space = 4096;
+        assert_eq!(h.span(), 3072..4096);
+        assert_eq!(RunHeader::decode(&h.encode(), "t").unwrap(), h);
+        h.flags |= 63 << PART_SHIFT_AT;
+        assert!(RunHeader::decode(&h.encode(), "t").is_err());
     }
 
     #[test]

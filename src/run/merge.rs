@@ -47,7 +47,92 @@ pub fn merge_to_file_until(
     medium: &Arc<dyn Medium>,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<Option<Run>> {
+    debug_assert_eq!(
+        meta.part_shift, 0,
+        "a whole merge writes one run of any vertex"
+    );
+    let range = 0..meta.vertex_space;
+    match merge_range_to_file(inputs, &meta, base, range, Keep::Always, medium, stop)? {
+        Step::Done(r) => Ok(Some(*r)),
+        Step::Stopped => Ok(None),
+        Step::Empty => unreachable!("Keep::Always writes empty runs"),
+    }
+}
+
+/// Merges `inputs` into one run per partition of `2^shift` vertex ids in `parts` (partition
+/// numbers), skipping partitions the inputs hold nothing of (but always writing at least
+/// one run, so the merged LSN range stays covered). `meta` is the template: each run takes
+/// a fresh id from `next_id`, its partition's end as vertex space, and `shift`. Returns the
+/// runs in partition order, or `None` once `stop` said so (every file of this merge then
+/// removed).
+#[allow(clippy::too_many_arguments)]
+pub fn merge_partitions_until(
+    inputs: &[Arc<Run>],
+    meta: &RunMeta,
+    base: bool,
+    shift: u32,
+    parts: std::ops::Range<u64>,
+    next_id: &dyn Fn() -> u64,
+    medium: &Arc<dyn Medium>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Option<Vec<Run>>> {
+    assert!(shift > 0 && !parts.is_empty());
+    let mut out: Vec<Run> = Vec::new();
+    let last = parts.end - 1;
+    for j in parts {
+        let lo = j << shift;
+        let hi = ((j + 1) << shift).min(meta.vertex_space);
+        debug_assert!(lo < hi, "partition {j} lies beyond the vertex space");
+        let m = RunMeta {
+            id: next_id(),
+            vertex_space: hi,
+            part_shift: shift,
+            ..*meta
+        };
+        let keep = if j == last && out.is_empty() {
+            Keep::Always
+        } else {
+            Keep::IfAny
+        };
+        match merge_range_to_file(inputs, &m, base, lo..hi, keep, medium, stop)? {
+            Step::Done(r) => out.push(*r),
+            Step::Empty => {}
+            Step::Stopped => {
+                for r in &out {
+                    r.retire();
+                }
+                return Ok(None);
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+/// Whether a merge writes a run that holds nothing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    Always,
+    IfAny,
+}
+
+enum Step {
+    Done(Box<Run>),
+    Empty,
+    Stopped,
+}
+
+/// Merges the vertices `range` of `inputs` into run file `meta.id`.
+fn merge_range_to_file(
+    inputs: &[Arc<Run>],
+    meta: &RunMeta,
+    base: bool,
+    range: std::ops::Range<u64>,
+    keep: Keep,
+    medium: &Arc<dyn Medium>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Step> {
     let space = meta.vertex_space;
+    debug_assert!(range.end <= space);
     let has_in = inputs.first().is_some_and(|r| r.inn.is_some());
     let dirs: &[Dir] = if has_in {
         &[Dir::Out, Dir::In]
@@ -56,11 +141,21 @@ pub fn merge_to_file_until(
     };
     let mut w = RunWriter::create(medium, meta.id)?;
     let mut built = Vec::new();
-    let chunks: Vec<VertexId> = (0..space.div_ceil(CHUNK as u64) as VertexId).collect();
+    let chunk = CHUNK as u64;
+    let chunks: Vec<(VertexId, VertexId)> = (range.start / chunk..range.end.div_ceil(chunk))
+        .map(|c| {
+            let lo = (c * chunk).max(range.start);
+            let hi = ((c + 1) * chunk).min(range.end);
+            (lo as VertexId, hi as VertexId)
+        })
+        .collect();
     for &d in dirs {
         // A dense input lists a quarter of the space or more, and so will the output:
-        // filling dense offsets as parts arrive needs less DRAM than listing vertices.
-        let mut ix = if base || inputs.iter().any(|r| r.dir(d).dense) {
+        // filling dense offsets as parts arrive needs less DRAM than listing vertices. A
+        // partition's run is sparse: its vertices start far above 0.
+        let mut ix = if meta.part_shift > 0 {
+            IndexBuilder::sparse(space)
+        } else if base || inputs.iter().any(|r| r.dir(d).dense) {
             IndexBuilder::dense(space)
         } else {
             IndexBuilder::new(space)
@@ -68,15 +163,11 @@ pub fn merge_to_file_until(
         for wave in chunks.chunks(WAVE) {
             if stop() {
                 w.abandon();
-                return Ok(None);
+                return Ok(Step::Stopped);
             }
             let parts = wave
                 .par_iter()
-                .map(|&c| {
-                    let lo = c * CHUNK;
-                    let hi = (lo as u64 + CHUNK as u64).min(space) as VertexId;
-                    merge_range(inputs, d, lo, hi, base)
-                })
+                .map(|&(lo, hi)| merge_range(inputs, d, lo, hi, base))
                 .collect::<Result<Vec<DirPart>>>()?;
             for p in &parts {
                 w.put_adds(&p.adds, &p.wts)?;
@@ -88,8 +179,14 @@ pub fn merge_to_file_until(
     }
     let inn = if has_in { built.pop() } else { None };
     let out = built.pop().expect("out direction");
-    w.finish(&meta, &out, inn.as_ref(), &merge_vertex_ops(inputs, base))
-        .map(Some)
+    let vops = merge_vertex_ops(inputs, base, &range);
+    let empty = out.n_index() == 0 && inn.as_ref().is_none_or(|i| i.n_index() == 0);
+    if keep == Keep::IfAny && empty && vops.is_empty() {
+        w.abandon();
+        return Ok(Step::Empty);
+    }
+    w.finish(meta, &out, inn.as_ref(), &vops)
+        .map(|r| Step::Done(Box::new(r)))
 }
 
 fn merge_range(
@@ -211,10 +308,21 @@ fn merge_range(
     Ok(part)
 }
 
-fn merge_vertex_ops(inputs: &[Arc<Run>], base: bool) -> Vec<VertexId> {
+/// The last state of each vertex of `range` the inputs set.
+fn merge_vertex_ops(
+    inputs: &[Arc<Run>],
+    base: bool,
+    range: &std::ops::Range<u64>,
+) -> Vec<VertexId> {
     let mut all: Vec<(VertexId, usize, VertexId)> = Vec::new();
     for (i, r) in inputs.iter().enumerate() {
-        all.extend(r.vertex_ops.get().iter().map(|&x| (id_of(x), i, x)));
+        all.extend(
+            r.vertex_ops
+                .get()
+                .iter()
+                .filter(|&&x| range.contains(&(id_of(x) as u64)))
+                .map(|&x| (id_of(x), i, x)),
+        );
     }
     all.sort_unstable();
     let mut out = Vec::new();
@@ -264,6 +372,7 @@ mod tests {
             max_lsn: 60_000,
             vertex_space: 1 << 16,
             weighted: false,
+            part_shift: 0,
         };
         let asked = AtomicUsize::new(0);
         let stop_second_time = || asked.fetch_add(1, Ordering::Relaxed) >= 1;

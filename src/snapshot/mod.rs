@@ -5,6 +5,7 @@
 //! changes a run a snapshot holds (it makes new ones), and retired run files are removed only
 //! when the last snapshot holding them is dropped.
 
+mod chains;
 mod csr;
 mod flat;
 mod layered;
@@ -30,6 +31,8 @@ pub struct Snapshot {
     pub(crate) edges: u64,
     /// Whether any run holds tombstones, per direction (out, in).
     tombs: [bool; 2],
+    /// The runs each vertex's partition reads.
+    chains: Arc<chains::Chains>,
     /// The layered view's per-vertex index, built on first use and shared by clones.
     spans: Arc<std::sync::OnceLock<Option<layered::SpanIndex>>>,
 }
@@ -48,7 +51,9 @@ impl Snapshot {
             .sum::<i64>()
             .max(0) as u64;
         let tombs = [Dir::Out, Dir::In].map(|d| runs.iter().any(|r| r.dir(d).n_tombs() > 0));
+        let chains = Arc::new(chains::Chains::new(&runs, n));
         Snapshot {
+            chains,
             runs,
             deleted,
             n,
@@ -72,6 +77,12 @@ impl Snapshot {
         for r in self.runs.iter() {
             r.advise(access);
         }
+    }
+
+    /// The runs that can hold `v`, oldest first.
+    #[inline]
+    fn runs_of(&self, v: VertexId) -> impl DoubleEndedIterator<Item = &Run> {
+        (self.chains.of(v).iter()).map(|&i| &*self.runs[i as usize])
     }
 
     /// External id of dense id `v`.
@@ -111,7 +122,7 @@ impl Snapshot {
 
     fn degree(&self, d: Dir, v: VertexId) -> usize {
         let mut n = 0i64;
-        for r in self.runs.iter() {
+        for r in self.runs_of(v) {
             let dd = r.dir(d);
             if let Some(i) = dd.index_of(v) {
                 n += dd.adds_at(i).len() as i64 - dd.tombs_at(i).len() as i64;
@@ -126,7 +137,7 @@ impl Snapshot {
     #[inline]
     fn find<F: FnMut(VertexId) -> bool>(&self, d: Dir, v: VertexId, mut f: F) -> bool {
         if !self.tombs[dir_index(d)] {
-            for r in self.runs.iter() {
+            for r in self.runs_of(v) {
                 let dd = r.dir(d);
                 if let Some(i) = dd.index_of(v) {
                     for &x in dd.adds_at(i) {
@@ -149,7 +160,7 @@ impl Snapshot {
         mut f: F,
     ) -> bool {
         if !self.tombs[dir_index(d)] {
-            for r in self.runs.iter() {
+            for r in self.runs_of(v) {
                 let dd = r.dir(d);
                 if let Some(i) = dd.index_of(v) {
                     let w = dd.wts_at(i);
@@ -178,7 +189,7 @@ impl Snapshot {
         let mut buf: [(&[VertexId], &[f64], &[VertexId]); 32] = [(&[], &[], &[]); 32];
         let mut k = 0;
         let mut spill = Vec::new();
-        for r in self.runs.iter() {
+        for r in self.runs_of(v) {
             let dd = r.dir(d);
             if let Some(i) = dd.index_of(v) {
                 let p = (dd.adds_at(i), dd.wts_at(i), dd.tombs_at(i));
@@ -226,7 +237,7 @@ impl Snapshot {
         let mut holders = 0;
         let mut only: &[VertexId] = &[];
         if !self.tombs[dir_index(d)] {
-            for r in self.runs.iter() {
+            for r in self.runs_of(v) {
                 let dd = r.dir(d);
                 if let Some(i) = dd.index_of(v) {
                     let a = dd.adds_at(i);
@@ -335,7 +346,7 @@ impl GraphView for Snapshot {
 impl Snapshot {
     /// Whether `v` is in `u`'s adjacency in direction `d`.
     pub(crate) fn has_dir_edge(&self, dir: Dir, u: VertexId, v: VertexId) -> bool {
-        for r in self.runs.iter().rev() {
+        for r in self.runs_of(u).rev() {
             let d = r.dir(dir);
             if let Some(i) = d.index_of(u) {
                 // An add beside a tombstone in one run is a weight update: the edge exists.

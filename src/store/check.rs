@@ -1,6 +1,7 @@
 //! `check`: every checksum and invariant, reported rather than trusted.
 
 use super::Inner;
+use crate::batch::id_of;
 use crate::run::{file::verify_blocks, Dir, Run};
 use crate::snapshot::GraphView;
 use crate::types::VertexId;
@@ -80,6 +81,7 @@ fn check_run(r: &Run, space: u64, retire: Retire, gone: &mut bool) -> Vec<String
                 || t.windows(2).any(|w| w[0] >= w[1])
                 || a.iter().chain(t).any(|&x| x as u64 >= space)
                 || d.vid_at(i) as u64 >= space
+                || !r.header.span().contains(&(d.vid_at(i) as u64))
         });
         if let Some(i) = bad {
             p.push(format!(
@@ -87,6 +89,13 @@ fn check_run(r: &Run, space: u64, retire: Retire, gone: &mut bool) -> Vec<String
                 d.vid_at(i)
             ));
         }
+    }
+    let span = r.header.span();
+    if let Some(&x) = (r.vertex_ops.get().iter()).find(|&&x| !span.contains(&(id_of(x) as u64))) {
+        p.push(format!(
+            "{name}: vertex {} lies outside its partition",
+            id_of(x)
+        ));
     }
     p
 }
@@ -133,14 +142,9 @@ impl Inner {
                 "{retired} run(s) were merged away by the writer after this check opened the store; their checksums were verified when it opened"
             ));
         }
-        for w in runs.windows(2) {
-            if w[0].header.max_lsn != w[1].header.min_lsn {
-                rep.problems.push(format!(
-                    "runs {} and {} leave a gap in the LSN range",
-                    w[0].header.id, w[1].header.id
-                ));
-            }
-        }
+        let headers: Vec<&crate::run::RunHeader> = runs.iter().map(|r| &r.header).collect();
+        rep.problems
+            .extend(super::policy::lsn_order_problem(&headers));
         if !rep.problems.is_empty() {
             return Ok(rep);
         }
@@ -167,10 +171,9 @@ impl Inner {
                             let mut out = Vec::new();
                             for i in 0..dd.n_index() {
                                 let v = dd.vid_at(i);
-                                let live = |x: VertexId| match d {
-                                    Dir::Out => older.has_edge(v, x),
-                                    Dir::In => older.has_edge(x, v),
-                                };
+                                // In v's own direction: only v's chain of runs orders
+                                // its lists (another partition's runs may sit anywhere).
+                                let live = |x: VertexId| older.has_dir_edge(d, v, x);
                                 // An add of a live edge is a weight update only beside its tombstone.
                                 let t = dd.tombs_at(i);
                                 if let Some(&x) = dd

@@ -3,10 +3,12 @@
 //! Flush is where a run becomes durable: [`crate::run::file::write`] persists the file,
 //! the dictionary's new entries are persisted, the WAL is made durable up to the run's last
 //! LSN, and the manifest commit makes the run part of the store; only then may the WAL
-//! below the run's LSN be recycled. Compaction is tiered:
-//! when `fanout` runs share a level they are merged into one run of the next level, so each
-//! edge is rewritten O(log) times and the number of runs stays bounded.
+//! below the run's LSN be recycled. Compaction is tiered and,
+//! above level 0, partitioned by vertex range ([`super::policy`]): `fanout` runs of a level
+//! become one run of the next, so each edge is rewritten O(log) times and the number of
+//! runs stays bounded, and a merge above level 0 rewrites one partition at a time.
 
+use super::policy::{self, Output};
 use super::{Frozen, Inner, Maint, Runs};
 
 use crate::manifest::{Root, RunRef};
@@ -195,8 +197,15 @@ impl Inner {
             // handle: the store is as it was, and closes cleanly.
             self.pool.install(|| run::verify_all(&runs))?;
             let level = runs.iter().map(|r| r.header.level).max().unwrap_or(0);
-            self.merge_and_install(&mut m, &runs, level.max(1), Until::Done)
-                .inspect_err(|e| self.poison(e))?;
+            self.merge_and_install(
+                &mut m,
+                &runs,
+                level.max(1),
+                true,
+                Output::Whole,
+                Until::Done,
+            )
+            .inspect_err(|e| self.poison(e))?;
         }
         Ok(())
     }
@@ -280,7 +289,7 @@ impl Inner {
         let root = self.root_for(m, &files, new.header.max_lsn);
         m.manifest.commit(root)?;
         if let Some(old) = replacing {
-            self.replace_runs(std::slice::from_ref(old), new.clone());
+            self.replace_runs(std::slice::from_ref(old), std::slice::from_ref(new));
         }
         if let Some(wal) = &self.wal {
             wal.recycle_below(new.header.max_lsn);
@@ -288,9 +297,11 @@ impl Inner {
         Ok(())
     }
 
-    /// Merges groups of `fanout` same-level runs until none is left.
+    /// Merges what the policy ([`super::policy`]) asks for until nothing is left, except
+    /// that while memtables wait to be sealed it rewrites at most one partition: partition
+    /// merges are large, and the writer waits for the seals, not for them.
     fn compact_levels(&self, m: &mut Maint) -> Result<()> {
-        let fanout = self.opts.fanout.max(2);
+        let mut partitions_done = 0;
         loop {
             // Merges can wait for the next open: a closing store seals what is frozen and
             // leaves the levels as they are.
@@ -298,82 +309,131 @@ impl Inner {
                 return Ok(());
             }
             let runs = self.file_runs();
-            let group = runs
-                .chunk_by(|a, b| a.header.level == b.header.level)
-                .find(|g| g.len() >= fanout)
-                .map(|g| g.to_vec());
-            let Some(group) = group else { return Ok(()) };
-            let level = group[0].header.level + 1;
+            let headers: Vec<&crate::run::RunHeader> = runs.iter().map(|r| &r.header).collect();
+            let space = headers.iter().map(|h| h.vertex_space).max().unwrap_or(0);
+            let Some(p) = policy::pick(&headers, self.opts.fanout, self.part_shift, space) else {
+                return Ok(());
+            };
+            if p.is_partition() && partitions_done > 0 && self.frozen_waiting() {
+                return Ok(());
+            }
+            partitions_done += usize::from(p.is_partition());
+            let group: Vec<Arc<Run>> = p.inputs.iter().map(|&i| runs[i].clone()).collect();
             self.pool.install(|| run::verify_all(&group))?;
-            self.merge_and_install(m, &group, level, Until::Shutdown)?;
+            self.merge_and_install(m, &group, p.level, p.base, p.output, Until::Shutdown)?;
         }
     }
 
-    /// Merges consecutive file runs `inputs` (verified by the caller) into one run file and
-    /// commits it in their place; with `Until::Shutdown`, gives the merge up (nothing committed, the partial
-    /// file removed) once the store starts closing.
+    fn frozen_waiting(&self) -> bool {
+        !self.state.lock().unwrap().frozen.is_empty()
+    }
+
+    /// Merges file runs `inputs` (verified by the caller; see [`policy::Pick`]) into new
+    /// run files and commits them in their place (where the oldest input was); with
+    /// `Until::Shutdown`, gives the merge up (nothing committed, the partial files removed)
+    /// once the store starts closing.
     fn merge_and_install(
         &self,
         m: &mut Maint,
         inputs: &[Arc<Run>],
         level: u64,
+        base: bool,
+        output: Output,
         until: Until,
     ) -> Result<()> {
         debug_assert!(
             inputs.iter().all(|r| r.is_verified()),
             "merge inputs unverified"
         );
-        let all = self.file_runs();
-        let base = Arc::ptr_eq(&inputs[0], &all[0]);
         let meta = RunMeta {
-            id: self.next_run_id.fetch_add(1, Ordering::AcqRel),
+            id: 0,
             level,
-            min_lsn: inputs[0].header.min_lsn,
-            max_lsn: inputs[inputs.len() - 1].header.max_lsn,
+            min_lsn: inputs.iter().map(|r| r.header.min_lsn).min().unwrap_or(0),
+            max_lsn: inputs.iter().map(|r| r.header.max_lsn).max().unwrap_or(0),
             vertex_space: inputs
                 .iter()
                 .map(|r| r.header.vertex_space)
                 .max()
                 .unwrap_or(0),
             weighted: self.weighted,
+            part_shift: 0,
         };
         let stop = || until == Until::Shutdown && self.shutdown.load(Ordering::Acquire);
-        let merged = self
-            .pool
-            .install(|| run::merge::merge_to_file_until(inputs, meta, base, &self.medium, &stop))?;
-        let Some(file_run) = merged.map(Arc::new) else {
+        let next_id = || self.next_run_id.fetch_add(1, Ordering::AcqRel);
+        let merged: Option<Vec<Run>> = self.pool.install(|| match output {
+            Output::Whole => {
+                let meta = RunMeta {
+                    id: next_id(),
+                    ..meta
+                };
+                let r = run::merge::merge_to_file_until(inputs, meta, base, &self.medium, &stop)?;
+                Ok::<_, Error>(r.map(|r| vec![r]))
+            }
+            Output::Split { shift } => {
+                let parts = 0..meta.vertex_space.div_ceil(1 << shift);
+                run::merge::merge_partitions_until(
+                    inputs,
+                    &meta,
+                    base,
+                    shift,
+                    parts,
+                    &next_id,
+                    &self.medium,
+                    &stop,
+                )
+            }
+            Output::Partition { shift, part } => run::merge::merge_partitions_until(
+                inputs,
+                &meta,
+                base,
+                shift,
+                part..part + 1,
+                &next_id,
+                &self.medium,
+                &stop,
+            ),
+        })?;
+        let Some(outputs) = merged else {
             return Ok(());
         };
-        self.run_bytes
-            .merged
-            .fetch_add(file_run.header.file_len, Ordering::Relaxed);
-        let start = all.iter().position(|r| Arc::ptr_eq(r, &inputs[0])).unwrap();
-        let mut files = all[..start].to_vec();
-        files.push(file_run.clone());
-        files.extend_from_slice(&all[start + inputs.len()..]);
+        let outputs: Vec<Arc<Run>> = outputs.into_iter().map(Arc::new).collect();
+        for r in &outputs {
+            debug_assert!(r.header.level == level);
+            self.run_bytes
+                .merged
+                .fetch_add(r.header.file_len, Ordering::Relaxed);
+        }
+        let files = splice(&self.file_runs(), inputs, &outputs);
         let wal_start = m.manifest.root().wal_start_lsn;
         let root = self.root_for(m, &files, wal_start);
         m.manifest.commit(root)?;
-        self.replace_runs(inputs, file_run);
+        self.replace_runs(inputs, &outputs);
         for r in inputs {
             r.retire();
         }
         Ok(())
     }
 
-    /// Publishes `new` in place of the consecutive runs `old`.
-    fn replace_runs(&self, old: &[Arc<Run>], new: Arc<Run>) {
+    /// Publishes `new` in place of the runs `old`.
+    fn replace_runs(&self, old: &[Arc<Run>], new: &[Arc<Run>]) {
         let mut st = self.state.lock().unwrap();
-        let start = st
-            .runs
-            .iter()
-            .position(|r| Arc::ptr_eq(r, &old[0]))
-            .expect("replaced runs are live");
-        let mut runs = st.runs[..start].to_vec();
-        runs.push(new);
-        runs.extend_from_slice(&st.runs[start + old.len()..]);
-        st.runs = runs.into();
+        st.runs = splice(&st.runs, old, new).into();
         drop(st);
         self.state_cv.notify_all();
     }
+}
+
+/// `list` with the runs `old` (all in it, in its order) removed and `new` put where the
+/// first of them was.
+fn splice(list: &[Arc<Run>], old: &[Arc<Run>], new: &[Arc<Run>]) -> Vec<Arc<Run>> {
+    let is_old = |r: &Arc<Run>| old.iter().any(|o| Arc::ptr_eq(o, r));
+    let start = list
+        .iter()
+        .position(is_old)
+        .expect("replaced runs are live");
+    debug_assert_eq!(list.iter().filter(|r| is_old(r)).count(), old.len());
+    let mut out = list[..start].to_vec();
+    out.extend_from_slice(new);
+    out.extend(list[start..].iter().filter(|r| !is_old(r)).cloned());
+    out
 }

@@ -54,6 +54,7 @@ mod lock;
 mod maintain;
 mod open;
 pub(crate) mod options;
+mod policy;
 mod reader;
 mod stats;
 mod write;
@@ -142,6 +143,9 @@ struct Inner {
     maint: Mutex<Maint>,
     wal: Option<Wal>,
     next_run_id: AtomicU64,
+    /// Partition shift of the partition runs merges write (0: none); the store's own if
+    /// it has partition runs, else [`Options::partition_bits`].
+    part_shift: u32,
     poisoned: Mutex<Option<String>>,
     shutdown: AtomicBool,
     wal_bytes_replayed: u64,

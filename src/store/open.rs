@@ -65,6 +65,8 @@ fn normalized(mut opts: Options) -> Options {
         opts.background = false;
         opts.durability = Durability::None;
     }
+    // Wider partitions than the id space are one partition: no split.
+    opts.partition_bits = opts.partition_bits.min(crate::types::ID_WIDTH);
     opts
 }
 
@@ -174,6 +176,11 @@ pub(super) fn open_on(
     let next_run_id = root
         .next_run_id
         .max(runs.iter().map(|r| r.header.id + 1).max().unwrap_or(1));
+    let part_shift = runs
+        .iter()
+        .map(|r| r.header.part_shift())
+        .find(|&s| s > 0)
+        .unwrap_or(opts.partition_bits);
     let inner = Arc::new(Inner {
         path: path.to_path_buf(),
         medium: medium.clone(),
@@ -198,6 +205,7 @@ pub(super) fn open_on(
         wal,
         run_bytes: Default::default(),
         next_run_id: AtomicU64::new(next_run_id),
+        part_shift,
         poisoned: Mutex::new(None),
         shutdown: AtomicBool::new(false),
         wal_bytes_replayed: replayed,
@@ -429,20 +437,15 @@ fn open_runs(medium: &Arc<dyn Medium>, root: &Root, verify: run::file::Verify) -
             Ok(r)
         })
         .collect::<Result<_>>()?;
-    for w in runs.windows(2) {
-        if w[0].header.max_lsn != w[1].header.min_lsn {
-            return Err(Error::corrupt(format!(
-                "runs {} and {} leave a gap in the LSN range",
-                w[0].header.id, w[1].header.id
-            )));
-        }
+    let headers: Vec<&run::RunHeader> = runs.iter().map(|r| &r.header).collect();
+    if let Some(p) = super::policy::lsn_order_problem(&headers) {
+        return Err(Error::corrupt(format!("the manifest's runs: {p}")));
     }
-    if let Some(last) = runs.last() {
-        if last.header.max_lsn != root.wal_start_lsn {
-            return Err(Error::corrupt(
-                "the newest run does not end where the WAL starts",
-            ));
-        }
+    let end = runs.iter().map(|r| r.header.max_lsn).max();
+    if end.is_some_and(|e| e != root.wal_start_lsn) {
+        return Err(Error::corrupt(
+            "the newest run does not end where the WAL starts",
+        ));
     }
     Ok(runs)
 }

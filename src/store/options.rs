@@ -75,6 +75,11 @@ pub struct Options {
     pub verify: Verify,
     /// Runs per level before they are merged into one run of the next level.
     pub fanout: usize,
+    /// Merges above level 0 write one run per partition of `2^partition_bits` vertex ids,
+    /// so that a merge rewrites one partition, not the whole graph (20: partitions of
+    /// about a million vertices; 0: never partition). A store that already has partition
+    /// runs keeps their size.
+    pub partition_bits: u32,
     /// Flush and compact on a background thread (else only on explicit calls).
     pub background: bool,
     /// Bytes per WAL segment (64 MiB). Tests set it small so that segment rotation and
@@ -97,6 +102,7 @@ impl Default for Options {
             create: true,
             verify: Verify::OnFirstUse,
             fanout: 4,
+            partition_bits: 20,
             background: true,
             read_only: false,
             wal_segment_bytes: crate::wal::writer::SEGMENT_BYTES,

@@ -12,6 +12,11 @@ pub struct LevelStats {
     pub level: u64,
     /// Run files at this level.
     pub runs: usize,
+    /// Most run files any one partition has at this level (the policy bounds this; all
+    /// of them for runs not confined to a partition).
+    pub max_runs_per_partition: usize,
+    /// Partitions with run files at this level (0 when the runs are not partitioned).
+    pub partitions: usize,
     /// Neighbor ids (out direction) in them.
     pub edges: u64,
     /// Their file bytes.
@@ -90,6 +95,7 @@ impl Inner {
         let mut levels: Vec<LevelStats> = Vec::new();
         let mut edges = 0i64;
         let mut dram_runs = 0;
+        let mut parts_seen: Vec<(u64, Option<u64>)> = Vec::new();
         for r in st.runs.iter() {
             edges += r.out.n_adds() as i64 - r.out.n_tombs() as i64;
             if r.in_dram() {
@@ -97,6 +103,8 @@ impl Inner {
                 continue;
             }
             let l = r.header.level;
+            let part = (r.header.part_shift() > 0).then(|| r.header.span().start);
+            parts_seen.push((l, part));
             match levels.iter_mut().find(|x| x.level == l) {
                 Some(x) => {
                     x.runs += 1;
@@ -106,6 +114,8 @@ impl Inner {
                 None => levels.push(LevelStats {
                     level: l,
                     runs: 1,
+                    max_runs_per_partition: 0,
+                    partitions: 0,
                     edges: r.out.n_adds(),
                     bytes: r.header.file_len,
                 }),
@@ -113,6 +123,16 @@ impl Inner {
         }
         drop(st);
         levels.sort_by_key(|l| l.level);
+        parts_seen.sort_unstable();
+        for x in &mut levels {
+            let at: Vec<Option<u64>> = (parts_seen.iter())
+                .filter(|p| p.0 == x.level)
+                .map(|p| p.1)
+                .collect();
+            let groups = at.chunk_by(|a, b| a == b);
+            x.max_runs_per_partition = groups.clone().map(|g| g.len()).max().unwrap_or(0);
+            x.partitions = groups.filter(|g| g[0].is_some()).count();
+        }
         let ids = self.dict.read().unwrap().len() as u64;
         let io = self.medium.stats().snapshot();
         let base = self.bytes_written_base;

@@ -1,0 +1,49 @@
+//! Which of a snapshot's runs can hold a vertex.
+//!
+//! Above level 0 a store keeps one run per partition of `2^s` vertex ids per level (see
+//! the store's merge policy), so a snapshot of a big store holds many runs, each of which
+//! can hold only a small part of the vertices. Reading a vertex visits only the runs of its
+//! partition's chain: the runs that can hold any vertex, and those of its own partition.
+
+use crate::run::Run;
+use crate::types::VertexId;
+use std::sync::Arc;
+
+/// Per partition, the positions (oldest first) of the runs that can hold its vertices.
+pub(crate) struct Chains {
+    shift: u32,
+    lists: Vec<Box<[u32]>>,
+}
+
+impl Chains {
+    /// The chains of `runs` over vertex ids below `n`.
+    pub(crate) fn new(runs: &[Arc<Run>], n: usize) -> Chains {
+        // Runs of one store share one shift; were they mixed, the finest one still gives
+        // correct chains (a coarser run overlaps several partitions and joins each).
+        let shift = (runs.iter())
+            .map(|r| r.header.part_shift())
+            .filter(|&s| s > 0)
+            .min()
+            .unwrap_or(63);
+        let parts = (((n as u64).max(1) - 1) >> shift) + 1;
+        let lists = (0..parts)
+            .map(|j| {
+                let (lo, hi) = (j << shift, (j + 1) << shift);
+                (0..runs.len() as u32)
+                    .filter(|&i| {
+                        let s = runs[i as usize].header.span();
+                        s.start < hi && lo < s.end
+                    })
+                    .collect()
+            })
+            .collect();
+        Chains { shift, lists }
+    }
+
+    /// Positions of the runs that can hold `v`, oldest first.
+    #[inline]
+    pub(crate) fn of(&self, v: VertexId) -> &[u32] {
+        let j = (v as u64 >> self.shift) as usize;
+        &self.lists[j.min(self.lists.len() - 1)]
+    }
+}
