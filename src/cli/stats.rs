@@ -24,6 +24,20 @@ const DICT_BYTES_PER_ID: u64 = 8 + evograph::types::ID_BYTES as u64;
 /// DRAM per vertex of a dense run's index while it is built: one u64 offset per
 /// direction, filled as the merge goes.
 const MERGE_BYTES_PER_VERTEX: u64 = 16;
+/// DRAM per vertex of a partition run's (sparse) index while it is built, at most: id,
+/// count, tombstone count, then the offset, per direction.
+const PART_BYTES_PER_VERTEX: u64 = 48;
+
+/// DRAM a background merge's index needs at most: a dense run of every id while the ids
+/// fit one partition, else a partition's sparse index.
+fn merge_index_bytes(s: &evograph::store::Stats) -> u64 {
+    let part = 1u64 << s.partition_bits.min(62);
+    if s.partition_bits == 0 || s.vertex_ids <= part {
+        MERGE_BYTES_PER_VERTEX * s.vertex_ids
+    } else {
+        PART_BYTES_PER_VERTEX * part
+    }
+}
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let t = std::time::Instant::now();
@@ -41,7 +55,8 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         v["id_width"] = evograph::types::ID_WIDTH.into();
         v["dram_model"] = serde_json::json!({
             "dictionary_bytes": DICT_BYTES_PER_ID * s.vertex_ids,
-            "merge_index_bytes": MERGE_BYTES_PER_VERTEX * s.vertex_ids,
+            "merge_index_bytes": merge_index_bytes(&s),
+            "compact_index_bytes": MERGE_BYTES_PER_VERTEX * s.vertex_ids,
         });
         println!(
             "{}",
@@ -94,8 +109,9 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     );
     let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
     println!(
-        "dram model      a writer needs its memtable budget + {:.0} MiB dictionary ({DICT_BYTES_PER_ID} B per id) + {:.0} MiB while building a dense run ({MERGE_BYTES_PER_VERTEX} B per vertex) + allocator slack (README, Memory)",
+        "dram model      a writer needs its memtable budget + {:.0} MiB dictionary ({DICT_BYTES_PER_ID} B per id) + {:.0} MiB for a merge's index (one partition's; `compact`, which writes one dense run: {:.0} MiB) + allocator slack (README, Memory)",
         mib(DICT_BYTES_PER_ID * s.vertex_ids),
+        mib(merge_index_bytes(&s)),
         mib(MERGE_BYTES_PER_VERTEX * s.vertex_ids),
     );
     println!(

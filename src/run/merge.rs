@@ -350,6 +350,57 @@ mod tests {
     }
 
     #[test]
+    fn a_split_merge_writes_each_partition_once_and_skips_empty_ones() {
+        // Vertices 0..256 and 768..1024 only: of four partitions of 256 ids, 1 and 2 hold
+        // nothing (and 2, not the last, is skipped too).
+        let edges: Vec<[VertexId; 2]> = (0..4000u64)
+            .map(|i| {
+                let u = (i * 37) % 512;
+                let u = if u < 256 { u } else { u + 512 };
+                [u as VertexId, ((i * 101) % 256) as VertexId]
+            })
+            .collect();
+        let a = sealed(&edges[..2000], &[], 1);
+        let b = sealed(&edges[2000..], std::slice::from_ref(&a), 2);
+        let inputs = [a, b];
+        let medium: Arc<dyn Medium> = Arc::new(MemoryMedium::new());
+        let meta = RunMeta {
+            id: 0,
+            level: 1,
+            min_lsn: 0,
+            max_lsn: 4000,
+            vertex_space: 1024,
+            weighted: false,
+            part_shift: 0,
+        };
+        let ids = AtomicUsize::new(10);
+        let next = || ids.fetch_add(1, Ordering::Relaxed) as u64;
+        let never = || false;
+        let parts = merge_partitions_until(&inputs, &meta, true, 8, 0..4, &next, &medium, &never)
+            .unwrap()
+            .unwrap();
+        let spans: Vec<_> = parts.iter().map(|r| r.header.span()).collect();
+        assert_eq!(spans, vec![0..256, 768..1024]);
+        let whole = merge_to_file(&inputs, RunMeta { id: 99, ..meta }, true, &medium).unwrap();
+        for d in [Dir::Out, Dir::In] {
+            let split: Vec<(VertexId, Vec<VertexId>)> = (parts.iter())
+                .flat_map(|r| {
+                    let dd = r.dir(d);
+                    assert!(!dd.dense, "a partition's run is sparse");
+                    (0..dd.n_index()).map(move |i| (dd.vid_at(i), dd.adds_at(i).to_vec()))
+                })
+                .filter(|(_, a)| !a.is_empty())
+                .collect();
+            let wd = whole.dir(d);
+            let all: Vec<(VertexId, Vec<VertexId>)> = (0..wd.n_index())
+                .map(|i| (wd.vid_at(i), wd.adds_at(i).to_vec()))
+                .filter(|(_, a)| !a.is_empty())
+                .collect();
+            assert_eq!(split, all, "direction {d:?}");
+        }
+    }
+
+    #[test]
     fn a_stopped_merge_removes_its_file_and_a_finished_one_keeps_every_edge() {
         // One wave per direction: stopping at the second check lands between the out- and
         // the in-direction, mid-merge.

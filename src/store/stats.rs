@@ -48,6 +48,8 @@ pub struct Stats {
     pub persist_method: String,
     /// Run files per level.
     pub levels: Vec<LevelStats>,
+    /// Merges above level 0 write partitions of `2^partition_bits` vertex ids (0: none).
+    pub partition_bits: u32,
     /// Sealed memtables not yet flushed.
     pub dram_runs: usize,
     /// Updates buffered in the active and frozen memtables (per direction).
@@ -164,6 +166,7 @@ impl Inner {
             medium,
             persist_method,
             levels,
+            partition_bits: self.part_shift,
             dram_runs,
             memtable_updates: mem_ops + frozen_ops,
             memtable_bytes: mem_bytes,
