@@ -26,17 +26,19 @@ impl Chains {
             .min()
             .unwrap_or(63);
         let parts = (((n as u64).max(1) - 1) >> shift) + 1;
-        let lists = (0..parts)
-            .map(|j| {
-                let (lo, hi) = (j << shift, (j + 1) << shift);
-                (0..runs.len() as u32)
-                    .filter(|&i| {
-                        let s = runs[i as usize].header.span();
-                        s.start < hi && lo < s.end
-                    })
-                    .collect()
-            })
-            .collect();
+        // One pass over the runs: an unconfined run joins every chain, a partition run
+        // only the chains it overlaps (O(runs + partitions x unconfined runs), not
+        // partitions x runs: a big store has thousands of each).
+        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); parts as usize];
+        for (i, r) in runs.iter().enumerate() {
+            let s = r.header.span();
+            let first = (s.start >> shift).min(parts - 1);
+            let last = (s.end.saturating_sub(1) >> shift).min(parts - 1);
+            for l in &mut lists[first as usize..=last as usize] {
+                l.push(i as u32);
+            }
+        }
+        let lists = lists.into_iter().map(Vec::into_boxed_slice).collect();
         Chains { shift, lists }
     }
 
