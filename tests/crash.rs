@@ -93,11 +93,16 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32) {
     let bin = env!("CARGO_BIN_EXE_evograph");
     let mut model = Model::new(false);
     let mut killed_mid_ingest = 0;
+    // Kill deadlines are drawn below this; it shrinks to the lifetime of children that
+    // finished before their kill, so that kills still land mid-ingest when a fast build on
+    // tmpfs ingests a whole trial in a few milliseconds.
+    let mut window_ms: u64 = 400;
     for trial in 0..kills {
         let n = 20_000 + rng.below(20_000) as usize;
         let input = dir.path().join(format!("t{trial}.ops"));
         let recs = make_ops(&mut rng, trial, n, &input);
         // Small memtables so that kills also land in flushes and compactions.
+        let spawned = Instant::now();
         let mut child = Command::new(bin)
             .args(["ingest", store.to_str().unwrap(), input.to_str().unwrap()])
             .args(["--format", "ops", "--durability", "sync", "--print-acks"])
@@ -117,7 +122,7 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32) {
             .unwrap();
         // Kill after a random number of acknowledgements, or a random time if it is sooner.
         let stop_after = rng.below((n / BATCH) as u64 + 2);
-        let deadline = Instant::now() + Duration::from_millis(5 + rng.below(400));
+        let deadline = Instant::now() + Duration::from_millis(1 + rng.below(window_ms));
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -149,6 +154,9 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32) {
         }
         if status.code().is_none() {
             killed_mid_ingest += 1;
+        } else {
+            let lived = spawned.elapsed().as_millis() as u64;
+            window_ms = window_ms.min((lived / 2).max(2));
         }
 
         let g = Graph::open(&store, Options::default())
