@@ -119,10 +119,7 @@ fn seal_block(b: usize, blk: &BlockLog, older: &[Arc<Run>], d: Dir, weighted: bo
     let mut olds: Vec<(&DirData, usize)> = older
         .iter()
         .rev()
-        .filter(|r| {
-            let s = r.header.span();
-            s.start < block.end && block.start < s.end
-        })
+        .filter(|r| r.header.overlaps(&block))
         .map(|r| r.dir(d))
         .map(|dd| (dd, dd.index_range(first, first).start))
         .collect();

@@ -68,6 +68,25 @@ pub const IN_DENSE: u64 = 4;
 pub const WEIGHTED: u64 = 8;
 /// Flag: vertex ids are 64-bit (else 32-bit).
 pub const WIDE_IDS: u64 = 16;
+/// Per partition of `2^shift` ids among `parts`, the positions (ascending) of the runs
+/// that can hold its vertices, in one pass over `runs`: O(runs + partitions x runs that
+/// are not confined to a partition).
+pub fn chains_by_partition(runs: &[&RunHeader], shift: u32, parts: u64) -> Vec<Vec<u32>> {
+    let mut lists: Vec<Vec<u32>> = vec![Vec::new(); parts as usize];
+    if parts == 0 {
+        return lists;
+    }
+    for (i, r) in runs.iter().enumerate() {
+        let s = r.span();
+        let first = (s.start >> shift).min(parts - 1);
+        let last = (s.end.saturating_sub(1) >> shift).min(parts - 1);
+        for l in &mut lists[first as usize..=last as usize] {
+            l.push(i as u32);
+        }
+    }
+    lists
+}
+
 /// Flag bits 8..16: the run's partition shift `s`. Zero means the run may hold any vertex;
 /// otherwise it holds only vertices of one partition, the ids `j << s .. (j + 1) << s`
 /// where `j = (vertex_space - 1) >> s` (see [`RunHeader::span`]). Merges above level 0
@@ -139,6 +158,12 @@ impl RunHeader {
                 lo..self.vertex_space
             }
         }
+    }
+
+    /// Whether the run can hold any vertex of `ids`.
+    pub fn overlaps(&self, ids: &std::ops::Range<u64>) -> bool {
+        let s = self.span();
+        s.start < ids.end && ids.start < s.end
     }
 
     /// Byte length of each section, from the counts.

@@ -26,19 +26,11 @@ impl Chains {
             .min()
             .unwrap_or(63);
         let parts = (((n as u64).max(1) - 1) >> shift) + 1;
-        // One pass over the runs: an unconfined run joins every chain, a partition run
-        // only the chains it overlaps (O(runs + partitions x unconfined runs), not
-        // partitions x runs: a big store has thousands of each).
-        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); parts as usize];
-        for (i, r) in runs.iter().enumerate() {
-            let s = r.header.span();
-            let first = (s.start >> shift).min(parts - 1);
-            let last = (s.end.saturating_sub(1) >> shift).min(parts - 1);
-            for l in &mut lists[first as usize..=last as usize] {
-                l.push(i as u32);
-            }
-        }
-        let lists = lists.into_iter().map(Vec::into_boxed_slice).collect();
+        let headers: Vec<&crate::run::RunHeader> = runs.iter().map(|r| &r.header).collect();
+        let lists = crate::run::format::chains_by_partition(&headers, shift, parts)
+            .into_iter()
+            .map(Vec::into_boxed_slice)
+            .collect();
         Chains { shift, lists }
     }
 

@@ -75,9 +75,15 @@ pub(super) fn pick(runs: &[&RunHeader], fanout: usize, shift: u32, space: u64) -
         .collect();
     parts.sort_unstable();
     parts.dedup();
-    for (s, j) in parts {
-        if let Some(p) = partition_group(runs, fanout, s, j) {
-            offer((p.level - 1, 1, j), p);
+    // One store has one shift; the chains of each shift present are built once.
+    for g in parts.chunk_by(|a, b| a.0 == b.0) {
+        let s = g[0].0;
+        let n_parts = g[g.len() - 1].1 + 1;
+        let chains = crate::run::format::chains_by_partition(runs, s, n_parts);
+        for &(_, j) in g {
+            if let Some(p) = partition_group(runs, &chains[j as usize], fanout, s, j) {
+                offer((p.level - 1, 1, j), p);
+            }
         }
     }
     best.map(|b| b.3)
@@ -110,15 +116,16 @@ fn unconfined_group(runs: &[&RunHeader], fanout: usize, shift: u32, space: u64) 
 }
 
 /// The lowest-level group of `fanout` or more consecutive runs of partition `j` (shift
-/// `s`) in that partition's chain.
-fn partition_group(runs: &[&RunHeader], fanout: usize, s: u32, j: u64) -> Option<Pick> {
+/// `s`) in that partition's `chain` (positions in `runs`).
+fn partition_group(
+    runs: &[&RunHeader],
+    chain: &[u32],
+    fanout: usize,
+    s: u32,
+    j: u64,
+) -> Option<Pick> {
     let span = j << s..(j + 1) << s;
-    let chain: Vec<usize> = (0..runs.len())
-        .filter(|&i| {
-            let r = runs[i].span();
-            r.start < span.end && span.start < r.end
-        })
-        .collect();
+    let chain: Vec<usize> = chain.iter().map(|&i| i as usize).collect();
     let own = |i: usize| runs[i].part_shift() == s && runs[i].span().start == span.start;
     let mut at = 0;
     let mut found: Option<(usize, usize)> = None;
@@ -149,11 +156,8 @@ pub(crate) fn lsn_order_problem(runs: &[&RunHeader]) -> Option<String> {
         if a.min_lsn > a.max_lsn {
             return Some(format!("run {} ends before it starts", a.id));
         }
-        let sa = a.span();
         for b in &runs[i + 1..] {
-            let sb = b.span();
-            let overlap = sa.start < sb.end && sb.start < sa.end;
-            if overlap && b.min_lsn < a.max_lsn {
+            if b.overlaps(&a.span()) && b.min_lsn < a.max_lsn {
                 return Some(format!(
                     "runs {} and {} hold overlapping LSN ranges in the wrong order",
                     a.id, b.id
