@@ -10,6 +10,7 @@
 //! - [`dict`]: the persistent dictionary from external 64-bit ids to dense [`VertexId`]s.
 //! - [`store`]: [`Graph`], tying the layers together: ingest, flush, compaction, recovery.
 //! - [`snapshot`]: consistent read views implementing [`GraphView`].
+//! - [`algo`] and [`pregel`]: hand-written kernels and the vertex-centric engine.
 //! - [`io`] and [`gen`]: input formats and graph generators used by the command line.
 
 pub mod algo;
@@ -22,6 +23,7 @@ pub mod manifest;
 pub mod medium;
 pub mod memtable;
 mod prefetch;
+pub mod pregel;
 pub mod run;
 pub mod snapshot;
 pub mod store;

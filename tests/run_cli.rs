@@ -1,5 +1,6 @@
 //! `evograph run` from the command line: Graphalytics output validated by check.py, GAP
-//! kernels' JSON summaries, and clear errors for bad requests.
+//! kernels' JSON summaries, Pregel kernels agreeing with the hand-written ones, and clear
+//! errors for bad requests.
 
 mod common;
 
@@ -105,4 +106,81 @@ fn run_refuses_bad_requests_clearly() {
             "{args:?}: {err}"
         );
     }
+}
+
+/// The Pregel kernels print what their hand-written counterparts print (PageRank up to the
+/// last digits, since sums are added in another order), under either delivery mode, and a
+/// run cut short by the superstep limit says so and exits 3.
+#[test]
+fn pregel_kernels_match_the_hand_written_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("g.el");
+    let store = dir.path().join("s");
+    let (i, s) = (input.to_str().unwrap(), store.to_str().unwrap());
+    assert!(evograph(&["generate", "kron", "--scale", "10", "-o", i])
+        .status
+        .success());
+    assert!(evograph(&["ingest", s, i]).status.success());
+    let values = |args: &[&str]| -> Vec<(u64, f64)> {
+        let r = evograph(&[&["run", s][..], args].concat());
+        assert!(
+            r.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        String::from_utf8(r.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let (v, x) = l.split_once(' ').unwrap();
+                (v.parse().unwrap(), x.parse().unwrap())
+            })
+            .collect()
+    };
+    let source = values(&["wcc"])[0].0.to_string();
+    let src = source.as_str();
+    for (hand, pregel, extra, deliveries) in [
+        ("pr", "pregel-pr", vec![], &["push", "pull"][..]),
+        ("wcc", "pregel-cc", vec![], &["push", "pull"][..]),
+        (
+            "bfs",
+            "pregel-bfs",
+            vec!["--source", src],
+            &["push", "pull"][..],
+        ),
+        ("sssp", "pregel-sssp", vec!["--source", src], &["push"][..]),
+    ] {
+        let want = values(&[&[hand][..], &extra].concat());
+        assert!(want.len() > 500, "{hand}: {} vertices", want.len());
+        for d in deliveries {
+            let got = values(&[&[pregel, "--delivery", d][..], &extra].concat());
+            assert_eq!(got.len(), want.len(), "{pregel} {d}");
+            for ((v, x), (w, y)) in got.iter().zip(&want) {
+                assert_eq!(v, w, "{pregel} {d}");
+                let close = x == y || (x - y).abs() <= 1e-12 * y.abs();
+                assert!(close, "{pregel} {d}: vertex {v} has {x}, {hand} says {y}");
+            }
+        }
+    }
+
+    let r = evograph(&[
+        "run",
+        s,
+        "pregel-sssp",
+        "--source",
+        src,
+        "--delivery",
+        "pull",
+    ]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("push delivery"), "{err}");
+
+    let r = evograph(&["run", s, "pregel-pr", "--max-supersteps", "3", "--json"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(3), "{err}");
+    assert!(err.contains("superstep limit"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(v["halted"], false, "{v}");
+    assert_eq!(v["supersteps"], 3, "{v}");
 }

@@ -1,0 +1,36 @@
+//! Breadth-first search depths (Graphalytics BFS) as a vertex program: the source starts at
+//! depth 0, and a vertex that first hears depth `d` takes it and tells its out-neighbours
+//! `d + 1`. Same results as [`crate::algo::graphalytics::bfs`].
+
+use crate::algo::graphalytics::UNREACHABLE;
+use crate::pregel::{Context, Messages, Min, Program};
+use crate::{GraphView, VertexId};
+
+/// Hop distance from `source` along out-edges ([`UNREACHABLE`] where none).
+pub struct Bfs {
+    /// The root.
+    pub source: VertexId,
+}
+
+impl Program for Bfs {
+    type Value = i64;
+    type Message = u32;
+    type Combiner = Min;
+
+    fn init(&self, _: VertexId) -> i64 {
+        UNREACHABLE
+    }
+
+    fn compute<G: GraphView>(&self, ctx: &mut Context<'_, Self, G>, messages: Messages<'_, u32>) {
+        let heard = if ctx.vertex() == self.source {
+            Some(0)
+        } else {
+            messages.into_iter().min()
+        };
+        if let Some(d) = heard.filter(|&d| i64::from(d) < *ctx.value()) {
+            ctx.set_value(i64::from(d));
+            ctx.broadcast(d + 1);
+        }
+        ctx.vote_to_halt();
+    }
+}

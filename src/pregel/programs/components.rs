@@ -1,0 +1,35 @@
+//! Weakly connected components by minimum-label propagation (the classic Pregel program):
+//! each vertex starts with its own id, and passes on any smaller label it hears along its
+//! out- and in-edges. A vertex's final label is the smallest dense id in its component, the
+//! same label [`crate::algo::graphalytics::wcc`] gives.
+
+use crate::pregel::{Context, Edges, Messages, Min, Program};
+use crate::{GraphView, VertexId};
+
+/// Weakly connected components: labels are the smallest dense id of each component.
+pub struct Components;
+
+impl Program for Components {
+    type Value = VertexId;
+    type Message = VertexId;
+    type Combiner = Min;
+    const EDGES: Edges = Edges::Both;
+
+    fn init(&self, v: VertexId) -> VertexId {
+        v
+    }
+
+    fn compute<G: GraphView>(
+        &self,
+        ctx: &mut Context<'_, Self, G>,
+        messages: Messages<'_, VertexId>,
+    ) {
+        let label = *ctx.value();
+        let best = messages.into_iter().fold(label, VertexId::min);
+        if ctx.superstep() == 0 || best < label {
+            ctx.set_value(best);
+            ctx.broadcast(best);
+        }
+        ctx.vote_to_halt();
+    }
+}
