@@ -53,6 +53,10 @@ fn bench(dir: &Path, extra: &[&str]) -> Value {
         for k in KERNELS {
             assert!(table.contains(k), "table lacks kernel {k}:\n{table}");
         }
+        assert!(
+            table.contains("push/pull"),
+            "table lacks the pregel grid:\n{table}"
+        );
     }
     serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("bench JSON parses")
 }
@@ -131,6 +135,25 @@ fn bench_reports_every_figure_and_leaves_inserted_minus_deleted() {
         let want = (r[0] + r[1]) / 2.0;
         let got = number(&j, &format!("kernels.{k}.ratio_live"));
         assert!((got - want).abs() <= 1e-9 * want, "{k}: {got} vs {want}");
+    }
+    // Pregel programs against the hand-written kernels, push against pull (SSSP: push only).
+    for prog in ["pr", "cc", "bfs", "sssp"] {
+        for f in [
+            "seconds",
+            "hand_seconds",
+            "ratio",
+            "ratio_live",
+            "push_seconds",
+            "gteps",
+            "supersteps",
+        ] {
+            assert!(
+                number(&j, &format!("pregel.{prog}.{f}")) > 0.0,
+                "{prog}.{f}"
+            );
+        }
+        let pull = at(&j, &format!("pregel.{prog}.pull_seconds"));
+        assert_eq!(pull.is_null(), prog == "sssp", "{prog}: {pull}");
     }
     assert_eq!(number(&j, "params.scale"), 9.0);
     assert_eq!(at(&j, "params.durability"), "sync");

@@ -472,6 +472,15 @@ fn run_pregel<P: Program, G: GraphView>(
         Delivery::Pull => "pull",
     };
     summary.insert("delivery".into(), mode.into());
+    let steps: Vec<_> = o
+        .steps
+        .iter()
+        .map(|s| {
+            json!({"computed": s.computed, "active": s.active, "messages": s.messages,
+                   "edges": s.edges, "seconds": s.seconds})
+        })
+        .collect();
+    summary.insert("superstep_profile".into(), steps.into());
     Ok(o.values)
 }
 

@@ -11,15 +11,22 @@
 use super::chunks::{self, Chunks, Weight};
 use super::context::{Context, Local, Messages, Outbox, Step};
 use super::program::{Combiner, Delivery, Edges, Message, Program};
-use super::{Combining, Config, Outcome, Stop};
+use super::{Combining, Config, Outcome, StepStats, Stop};
 use crate::{Error, GraphView, Result, VertexId};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// Gathering switches from "every vertex checks its in-neighbours" to "mark the recipients
-/// of the few broadcasters first" when the broadcasters' edges are fewer than this fraction
-/// of all edges (GAPBS's direction-optimising BFS uses 1/15 for the same trade).
+/// Pull delivery without a combiner switches from "every vertex checks its in-neighbours"
+/// to "mark the recipients of the few broadcasters first" when the broadcasters' edges are
+/// fewer than this fraction of all edges (GAPBS's direction-optimising BFS uses 1/15 for
+/// the same trade).
 const SPARSE_DIVISOR: u64 = 20;
+
+/// Pull delivery with a combiner pushes the broadcasts into the recipients' mailboxes
+/// instead of letting every vertex gather when the broadcasters' edges are fewer than this
+/// fraction of all edges: a pushed edge (a compare-and-swap on a random mailbox) costs about
+/// twice a gathered one (a sequential read and a combine) on Kron20.
+const PUSH_DIVISOR: u64 = 2;
 
 /// Runs `program` on `g` until every vertex halts or the superstep limit.
 pub(crate) fn run<P: Program, G: GraphView>(
@@ -32,6 +39,8 @@ pub(crate) fn run<P: Program, G: GraphView>(
 
 /// What a range of vertices reports at the end of a superstep.
 struct PartResult<M> {
+    /// Vertices whose compute ran.
+    computed: u64,
     /// Vertices that did not vote to halt.
     active: u64,
     /// Push: messages sent. Pull: edges the broadcasts travel along.
@@ -64,14 +73,22 @@ struct Part<'s, V, M> {
 enum Gather<'s> {
     /// Nobody broadcast: nobody has mail.
     Nothing,
-    /// Few broadcasters: their recipients were marked in this bitmap.
+    /// Few broadcasters, no combiner: their recipients were marked in this bitmap.
     Sparse(&'s [AtomicU64]),
+    /// Few broadcasters, a combiner: the broadcasts were already combined into these
+    /// mailboxes, and the recipients marked in the bitmap, as push delivery leaves them.
+    Pushed {
+        slots: &'s [AtomicU64],
+        has: &'s [AtomicU64],
+    },
     /// Many: every vertex checks its in-neighbours; `all` when every vertex that has an
     /// edge to follow broadcast, so no broadcast bit needs checking.
     Dense { all: bool },
 }
 
-/// Pull delivery: the previous superstep's broadcasts, read by every range.
+/// Pull delivery: the previous superstep's broadcasts, read by every range. With a
+/// combiner, `bval` holds the combiner's identity wherever `bbit` is clear, so gathering
+/// combines every in-neighbour's value without a branch on its bit.
 struct PullIn<'s, M> {
     bval: &'s [M],
     bbit: &'s [u64],
@@ -162,6 +179,7 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
             vec![0u64; words * !push as usize],
         );
         let mail = atomics(if push { 0 } else { words }, 0);
+        let pushed_slots = atomics(if !push && self.combined { n } else { 0 }, id);
         let mut gather = Gather::Nothing;
         let senders = if push { 0 } else { self.senders() };
         let edges_along = g.num_edges() * (1 + self.both as u64);
@@ -169,6 +187,7 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
         let mut aggregated: Vec<f64> = P::AGGREGATES.iter().map(|a| a.identity()).collect();
         let (mut supersteps, mut edges, mut messages) = (0u32, 0u64, 0u64);
         let (mut active_count, mut in_flight) = (live as u64, 0u64);
+        let mut steps = Vec::new();
         let stop = loop {
             if active_count == 0 && in_flight == 0 {
                 break Stop::Halted;
@@ -201,6 +220,7 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
                 gather,
             };
             let b = &self.chunks.bounds;
+            let started = std::time::Instant::now();
             let parts = self.parts(
                 &mut values,
                 &mut active,
@@ -216,13 +236,15 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
             debug_assert_eq!(results.len(), b.len().saturating_sub(1));
             supersteps += 1;
             let mut lists = Vec::new();
-            let (mut act, mut fly, mut bcasters) = (0, 0, 0);
+            let (mut act, mut fly, mut bcasters, mut computed) = (0, 0, 0, 0);
+            let edges_before = edges;
             let mut aggs: Vec<f64> = P::AGGREGATES.iter().map(|a| a.identity()).collect();
             // Folded in range order, so float aggregates come out the same on every run.
             for r in results {
                 if let Some(e) = r.error {
                     return Err(Error::Invalid(format!("superstep {}: {e}", supersteps - 1)));
                 }
+                computed += r.computed;
                 act += r.active;
                 fly += r.in_flight;
                 bcasters += r.broadcasters;
@@ -249,7 +271,14 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
                 std::mem::swap(&mut cur_bbit, &mut next_bbit);
                 gather = if fly == 0 {
                     Gather::Nothing
-                } else if fly * SPARSE_DIVISOR < edges_along {
+                } else if self.combined && fly * PUSH_DIVISOR < edges_along {
+                    self.push_broadcasts(&cur_bbit, &cur_bval, &pushed_slots, &mail);
+                    edges += fly;
+                    Gather::Pushed {
+                        slots: &pushed_slots,
+                        has: &mail,
+                    }
+                } else if !self.combined && fly * SPARSE_DIVISOR < edges_along {
                     self.mark_recipients(&cur_bbit, &mail);
                     Gather::Sparse(&mail)
                 } else {
@@ -258,6 +287,13 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
                     }
                 };
             }
+            steps.push(StepStats {
+                computed,
+                active: act,
+                messages: fly,
+                edges: edges - edges_before,
+                seconds: started.elapsed().as_secs_f64(),
+            });
         };
         Ok(Outcome {
             values,
@@ -267,6 +303,7 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
             messages,
             aggregates: aggregated,
             delivery: self.delivery,
+            steps,
         })
     }
 
@@ -316,16 +353,24 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
         let (lo, hi) = (part.lo, part.hi);
         let first_word = lo / 64;
         let (mut active, mut broadcasters, mut bcast_edges) = (0u64, 0u64, 0u64);
+        let mut computed = 0u64;
         let mut scratch: Vec<P::Message> = Vec::new();
+        let identity = P::Message::from_bits(self.identity_bits());
         for wi in 0..part.active.len() {
             let act = part.active[wi];
             let mail = if push {
                 std::mem::take(part.has[wi].get_mut())
             } else {
-                part.bbit[wi] = 0;
+                // This buffer was last written two supersteps ago: clear its broadcasts.
+                let mut old = std::mem::take(&mut part.bbit[wi]);
+                while old != 0 {
+                    part.bval[wi * 64 + old.trailing_zeros() as usize] = identity;
+                    old &= old - 1;
+                }
                 match pull.gather {
                     Gather::Nothing => 0,
                     Gather::Sparse(m) => m[first_word + wi].load(Relaxed),
+                    Gather::Pushed { has, .. } => has[first_word + wi].swap(0, Relaxed),
                     Gather::Dense { .. } => !0,
                 }
             };
@@ -339,20 +384,25 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
                     break;
                 }
                 let bit = 1u64 << b;
-                // Push mail is taken (and the slot emptied) whether or not the vertex
+                // Pushed mail is taken (and the slot emptied) whether or not the vertex
                 // still exists: a deleted vertex drops what was sent to it.
-                let pushed = if push && mail & bit != 0 {
-                    if self.combined {
+                let pushed = match pull.gather {
+                    _ if mail & bit == 0 => None,
+                    _ if push && self.combined => {
                         let bits =
                             std::mem::replace(part.slots[v - lo].get_mut(), self.identity_bits());
                         Some(Messages::one(P::Message::from_bits(bits)))
-                    } else {
+                    }
+                    _ if push => {
                         let ib = inbox.expect("list delivery fills an inbox");
                         let (a, z) = (ib.offsets[v] as usize, ib.offsets[v + 1] as usize);
                         Some(Messages::many(&ib.msgs[a..z]))
                     }
-                } else {
-                    None
+                    Gather::Pushed { slots, .. } => {
+                        let bits = slots[v].swap(self.identity_bits(), Relaxed);
+                        Some(Messages::one(P::Message::from_bits(bits)))
+                    }
+                    _ => None,
                 };
                 let vid = v as VertexId;
                 if !self.g.vertex_exists(vid) {
@@ -360,10 +410,8 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
                 }
                 let messages = match pushed {
                     Some(m) => m,
-                    None if !push && mail & bit != 0 => {
-                        self.gather(vid, pull, &local, &mut scratch)
-                    }
-                    None => Messages::none(),
+                    None if push || mail & bit == 0 => Messages::none(),
+                    None => self.gather(vid, pull, &local, &mut scratch),
                 };
                 if act & bit == 0 && messages.is_empty() {
                     continue;
@@ -378,6 +426,7 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
                     broadcast: None,
                 };
                 self.p.compute(&mut ctx, messages);
+                computed += 1;
                 if !ctx.halted {
                     now_active |= bit;
                 }
@@ -393,6 +442,7 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
             active += now_active.count_ones() as u64;
         }
         PartResult {
+            computed,
             active,
             in_flight: if push { local.sent.get() } else { bcast_edges },
             broadcasters,
@@ -419,8 +469,7 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
         let mut k = 0u64;
         let msgs = if self.combined {
             let mut acc = <C<P> as Combiner<P::Message>>::identity();
-            let mut got = false;
-            if let Gather::Dense { all: true } = pull.gather {
+            let got = if let Gather::Dense { all: true } = pull.gather {
                 let mut f = |u: VertexId| {
                     k += 1;
                     acc = <C<P> as Combiner<P::Message>>::combine(acc, bval[u as usize]);
@@ -429,20 +478,30 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
                 if self.both {
                     self.g.for_each_out(v, &mut f);
                 }
-                got = k > 0;
+                k > 0
             } else {
+                // A vertex that did not broadcast holds the identity, so combining every
+                // in-neighbour needs no look at the bits; only a result equal to the identity
+                // leaves open whether anyone broadcast (the identity itself, say), and then
+                // the bits say.
                 let mut f = |u: VertexId| {
                     k += 1;
-                    if sent(u) {
-                        acc = <C<P> as Combiner<P::Message>>::combine(acc, bval[u as usize]);
-                        got = true;
-                    }
+                    acc = <C<P> as Combiner<P::Message>>::combine(acc, bval[u as usize]);
                 };
                 self.g.for_each_in(v, &mut f);
                 if self.both {
                     self.g.for_each_out(v, &mut f);
                 }
-            }
+                acc.to_bits() != self.identity_bits() || {
+                    let mut any = 0u64;
+                    let mut f = |u: VertexId| any |= bbit[u as usize / 64] >> (u % 64);
+                    self.g.for_each_in(v, &mut f);
+                    if self.both {
+                        self.g.for_each_out(v, &mut f);
+                    }
+                    any & 1 != 0
+                }
+            };
             if got {
                 Messages::one(acc)
             } else {
@@ -481,6 +540,36 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
         crate::types::par_vertices(self.n)
             .filter(|&v| self.g.vertex_exists(v) && self.degree_along(v) > 0)
             .count() as u64
+    }
+
+    /// Pull with a combiner and few broadcasters: combines each broadcast in `bbit`/`bval`
+    /// into its recipients' `slots` and marks them in `has`, as push delivery would have.
+    /// `slots` hold the identity and `has` is clear on entry: every mark is taken, and its
+    /// slot emptied, by the next superstep.
+    fn push_broadcasts(
+        &self,
+        bbit: &[u64],
+        bval: &[P::Message],
+        slots: &[AtomicU64],
+        has: &[AtomicU64],
+    ) {
+        type C<P> = <P as Program>::Combiner;
+        debug_assert!(has.iter().all(|w| w.load(Relaxed) == 0));
+        bbit.par_iter().enumerate().for_each(|(wi, &word)| {
+            let mut b = word;
+            while b != 0 {
+                let u = wi * 64 + b.trailing_zeros() as usize;
+                b &= b - 1;
+                let m = bval[u];
+                let send = |x: VertexId| {
+                    super::context::deliver::<P::Message, C<P>>(slots, has, x as usize, m)
+                };
+                self.g.for_each_out(u as VertexId, send);
+                if self.both {
+                    self.g.for_each_in(u as VertexId, send);
+                }
+            }
+        });
     }
 
     /// Sparse pull: marks in `mail` every vertex that gathers from a broadcaster in `bbit`.

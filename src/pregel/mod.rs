@@ -10,8 +10,9 @@
 //!
 //! - **Delivery** ([`Delivery`]): *push*, where senders combine into the recipient's mailbox
 //!   with a compare-and-swap (or into per-thread buffers without a combiner), or *pull*,
-//!   where each vertex gathers what its in-neighbours broadcast, writing only its own state.
-//!   Chosen per program, overridable per run.
+//!   where each vertex gathers what its in-neighbours broadcast, writing only its own state
+//!   (and, with a combiner, supersteps with few broadcasts push them instead, so late sparse
+//!   supersteps cost what they send). Chosen per program, overridable per run.
 //! - **Selective scheduling**: after superstep 0 only vertices that have not voted to halt or
 //!   that have mail run. Pull gathering marks the recipients of few broadcasters instead of
 //!   letting every vertex look (the same trade as direction-optimising BFS).
@@ -102,6 +103,23 @@ pub struct Outcome<V> {
     pub aggregates: Vec<f64>,
     /// The delivery mode used.
     pub delivery: Delivery,
+    /// What each superstep did, in order (a profile: where the supersteps and edges went).
+    pub steps: Vec<StepStats>,
+}
+
+/// One superstep of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepStats {
+    /// Vertices whose `compute` ran (active, or with mail).
+    pub computed: u64,
+    /// Vertices that had not voted to halt at its end.
+    pub active: u64,
+    /// Messages sent (pull delivery: edges its broadcasts travel along).
+    pub messages: u64,
+    /// Edges read.
+    pub edges: u64,
+    /// Wall-clock seconds, delivery included.
+    pub seconds: f64,
 }
 
 impl<V> Outcome<V> {

@@ -52,7 +52,10 @@ pub enum Delivery {
     Push,
     /// Each vertex gathers the values its in-neighbours broadcast in the previous superstep;
     /// every write is to the vertex being computed, so no locks or atomics. Only
-    /// [`Context::broadcast`] is allowed.
+    /// [`Context::broadcast`] is allowed. With a combiner, a superstep whose broadcasts
+    /// travel along few edges (under half of them) is delivered by pushing those instead of
+    /// letting every vertex gather: the messages received are the same, the work is
+    /// proportional to the broadcasts (direction-optimising BFS's trade).
     Pull,
 }
 

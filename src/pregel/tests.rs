@@ -137,6 +137,19 @@ fn check_all<G: GraphView>(
         .collect();
     let want_cc = canonical(components(m));
     let want_pr = pagerank(m, 0.85, 7);
+    let mut phase = vec![3u8; g.num_vertices()];
+    for &x in &m.vertices {
+        phase[dense(x) as usize] = (x % 3) as u8;
+    }
+    let pulses = Pulses(phase);
+    let want_pulses: BTreeMap<u64, f64> = m
+        .vertices
+        .iter()
+        .map(|&w| {
+            let heard: u64 = m.inn(w).iter().map(|&u| 5 + 2 * (u % 3)).sum();
+            (w, heard as f64)
+        })
+        .collect();
     for (delivery, combining) in MODES {
         let c = cfg(delivery, combining);
         let w = format!("{what} {delivery:?} {combining:?}");
@@ -162,6 +175,9 @@ fn check_all<G: GraphView>(
             "{w}: pagerank runs its iterations plus the first"
         );
         close(&map(&o.values), &want_pr, &format!("{w} pagerank"));
+        let o = run(g, &pulses, &c).unwrap();
+        let got = map(&o.values.iter().map(|&x| x as f64).collect::<Vec<_>>());
+        assert_eq!(got, want_pulses, "{w} pulses");
         if delivery == Delivery::Push {
             let o = run(g, &Sssp { source: dense(src) }, &c).unwrap();
             close(&map(&o.values), &want_sssp, &format!("{w} sssp"));
@@ -190,6 +206,30 @@ proptest! {
                 .collect::<BTreeMap<_, _>>()
         };
         crate::with_view!(&comp, |g| check_all(g, m, &comp_map, &snap_dense, "compacted"));
+    }
+}
+
+/// Each vertex broadcasts `1 + s` in the supersteps `s < 6` with `s % 3` its phase (given by
+/// dense id; 3 never speaks) and sums what it hears: in pull delivery, a vertex that does not
+/// broadcast in a superstep must not be heard with what it broadcast before.
+struct Pulses(Vec<u8>);
+
+impl Program for Pulses {
+    type Value = u64;
+    type Message = u64;
+    type Combiner = Sum;
+    fn init(&self, _: VertexId) -> u64 {
+        0
+    }
+    fn compute<G: GraphView>(&self, ctx: &mut Context<'_, Self, G>, msgs: Messages<'_, u64>) {
+        *ctx.value_mut() += msgs.iter().sum::<u64>();
+        let s = ctx.superstep();
+        if s == 6 {
+            return ctx.vote_to_halt();
+        }
+        if u32::from(self.0[ctx.vertex() as usize]) == s % 3 {
+            ctx.broadcast(1 + u64::from(s));
+        }
     }
 }
 

@@ -21,6 +21,20 @@ use std::time::Instant;
 /// label propagation over all edges (CC, WCC), and random access (BFS).
 const DEFAULT_KERNELS: &[&str] = &["gap-pr", "gap-cc", "gap-bfs", "pr", "wcc"];
 
+/// Kernels that `evograph run` refuses without `--source`.
+const NEEDS_SOURCE: &[&str] = &["bfs", "sssp", "pregel-bfs", "pregel-sssp"];
+
+/// The source of the first edge in the binary edge file: a vertex with an out-edge, the
+/// root the source-taking kernels start from.
+fn first_source(edges: &Path) -> evograph::Result<u32> {
+    use std::io::Read;
+    let mut head = [0u8; 8];
+    std::fs::File::open(edges)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .map_err(|e| io_err("read", edges, e))?;
+    Ok(u32::from_le_bytes(head[..4].try_into().expect("4 bytes")))
+}
+
 /// A memory cgroup that this bench created and removes when dropped.
 struct Cgroup {
     dir: PathBuf,
@@ -180,6 +194,7 @@ pub(super) fn run(a: &Args, limit: u64, dir: &Path, edges: &Path) -> evograph::R
     } else {
         a.kernels.split(',').map(|s| s.trim().to_string()).collect()
     };
+    let source = first_source(edges)?;
     let mut legs = serde_json::Map::new();
     for (leg, cap) in [("uncapped", None), ("capped", Some(limit))] {
         eprintln!("bench: {leg} leg");
@@ -198,17 +213,18 @@ pub(super) fn run(a: &Args, limit: u64, dir: &Path, edges: &Path) -> evograph::R
         ];
         let mut steps = vec![("ingest".to_string(), ingest)];
         for k in &kernels {
-            steps.push((
-                format!("kernels.{k}"),
-                vec![
-                    "run".into(),
-                    store.display().to_string(),
-                    k.clone(),
-                    "--json".into(),
-                    "--output=/dev/null".into(),
-                    format!("--threads={}", a.threads),
-                ],
-            ));
+            let mut run = vec![
+                "run".into(),
+                store.display().to_string(),
+                k.clone(),
+                "--json".into(),
+                "--output=/dev/null".into(),
+                format!("--threads={}", a.threads),
+            ];
+            if NEEDS_SOURCE.contains(&k.as_str()) {
+                run.push(format!("--source={source}"));
+            }
+            steps.push((format!("kernels.{k}"), run));
         }
         // One cgroup for the whole leg: the page cache that ingest fills stays charged to
         // it, so the kernels after it run under the cap too (pages charged to a removed

@@ -35,7 +35,7 @@ impl Digest {
     }
 }
 
-fn weighted_sum(xs: impl Iterator<Item = f64>) -> Digest {
+pub fn weighted_sum(xs: impl Iterator<Item = f64>) -> Digest {
     Digest(
         xs.enumerate()
             .filter(|(_, x)| x.is_finite())
@@ -44,7 +44,7 @@ fn weighted_sum(xs: impl Iterator<Item = f64>) -> Digest {
     )
 }
 
-fn distinct<T: Ord + Copy>(g: &impl GraphView, labels: &[T]) -> Digest {
+pub fn distinct<T: Ord + Copy>(g: &impl GraphView, labels: &[T]) -> Digest {
     Digest(crate::run::count_labels(g, labels) as f64)
 }
 
@@ -88,19 +88,20 @@ pub fn run<G: GraphView>(name: &str, g: &G, s: &Setup) -> (f64, Digest) {
     (t.elapsed().as_secs_f64(), d)
 }
 
-/// Parses a comma-separated kernel list (`all` for every kernel).
+/// Parses a comma-separated kernel list (`all` for every kernel and every Pregel program).
 pub fn parse_list(s: &str) -> Result<Vec<&'static str>, String> {
+    let known = || ALL.iter().chain(super::pregel::ALL).copied();
     if s.trim() == "all" {
-        return Ok(ALL.to_vec());
+        return Ok(known().collect());
     }
     s.split(',')
         .map(str::trim)
         .filter(|k| !k.is_empty())
         .map(|k| {
-            ALL.iter()
-                .find(|&&a| a == k)
-                .copied()
-                .ok_or_else(|| format!("unknown kernel '{k}': want some of {}", ALL.join(",")))
+            known().find(|&a| a == k).ok_or_else(|| {
+                let names: Vec<&str> = known().collect();
+                format!("unknown kernel '{k}': want some of {}", names.join(","))
+            })
         })
         .collect()
 }

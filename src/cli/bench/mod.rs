@@ -12,6 +12,7 @@
 mod capped;
 mod crash;
 mod kernels;
+mod pregel;
 mod report;
 mod sys;
 
@@ -45,6 +46,16 @@ Figures (medians over --trials; the JSON file also keeps every trial's under tri
   kernels.K.csr_seconds      K on a plain in-memory CSR built from the same edges
   kernels.K.ratio_live/_compacted  live or compacted time over CSR time (per trial, then
                              the median); 1.0 means as fast as a static CSR
+  pregel.P.seconds           vertex program P (pr, cc, bfs, sssp: `evograph run pregel-P`)
+                             on the compacted store, in its own delivery mode (sssp push,
+                             the others pull); PageRank runs 20 iterations
+  pregel.P.hand_seconds      the hand-written kernel computing the same (pr, wcc, bfs,
+                             sssp), in the same rounds (results are checked to agree)
+  pregel.P.ratio/_live       program over hand-written time, on the compacted store and
+                             on the live snapshot (per trial, then the median)
+  pregel.P.push_seconds/_pull_seconds/_push_over_pull  each delivery mode (sssp: push only)
+  pregel.P.gteps             edges processed (read by a sender or a gatherer) per second
+  pregel.P.supersteps        supersteps to halting
   compact.seconds            full compaction of the whole graph
   flush.seconds              flushing the last memtable after ingest
   csr.build_seconds          building the plain CSR (out and in) from the edge list
@@ -111,7 +122,8 @@ pub struct Args {
     #[arg(long)]
     dir: Option<PathBuf>,
     /// Comma-separated kernels, or `all`: gap-bfs, gap-pr, gap-cc, bc, tc, gap-sssp, bfs,
-    /// pr, wcc, cdlp, lcc, sssp.
+    /// pr, wcc, cdlp, lcc, sssp, and the Pregel programs pregel-pr, pregel-cc, pregel-bfs,
+    /// pregel-sssp.
     #[arg(long, default_value = "all")]
     kernels: String,
     /// Repetitions of the whole protocol, each on a fresh store; figures are medians.
@@ -573,42 +585,11 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
         touch(&csr);
     });
     for &k in &p.kernels {
-        // Rounds of live, compacted, CSR in turn; short kernels get more rounds (up to
-        // MAX_ROUNDS, about ROUND_BUDGET seconds) and each view's median counts.
-        let mut times: [Vec<f64>; 3] = Default::default();
-        let mut rounds = 1;
-        let mut r = 0;
-        while r < rounds {
-            let (tl, dl) = p
-                .pool
-                .install(|| evograph::with_view!(&live, |v| kernels::run(k, v, &setup)));
-            let (tc, dc) = p
-                .pool
-                .install(|| evograph::with_view!(&comp, |v| kernels::run(k, v, &setup)));
-            let (tr, dr) = p.pool.install(|| kernels::run(k, &csr, &setup));
-            if !(dl.agrees(dr) && dc.agrees(dr)) {
-                return Err(invalid(format!(
-                    "kernel {k} disagrees across views: live {dl:?}, compacted {dc:?}, csr {dr:?}"
-                )));
-            }
-            if r == 0 {
-                let longest = tl.max(tc).max(tr).max(1e-6);
-                rounds = ((ROUND_BUDGET / longest) as usize).clamp(1, MAX_ROUNDS);
-            }
-            for (v, x) in times.iter_mut().zip([tl, tc, tr]) {
-                v.push(x);
-            }
-            r += 1;
+        if pregel::ALL.contains(&k) {
+            pregel::measure(k, &live, &comp, &setup, &p.pool, &mut t)?;
+        } else {
+            time_kernel(p, k, [&live, &comp], &csr, &setup, &mut t)?;
         }
-        let [tl, tc, tr] = times.map(|v| report::median(&v).expect("one round at least"));
-        eprintln!(
-            "bench:   {k:<9} live {tl:.4} s, compacted {tc:.4} s, csr {tr:.4} s (median of {rounds})"
-        );
-        t.set(format!("kernels.{k}.live_seconds"), tl);
-        t.set(format!("kernels.{k}.compacted_seconds"), tc);
-        t.set(format!("kernels.{k}.csr_seconds"), tr);
-        t.set(format!("kernels.{k}.ratio_live"), tl / tr);
-        t.set(format!("kernels.{k}.ratio_compacted"), tc / tr);
     }
     drop((live, comp, csr));
     let file = p.medium != MediumKind::Memory;
@@ -665,6 +646,55 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
         )));
     }
     Ok(t)
+}
+
+/// Times kernel `k` on the live snapshot, the compacted one and the plain CSR, in rounds
+/// of all three in turn, checks that they agree and records the medians in `t`.
+fn time_kernel(
+    p: &Plan,
+    k: &str,
+    [live, comp]: [&Snapshot; 2],
+    csr: &Csr,
+    setup: &kernels::Setup,
+    t: &mut Trial,
+) -> evograph::Result<()> {
+    // Rounds of live, compacted, CSR in turn; short kernels get more rounds (up to
+    // MAX_ROUNDS, about ROUND_BUDGET seconds) and each view's median counts.
+    let mut times: [Vec<f64>; 3] = Default::default();
+    let mut rounds = 1;
+    let mut r = 0;
+    while r < rounds {
+        let (tl, dl) = p
+            .pool
+            .install(|| evograph::with_view!(live, |v| kernels::run(k, v, setup)));
+        let (tc, dc) = p
+            .pool
+            .install(|| evograph::with_view!(comp, |v| kernels::run(k, v, setup)));
+        let (tr, dr) = p.pool.install(|| kernels::run(k, csr, setup));
+        if !(dl.agrees(dr) && dc.agrees(dr)) {
+            return Err(invalid(format!(
+                "kernel {k} disagrees across views: live {dl:?}, compacted {dc:?}, csr {dr:?}"
+            )));
+        }
+        if r == 0 {
+            let longest = tl.max(tc).max(tr).max(1e-6);
+            rounds = ((ROUND_BUDGET / longest) as usize).clamp(1, MAX_ROUNDS);
+        }
+        for (v, x) in times.iter_mut().zip([tl, tc, tr]) {
+            v.push(x);
+        }
+        r += 1;
+    }
+    let [tl, tc, tr] = times.map(|v| report::median(&v).expect("one round at least"));
+    eprintln!(
+        "bench:   {k:<9} live {tl:.4} s, compacted {tc:.4} s, csr {tr:.4} s (median of {rounds})"
+    );
+    t.set(format!("kernels.{k}.live_seconds"), tl);
+    t.set(format!("kernels.{k}.compacted_seconds"), tc);
+    t.set(format!("kernels.{k}.csr_seconds"), tr);
+    t.set(format!("kernels.{k}.ratio_live"), tl / tr);
+    t.set(format!("kernels.{k}.ratio_compacted"), tc / tr);
+    Ok(())
 }
 
 /// Bytes of the files in a directory.

@@ -137,7 +137,7 @@ pub fn table(summary: &[(String, Option<Summary>)], trials: usize) -> String {
     let mut sections: Vec<&str> = Vec::new();
     for (k, _) in summary {
         let sec = k.split('.').next().unwrap_or("");
-        if sec != "kernels" && !sections.contains(&sec) {
+        if sec != "kernels" && sec != "pregel" && !sections.contains(&sec) {
             sections.push(sec);
         }
     }
@@ -173,6 +173,48 @@ pub fn table(summary: &[(String, Option<Summary>)], trials: usize) -> String {
                 ratio(f("ratio_compacted")),
             ));
         }
+    }
+    out.push_str(&pregel_grid(summary));
+    out
+}
+
+/// The Pregel programs as rows: seconds of the program and of the hand-written kernel it
+/// matches on the compacted store, their ratio (and on the live snapshot), push and pull.
+fn pregel_grid(summary: &[(String, Option<Summary>)]) -> String {
+    let mut programs: Vec<&str> = Vec::new();
+    for (k, _) in summary {
+        if let Some(name) = k.strip_prefix("pregel.").and_then(|r| r.split('.').next()) {
+            if !programs.contains(&name) {
+                programs.push(name);
+            }
+        }
+    }
+    if programs.is_empty() {
+        return String::new();
+    }
+    let find = |k: &str| summary.iter().find(|(n, _)| n == k).and_then(|(_, s)| *s);
+    let cell = |s: Option<Summary>| s.map_or("-".to_string(), |s| fmt(s.median));
+    let ratio = |s: Option<Summary>| s.map_or("-".to_string(), |s| format!("{:.2}", s.median));
+    let mut out = format!(
+        "
+pregel (seconds on the compacted store; ratios against the hand-written kernel)
+  {:<8} {:>9} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>7}
+",
+        "program", "pregel", "hand", "ratio", "live", "push", "pull", "push/pull", "GTEPS"
+    );
+    for name in programs {
+        let f = |what: &str| find(&format!("pregel.{name}.{what}"));
+        out.push_str(&format!(
+            "  {name:<8} {:>9} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>7}\n",
+            cell(f("seconds")),
+            cell(f("hand_seconds")),
+            ratio(f("ratio")),
+            ratio(f("ratio_live")),
+            cell(f("push_seconds")),
+            cell(f("pull_seconds")),
+            ratio(f("push_over_pull")),
+            ratio(f("gteps")),
+        ));
     }
     out
 }

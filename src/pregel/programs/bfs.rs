@@ -1,9 +1,10 @@
 //! Breadth-first search depths (Graphalytics BFS) as a vertex program: the source starts at
 //! depth 0, and a vertex that first hears depth `d` takes it and tells its out-neighbours
-//! `d + 1`. Same results as [`crate::algo::graphalytics::bfs`].
+//! `d + 1`. Same results as [`crate::algo::graphalytics::bfs`]. Pull delivery: a small
+//! frontier is pushed and a large one gathered, as in direction-optimising BFS.
 
 use crate::algo::graphalytics::UNREACHABLE;
-use crate::pregel::{Context, Messages, Min, Program};
+use crate::pregel::{Context, Delivery, Messages, Min, Program};
 use crate::{GraphView, VertexId};
 
 /// Hop distance from `source` along out-edges ([`UNREACHABLE`] where none).
@@ -16,6 +17,7 @@ impl Program for Bfs {
     type Value = i64;
     type Message = u32;
     type Combiner = Min;
+    const DELIVERY: Delivery = Delivery::Pull;
 
     fn init(&self, _: VertexId) -> i64 {
         UNREACHABLE

@@ -1,9 +1,10 @@
 //! Weakly connected components by minimum-label propagation (the classic Pregel program):
 //! each vertex starts with its own id, and passes on any smaller label it hears along its
 //! out- and in-edges. A vertex's final label is the smallest dense id in its component, the
-//! same label [`crate::algo::graphalytics::wcc`] gives.
+//! same label [`crate::algo::graphalytics::wcc`] gives. Pull delivery: the dense early
+//! supersteps gather, and the sparse late ones push the few changed labels.
 
-use crate::pregel::{Context, Edges, Messages, Min, Program};
+use crate::pregel::{Context, Delivery, Edges, Messages, Min, Program};
 use crate::{GraphView, VertexId};
 
 /// Weakly connected components: labels are the smallest dense id of each component.
@@ -13,6 +14,7 @@ impl Program for Components {
     type Value = VertexId;
     type Message = VertexId;
     type Combiner = Min;
+    const DELIVERY: Delivery = Delivery::Pull;
     const EDGES: Edges = Edges::Both;
 
     fn init(&self, v: VertexId) -> VertexId {
@@ -25,7 +27,18 @@ impl Program for Components {
         messages: Messages<'_, VertexId>,
     ) {
         let label = *ctx.value();
-        let best = messages.into_iter().fold(label, VertexId::min);
+        let best = if ctx.superstep() == 0 {
+            // The neighbours' ids are their initial labels: reading them now gives what
+            // the first round of messages would bring, one superstep sooner.
+            let mut m = label;
+            ctx.for_each_out_neighbor(|u| m = m.min(u));
+            if !ctx.graph().is_undirected() {
+                ctx.for_each_in_neighbor(|u| m = m.min(u));
+            }
+            m
+        } else {
+            messages.into_iter().fold(label, VertexId::min)
+        };
         if ctx.superstep() == 0 || best < label {
             ctx.set_value(best);
             ctx.broadcast(best);
