@@ -469,36 +469,19 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
         let mut k = 0u64;
         let msgs = if self.combined {
             let mut acc = <C<P> as Combiner<P::Message>>::identity();
-            let got = if let Gather::Dense { all: true } = pull.gather {
-                let mut f = |u: VertexId| {
-                    k += 1;
-                    acc = <C<P> as Combiner<P::Message>>::combine(acc, bval[u as usize]);
-                };
-                self.g.for_each_in(v, &mut f);
-                if self.both {
-                    self.g.for_each_out(v, &mut f);
-                }
-                k > 0
-            } else {
-                // A vertex that did not broadcast holds the identity, so combining every
-                // in-neighbour needs no look at the bits; only a result equal to the identity
-                // leaves open whether anyone broadcast (the identity itself, say), and then
-                // the bits say.
-                let mut f = |u: VertexId| {
-                    k += 1;
-                    acc = <C<P> as Combiner<P::Message>>::combine(acc, bval[u as usize]);
-                };
-                self.g.for_each_in(v, &mut f);
-                if self.both {
-                    self.g.for_each_out(v, &mut f);
-                }
-                acc.to_bits() != self.identity_bits() || {
+            self.for_each_source(v, |u| {
+                k += 1;
+                acc = <C<P> as Combiner<P::Message>>::combine(acc, bval[u as usize]);
+            });
+            // A vertex that did not broadcast holds the identity, so combining needed no
+            // look at the bits; only a result equal to the identity leaves open whether
+            // anyone broadcast (the identity itself, say), and then the bits say.
+            let got = match pull.gather {
+                Gather::Dense { all: true } => k > 0,
+                _ if acc.to_bits() != self.identity_bits() => true,
+                _ => {
                     let mut any = 0u64;
-                    let mut f = |u: VertexId| any |= bbit[u as usize / 64] >> (u % 64);
-                    self.g.for_each_in(v, &mut f);
-                    if self.both {
-                        self.g.for_each_out(v, &mut f);
-                    }
+                    self.for_each_source(v, |u| any |= bbit[u as usize / 64] >> (u % 64));
                     any & 1 != 0
                 }
             };
@@ -509,20 +492,26 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
             }
         } else {
             scratch.clear();
-            let mut f = |u: VertexId| {
+            self.for_each_source(v, |u| {
                 k += 1;
                 if sent(u) {
                     scratch.push(bval[u as usize]);
                 }
-            };
-            self.g.for_each_in(v, &mut f);
-            if self.both {
-                self.g.for_each_out(v, &mut f);
-            }
+            });
             Messages::many(scratch)
         };
         local.add_edges(k);
         msgs
+    }
+
+    /// Calls `f` for every vertex whose broadcast `v` gathers: its in-neighbours, and its
+    /// out-neighbours too for `Edges::Both`.
+    #[inline]
+    fn for_each_source(&self, v: VertexId, mut f: impl FnMut(VertexId)) {
+        self.g.for_each_in(v, &mut f);
+        if self.both {
+            self.g.for_each_out(v, &mut f);
+        }
     }
 
     /// Edges a broadcast from `v` travels along.

@@ -146,8 +146,10 @@ fn check_all<G: GraphView>(
         .vertices
         .iter()
         .map(|&w| {
-            let heard: u64 = m.inn(w).iter().map(|&u| 5 + 2 * (u % 3)).sum();
-            (w, heard as f64)
+            let inn = m.inn(w);
+            let heard: u64 = inn.iter().map(|&u| 3 + 2 * (u % 3)).sum();
+            let phases: std::collections::BTreeSet<u64> = inn.iter().map(|u| u % 3).collect();
+            (w, (heard * 16 + 2 * phases.len() as u64) as f64)
         })
         .collect();
     for (delivery, combining) in MODES {
@@ -209,9 +211,11 @@ proptest! {
     }
 }
 
-/// Each vertex broadcasts `1 + s` in the supersteps `s < 6` with `s % 3` its phase (given by
-/// dense id; 3 never speaks) and sums what it hears: in pull delivery, a vertex that does not
-/// broadcast in a superstep must not be heard with what it broadcast before.
+/// Each vertex broadcasts `s` in the supersteps `s < 6` with `s % 3` its phase (given by
+/// dense id; 3 never speaks), and keeps 16 times the sum of what it hears plus the number of
+/// supersteps in which it heard anything. In pull delivery, a vertex that does not broadcast
+/// in a superstep must not be heard with what it broadcast before, and a broadcast of 0 (the
+/// sum's identity) is still heard.
 struct Pulses(Vec<u8>);
 
 impl Program for Pulses {
@@ -222,13 +226,14 @@ impl Program for Pulses {
         0
     }
     fn compute<G: GraphView>(&self, ctx: &mut Context<'_, Self, G>, msgs: Messages<'_, u64>) {
-        *ctx.value_mut() += msgs.iter().sum::<u64>();
+        let heard = !msgs.is_empty() as u64;
+        *ctx.value_mut() += msgs.iter().sum::<u64>() * 16 + heard;
         let s = ctx.superstep();
         if s == 6 {
             return ctx.vote_to_halt();
         }
         if u32::from(self.0[ctx.vertex() as usize]) == s % 3 {
-            ctx.broadcast(1 + u64::from(s));
+            ctx.broadcast(u64::from(s));
         }
     }
 }
