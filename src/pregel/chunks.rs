@@ -6,20 +6,12 @@
 //! uneven. Every cut is a multiple of 64, so each word of a per-vertex bitmap belongs to one
 //! range and its owner writes it without atomics.
 
-use crate::{GraphView, VertexId};
+use crate::VertexId;
 use rayon::prelude::*;
 
 /// Ranges per thread: enough for work stealing to balance, few enough that per-range
 /// overhead (a few allocations, one result) stays invisible.
 const PER_THREAD: usize = 64;
-
-/// Which degrees a vertex's work follows.
-#[derive(Clone, Copy)]
-pub(crate) enum Weight {
-    Out,
-    In,
-    Both,
-}
 
 /// Consecutive vertex ranges `bounds[i]..bounds[i + 1]`, covering `0..n`.
 pub(crate) struct Chunks {
@@ -27,22 +19,18 @@ pub(crate) struct Chunks {
 }
 
 impl Chunks {
-    /// Cuts `0..n` into ranges of about equal `1 + degree` (degree as `weight` says).
-    pub(crate) fn new<G: GraphView>(g: &G, weight: Weight, threads: usize) -> Chunks {
-        let n = g.num_vertices();
+    /// Cuts `0..n` into ranges of about equal `1 + degree(v)`.
+    pub(crate) fn new(
+        n: usize,
+        threads: usize,
+        degree: impl Fn(VertexId) -> usize + Sync,
+    ) -> Chunks {
         let words = n.div_ceil(64);
         let per_word: Vec<u64> = (0..words)
             .into_par_iter()
             .map(|w| {
                 (w * 64..((w + 1) * 64).min(n))
-                    .map(|v| {
-                        let v = v as VertexId;
-                        1 + match weight {
-                            Weight::Out => g.out_degree(v),
-                            Weight::In => g.in_degree(v),
-                            Weight::Both => g.out_degree(v) + g.in_degree(v),
-                        } as u64
-                    })
+                    .map(|v| 1 + degree(v as VertexId) as u64)
                     .sum()
             })
             .collect();
@@ -100,6 +88,7 @@ fn split_at<T>(mut s: &mut [T], lens: impl Iterator<Item = usize>) -> Vec<&mut [
 mod tests {
     use super::*;
     use crate::snapshot::Csr;
+    use crate::GraphView;
 
     #[test]
     fn ranges_cover_the_ids_and_cut_at_words() {
@@ -107,7 +96,7 @@ mod tests {
         let mut edges: Vec<(VertexId, VertexId)> = (1..5000).map(|v| (0, v)).collect();
         edges.extend((1..4999).map(|v| (v, v + 1)));
         let g = Csr::from_edges(5000, &edges, false);
-        let c = Chunks::new(&g, Weight::Out, 2);
+        let c = Chunks::new(5000, 2, |v| g.out_degree(v));
         assert_eq!(c.bounds[0], 0);
         assert_eq!(*c.bounds.last().unwrap(), 5000);
         assert!(c.bounds[1..c.len()].iter().all(|b| b % 64 == 0));
@@ -125,6 +114,6 @@ mod tests {
     #[test]
     fn an_empty_graph_has_no_ranges() {
         let g = Csr::from_edges(0, &[], false);
-        assert_eq!(Chunks::new(&g, Weight::Both, 4).len(), 0);
+        assert_eq!(Chunks::new(0, 4, |v| g.out_degree(v)).len(), 0);
     }
 }

@@ -1,6 +1,7 @@
 //! What `compute` sees of the world: its vertex, its edges, its messages, and the ways out
 //! (messages, aggregators, the vote to halt).
 
+use super::degrees::Degrees;
 use super::program::{Aggregate, Combiner, Message, Program};
 use crate::{GraphView, VertexId};
 use std::cell::{Cell, RefCell};
@@ -87,6 +88,7 @@ pub(crate) struct Step<'a> {
     pub outbox: Outbox<'a>,
     /// Broadcasts travel along in-edges too.
     pub both: bool,
+    pub degrees: &'a Degrees,
 }
 
 /// One thread's tallies while it runs a range of vertices (no sharing, hence cells).
@@ -213,13 +215,13 @@ impl<P: Program, G: GraphView> Context<'_, P, G> {
     /// Out-degree of the vertex.
     #[inline]
     pub fn out_degree(&self) -> usize {
-        self.g.out_degree(self.v)
+        self.step.degrees.out(self.g, self.v)
     }
 
     /// In-degree of the vertex.
     #[inline]
     pub fn in_degree(&self) -> usize {
-        self.g.in_degree(self.v)
+        self.step.degrees.inn(self.g, self.v)
     }
 
     /// Calls `f(neighbour, weight)` for each out-edge (weight 1 in unweighted stores).

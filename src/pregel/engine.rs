@@ -8,8 +8,9 @@
 //! ends when every task has returned (rayon's join is the barrier); nothing is held across
 //! supersteps but the arrays themselves.
 
-use super::chunks::{self, Chunks, Weight};
+use super::chunks::{self, Chunks};
 use super::context::{Context, Local, Messages, Outbox, Step};
+use super::degrees::{Degrees, InDegrees};
 use super::program::{Combiner, Delivery, Edges, Message, Program};
 use super::{Combining, Config, Outcome, StepStats, Stop};
 use crate::{Error, GraphView, Result, VertexId};
@@ -45,7 +46,7 @@ struct PartResult<M> {
     active: u64,
     /// Push: messages sent. Pull: edges the broadcasts travel along.
     in_flight: u64,
-    /// Pull: vertices that broadcast.
+    /// Pull: vertices that broadcast along at least one edge.
     broadcasters: u64,
     edges: u64,
     aggs: Vec<f64>,
@@ -111,17 +112,27 @@ struct Engine<'g, P: Program, G: GraphView> {
     /// Broadcasts follow in-edges too (`Edges::Both` on a directed graph).
     both: bool,
     chunks: Chunks,
+    degrees: Degrees,
 }
 
 impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
     fn new(g: &'g G, p: &'g P, cfg: &'g Config) -> Self {
         let delivery = cfg.delivery.unwrap_or(P::DELIVERY);
         let both = P::EDGES == Edges::Both && !g.is_undirected();
-        let weight = match (delivery, both) {
-            (_, true) => Weight::Both,
-            (Delivery::Push, false) => Weight::Out,
-            (Delivery::Pull, false) => Weight::In,
+        // Pull gathers along in-edges: balance by them, and keep them for a Both broadcast.
+        let pull = delivery == Delivery::Pull;
+        let inn = if both || pull {
+            InDegrees::Cached
+        } else {
+            InDegrees::FromGraph
         };
+        let degrees = Degrees::new(g, inn);
+        let threads = rayon::current_num_threads();
+        let chunks = Chunks::new(g.num_vertices(), threads, |v| match (pull, both) {
+            (_, true) => degrees.out(g, v) + degrees.inn(g, v),
+            (false, false) => degrees.out(g, v),
+            (true, false) => degrees.inn(g, v),
+        });
         Engine {
             g,
             p,
@@ -131,7 +142,8 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
             combined: <P::Combiner as Combiner<P::Message>>::COMBINES
                 && cfg.combining == Combining::Combine,
             both,
-            chunks: Chunks::new(g, weight, rayon::current_num_threads()),
+            chunks,
+            degrees,
         }
     }
 
@@ -213,6 +225,7 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
                 aggregated: &aggregated,
                 outbox,
                 both: self.both,
+                degrees: &self.degrees,
             };
             let pull_in = PullIn {
                 bval: &cur_bval,
@@ -433,8 +446,11 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
                 if let Some(m) = ctx.broadcast {
                     part.bval[v - lo] = m;
                     part.bbit[wi] |= bit;
-                    broadcasters += 1;
-                    bcast_edges += self.degree_along(vid);
+                    // Only broadcasts with an edge to travel count towards "every sender
+                    // broadcast" (`Gather::Dense { all }`), as `senders` counts.
+                    let d = self.degree_along(vid);
+                    broadcasters += (d > 0) as u64;
+                    bcast_edges += d;
                 }
             }
             debug_assert_eq!(now_active & !(act | mail), 0);
@@ -516,9 +532,9 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
 
     /// Edges a broadcast from `v` travels along.
     fn degree_along(&self, v: VertexId) -> u64 {
-        let out = self.g.out_degree(v) as u64;
+        let out = self.degrees.out(self.g, v) as u64;
         if self.both {
-            out + self.g.in_degree(v) as u64
+            out + self.degrees.inn(self.g, v) as u64
         } else {
             out
         }

@@ -26,6 +26,7 @@
 
 mod chunks;
 mod context;
+mod degrees;
 mod engine;
 mod program;
 pub mod programs;
