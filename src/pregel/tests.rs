@@ -2,6 +2,7 @@
 //! vertices and edges, several runs with tombstones), on the live snapshot, its views, the
 //! compacted store and a plain CSR; push against pull; combined against delivered each; and
 //! the engine's edges: the superstep limit, misuse, aggregators, programs without combiner.
+//! `EVOGRAPH_PREGEL_CASES=n` runs n random histories instead of 48.
 
 use super::programs::{Bfs, Components, PageRank, Sssp};
 use super::*;
@@ -187,8 +188,16 @@ fn check_all<G: GraphView>(
     }
 }
 
+/// Random histories per run: 48, or `EVOGRAPH_PREGEL_CASES` for a soak.
+fn cases() -> u32 {
+    std::env::var("EVOGRAPH_PREGEL_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(48)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn programs_match_references_in_every_mode((undirected, steps) in history()) {
