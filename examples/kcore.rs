@@ -98,7 +98,7 @@ fn main() -> evograph::Result<()> {
             },
         )?,
         None => {
-            let g = Graph::open(tmp.path().join("store"), Options::default())?;
+            let g = Graph::create(tmp.path().join("store"), Options::default())?;
             let spec = evograph::gen::GenSpec {
                 kind: evograph::gen::GenKind::Kron,
                 scale: 14,

@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 /// Everything that can go wrong in evograph, phrased for the person who has to act on it.
+/// New kinds may be added, so matches need a catch-all arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// An operating-system I/O call failed on a file we name.
     #[error("{op} {}: {source}", path.display())]

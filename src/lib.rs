@@ -34,3 +34,9 @@ pub use error::{Error, Result};
 pub use snapshot::{GraphView, Snapshot};
 pub use store::{Graph, Options, Verify};
 pub use types::{Durability, Record, VertexId};
+
+/// The README's Rust code blocks, compiled and run as doctests so the README cannot drift
+/// from the API (blocks marked `ignore` are checked by `tests/readme.rs` instead).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

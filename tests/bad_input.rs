@@ -6,7 +6,7 @@
 mod common;
 
 use common::{assert_no_panic, dir_files, evograph, parse_export, quiet_forks};
-use evograph::{Graph, Options};
+use evograph::{Graph, GraphView, Options};
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -525,4 +525,40 @@ fn undirected_ingest_into_directed_store_is_refused() {
     let path = fx.store.display().to_string();
     assert_error_line(&out, &[&path, "directed"], "--undirected");
     fx.assert_unchanged("--undirected");
+}
+
+/// From Rust, a mistyped path is an error, not a new empty store; and creating a store
+/// where one exists is refused without touching it.
+#[test]
+fn open_never_creates_and_create_never_overwrites() {
+    let d = tempfile::tempdir().unwrap();
+    let typo = d.path().join("sotre");
+    let err = open_store(&typo, Options::default())
+        .err()
+        .expect("no store there");
+    assert!(matches!(err, evograph::Error::NotAStore { .. }), "{err}");
+    assert!(!typo.exists(), "open created {}", typo.display());
+
+    let path = d.path().join("store");
+    let g = quiet_forks(|| Graph::create(&path, Options::default())).unwrap();
+    g.insert_edges(&[(1, 2), (2, 3)]).unwrap();
+    close_store(g);
+    let before = dir_files(&path);
+    let err = quiet_forks(|| Graph::create(&path, Options::default()))
+        .err()
+        .expect("a store is there");
+    assert!(
+        err.to_string().contains("already holds an evograph store"),
+        "{err}"
+    );
+    assert_eq!(dir_files(&path), before, "the refused create changed files");
+    let g = open_store(&path, Options::default()).unwrap();
+    assert_eq!(g.snapshot().unwrap().num_edges(), 2);
+    close_store(g);
+
+    // An empty directory is a fine place for a new store.
+    let empty = d.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    close_store(quiet_forks(|| Graph::create(&empty, Options::default())).unwrap());
+    close_store(open_store(&empty, Options::default()).unwrap());
 }

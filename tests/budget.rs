@@ -12,7 +12,7 @@ use evograph::{Graph, Options, Record};
 fn a_tiny_budget_keeps_runs_per_level_bounded_and_the_graph_right() {
     let d = tempfile::tempdir().unwrap();
     let fanout = 4;
-    let g = Graph::open(
+    let g = Graph::create(
         d.path().join("s"),
         Options {
             memtable_bytes: 1 << 20,

@@ -212,7 +212,7 @@ fn item3_verifier_messages_name_the_users_vertices() {
     // message must name external ids (here 1000 + dense id) rather than dense ones.
     use evograph::{Graph, Options, Record};
     let d = tempfile::tempdir().unwrap();
-    let g = Graph::open(
+    let g = Graph::create(
         d.path().join("s"),
         Options {
             weighted: Some(true),

@@ -67,6 +67,7 @@ fn opts(undirected: bool, background: bool, durability: Durability) -> Options {
         // Partitions of 4 ids: merges above level 0 rewrite one partition at a time.
         partition_bits: 2,
         background,
+        create: true,
         ..Options::default()
     }
 }

@@ -49,6 +49,8 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         &path,
         Options {
             durability: Durability::Sync,
+            // --dir may name a store from an earlier demo: the same edges go in again.
+            create: true,
             ..Options::default()
         },
     )?;

@@ -207,6 +207,8 @@ fn ingest(
         wal_segment_bytes: a.wal_segment_kb << 10,
         fanout: a.fanout,
         partition_bits: a.partition_bits,
+        // `ingest` makes the store it is pointed at if there is none.
+        create: true,
         ..Options::default()
     };
     let t_open = Instant::now();

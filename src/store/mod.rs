@@ -90,7 +90,8 @@ impl Ticket {
     }
 }
 
-/// A graph store: open (or create) with [`Graph::open`], then insert, delete, snapshot.
+/// A graph store: make one with [`Graph::create`] or open one with [`Graph::open`], then
+/// insert, delete, snapshot.
 ///
 /// `Graph` is `Sync`: several threads may submit batches; they are applied in one order,
 /// and their WAL blocks share `fdatasync`s (group commit).
@@ -165,23 +166,32 @@ struct RunBytes {
 }
 
 impl Graph {
-    /// Opens the store at `path`, creating it if allowed and absent, and recovering it
-    /// (WAL replay) if it was not closed cleanly.
+    /// Opens the existing store at `path`, recovering it (WAL replay) if it was not closed
+    /// cleanly. A path that holds no store is an error ([`Error::NotAStore`]), so that a
+    /// mistyped path never becomes a new empty store; [`Graph::create`] makes one (or
+    /// `Options::create` allows either).
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Graph> {
-        open::open(path.as_ref(), opts)
+        open::open(path.as_ref(), opts, open::Intent::Open)
+    }
+
+    /// Creates a new store at `path` (a missing or empty directory) and opens it for
+    /// writing. A store already there is an error ([`Error::Invalid`]): open it with
+    /// [`Graph::open`]. The directory is fsynced into its parent before this returns.
+    pub fn create(path: impl AsRef<Path>, opts: Options) -> Result<Graph> {
+        open::open(path.as_ref(), opts, open::Intent::Create)
     }
 
     /// Opens (or creates) the store held by a medium built by the caller, such as the sim
     /// medium of the crash tests. No lock file is taken: the caller keeps to one writer.
-    pub fn open_on(medium: Arc<dyn Medium>, opts: Options) -> Result<Graph> {
+    pub fn open_on(medium: Arc<dyn Medium>, mut opts: Options) -> Result<Graph> {
+        opts.create = !opts.read_only;
         open::open_on(Path::new(medium.kind()), medium, None, opts)
     }
 
     /// A store that lives in DRAM only.
     pub fn in_memory(mut opts: Options) -> Result<Graph> {
         opts.medium = Some(MediumKind::Memory);
-        opts.create = true;
-        open::open(Path::new(":memory:"), opts)
+        open::open(Path::new(":memory:"), opts, open::Intent::Create)
     }
 
     fn from_inner(inner: Arc<Inner>) -> Result<Graph> {

@@ -38,7 +38,20 @@ pub fn is_store_file(name: &str) -> bool {
         || name.starts_with("wal-spare-")
 }
 
-pub(super) fn open(path: &Path, opts: Options) -> Result<Graph> {
+/// What the caller of [`open`] asked for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Intent {
+    /// [`Graph::open`]: an existing store (or a new one when `Options::create` says so).
+    Open,
+    /// [`Graph::create`]: a new store; an existing one is an error.
+    Create,
+}
+
+pub(super) fn open(path: &Path, mut opts: Options, intent: Intent) -> Result<Graph> {
+    if intent == Intent::Create {
+        opts.create = true;
+        opts.read_only = false;
+    }
     let opts = normalized(opts);
     if opts.medium == Some(MediumKind::Memory) {
         return open_on(path, Arc::new(MemoryMedium::new()), None, opts);
@@ -55,7 +68,20 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Graph> {
         MediumKind::Battery => Arc::new(PmemMedium::new(path, PmemMode::Battery)),
         _ => Arc::new(FileMedium::new(path)),
     };
+    if intent == Intent::Create && holds_store(&*medium)? {
+        return Err(Error::Invalid(format!(
+            "{} already holds an evograph store: open it instead of creating one",
+            path.display()
+        )));
+    }
     open_on(path, medium, Some(lock), opts)
+}
+
+/// Whether the medium holds a store that was committed at least once (a creation cut short
+/// before its first commit, with no data, is no store).
+fn holds_store(medium: &dyn Medium) -> Result<bool> {
+    Ok(medium.exists(manifest::FILE)
+        && !(Manifest::never_committed(medium)? && holds_no_data(medium)?))
 }
 
 /// Read-only opens change nothing: no creation, no background work, no log.
@@ -234,9 +260,7 @@ fn worker_pool(threads: usize) -> Result<rayon::ThreadPool> {
 /// The committed manifest, or a new store's first one. A `MANIFEST` that never had a root
 /// committed, in a directory holding no data, is a creation cut short: it is created anew.
 fn load_manifest(path: &Path, medium: &dyn Medium, opts: &Options) -> Result<Manifest> {
-    if medium.exists(manifest::FILE)
-        && !(Manifest::never_committed(medium)? && holds_no_data(medium)?)
-    {
+    if holds_store(medium)? {
         return Manifest::open(medium);
     }
     if !opts.create {

@@ -68,7 +68,9 @@ pub struct Options {
     /// Where bytes live: recorded at creation (file when `None`); `None` opens an existing
     /// store on the medium it was created on, and naming another one is an error.
     pub medium: Option<MediumKind>,
-    /// Create the store if the directory has none.
+    /// [`crate::Graph::open`] creates the store if the directory has none (false by
+    /// default: open a mistyped path and get an error, not an empty store; the command
+    /// line's `ingest` sets it).
     pub create: bool,
     /// When run checksums are verified: on first use (default; a clean open of any size
     /// reads only headers) or all at open.
@@ -99,7 +101,7 @@ impl Default for Options {
             memtable_bytes: 1 << 30,
             threads: 0,
             medium: None,
-            create: true,
+            create: false,
             verify: Verify::OnFirstUse,
             fanout: 4,
             partition_bits: 20,
