@@ -80,19 +80,11 @@ pub struct Args {
     #[arg(long)]
     verify: bool,
     /// Pregel kernels: push or pull delivery (default: each program's own).
-    #[arg(long, value_parser = parse_delivery)]
+    #[arg(long)]
     delivery: Option<Delivery>,
     /// Pregel kernels: supersteps to run at most.
     #[arg(long, default_value_t = 10_000, value_parser = args::int::<u32>(1, u32::MAX as u64), allow_negative_numbers = true)]
     max_supersteps: u32,
-}
-
-fn parse_delivery(s: &str) -> Result<Delivery, String> {
-    match s {
-        "push" => Ok(Delivery::Push),
-        "pull" => Ok(Delivery::Pull),
-        _ => Err(format!("'{s}' is not a delivery mode: want push or pull")),
-    }
 }
 
 /// A kernel's per-vertex result, ready to print.
@@ -467,11 +459,7 @@ fn run_pregel<P: Program, G: GraphView>(
     summary.insert("stop".into(), o.stop.to_string().into());
     summary.insert("edges_traversed".into(), o.edges.into());
     summary.insert("messages".into(), o.messages.into());
-    let mode = match o.delivery {
-        Delivery::Push => "push",
-        Delivery::Pull => "pull",
-    };
-    summary.insert("delivery".into(), mode.into());
+    summary.insert("delivery".into(), o.delivery.to_string().into());
     let steps: Vec<_> = o
         .steps
         .iter()

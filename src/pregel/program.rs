@@ -59,6 +59,26 @@ pub enum Delivery {
     Pull,
 }
 
+impl std::fmt::Display for Delivery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Delivery::Push => "push",
+            Delivery::Pull => "pull",
+        })
+    }
+}
+
+impl std::str::FromStr for Delivery {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "push" => Ok(Delivery::Push),
+            "pull" => Ok(Delivery::Pull),
+            _ => Err(format!("'{s}' is not a delivery mode: want push or pull")),
+        }
+    }
+}
+
 /// The edges a broadcast travels along.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Edges {
@@ -299,6 +319,15 @@ impl<M: Number> Combiner<M> for Max {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn delivery_names_round_trip() {
+        for d in [Delivery::Push, Delivery::Pull] {
+            assert_eq!(d.to_string().parse::<Delivery>(), Ok(d));
+        }
+        let e = "both".parse::<Delivery>().unwrap_err();
+        assert!(e.contains("want push or pull"), "{e}");
+    }
 
     #[test]
     fn messages_round_trip_through_bits() {

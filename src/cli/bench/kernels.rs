@@ -44,6 +44,15 @@ pub fn weighted_sum(xs: impl Iterator<Item = f64>) -> Digest {
     )
 }
 
+/// BFS depths, the unreachable left out.
+pub fn depths(d: &[i64]) -> Digest {
+    weighted_sum(
+        d.iter()
+            .filter(|&&x| x != ga::UNREACHABLE)
+            .map(|&x| x as f64),
+    )
+}
+
 pub fn distinct<T: Ord + Copy>(g: &impl GraphView, labels: &[T]) -> Digest {
     Digest(crate::run::count_labels(g, labels) as f64)
 }
@@ -66,12 +75,7 @@ pub fn run<G: GraphView>(name: &str, g: &G, s: &Setup) -> (f64, Digest) {
         "bc" => weighted_sum(gap::bc::brandes(g, &s.bc_sources).into_iter()),
         "tc" => Digest(gap::tc::ordered_count(g) as f64),
         "gap-sssp" => weighted_sum(gap::sssp::delta_stepping(g, s.source, 1.0).into_iter()),
-        "bfs" => weighted_sum(
-            ga::bfs(g, s.source)
-                .into_iter()
-                .filter(|&x| x != ga::UNREACHABLE)
-                .map(|x| x as f64),
-        ),
+        "bfs" => depths(&ga::bfs(g, s.source)),
         "pr" => weighted_sum(ga::pagerank(g, 0.85, 20).into_iter()),
         "wcc" => {
             let l = ga::wcc(g);

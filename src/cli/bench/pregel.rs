@@ -5,7 +5,6 @@
 
 use super::kernels::{self, Digest, Setup};
 use super::report::{self, Trial};
-use evograph::algo::graphalytics as ga;
 use evograph::pregel::{self, programs, Delivery, Program};
 use evograph::{GraphView, Snapshot};
 use std::time::Instant;
@@ -57,13 +56,6 @@ fn modes(name: &str) -> Vec<Delivery> {
     }
 }
 
-fn mode_name(d: Delivery) -> &'static str {
-    match d {
-        Delivery::Push => "push",
-        Delivery::Pull => "pull",
-    }
-}
-
 /// Runs program `name` once on `g` with delivery `d`, digesting its values the way
 /// `kernels::run` digests the hand-written kernel's.
 fn run_program<G: GraphView>(name: &str, g: &G, s: &Setup, d: Delivery) -> Timed {
@@ -85,13 +77,7 @@ fn run_program<G: GraphView>(name: &str, g: &G, s: &Setup, d: Delivery) -> Timed
         }),
         "pregel-bfs" => {
             let p = programs::Bfs { source: s.source };
-            finish(t, g, &p, &cfg, |d| {
-                kernels::weighted_sum(
-                    d.iter()
-                        .filter(|&&x| x != ga::UNREACHABLE)
-                        .map(|&x| x as f64),
-                )
-            })
+            finish(t, g, &p, &cfg, kernels::depths)
         }
         "pregel-sssp" => {
             let p = programs::Sssp { source: s.source };
@@ -159,8 +145,7 @@ pub fn measure(
             if !(x.digest.agrees(dh) && x.digest.agrees(dl)) {
                 return Err(super::invalid(format!(
                     "{name} ({}) computed {:?}, the hand-written {hand} {dh:?} (live {dl:?})",
-                    mode_name(*d),
-                    x.digest
+                    d, x.digest
                 )));
             }
         }
@@ -187,7 +172,7 @@ pub fn measure(
     let f = |what: &str| format!("pregel.{short}.{what}");
     eprintln!(
         "bench:   {name:<11} {seconds:.4} s ({}), hand-written {hand} {hand_s:.4} s: x{:.2}; live x{:.2} (median of {rounds})",
-        mode_name(modes[0]),
+        modes[0],
         seconds / hand_s,
         live_s / live_hand
     );
