@@ -8,13 +8,13 @@
 //! figures come from `evograph bench`.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use evograph::batch::DenseBatch;
 use evograph::gen::{self, GenKind, GenSpec};
-use evograph::medium::{file::FileMedium, memory::MemoryMedium, Medium};
-use evograph::memtable::Memtable;
-use evograph::run::build::RunMeta;
-use evograph::run::merge::merge_to_file;
-use evograph::wal::{recover, Wal};
+use evograph::internals::batch::DenseBatch;
+use evograph::internals::medium::{file::FileMedium, memory::MemoryMedium, Medium};
+use evograph::internals::memtable::Memtable;
+use evograph::internals::run::build::RunMeta;
+use evograph::internals::run::merge::merge_to_file;
+use evograph::internals::wal::{recover, Wal};
 use evograph::{Durability, Graph, GraphView, Options, Record, VertexId};
 use std::sync::Arc;
 
@@ -68,7 +68,13 @@ fn wal_append(c: &mut Criterion) {
     ];
     for (name, medium, mode) in media {
         let rec = recover(&*medium, 0, true, |_, _| Ok(())).unwrap();
-        let wal = Wal::start(medium, rec, mode, evograph::wal::writer::SEGMENT_BYTES).unwrap();
+        let wal = Wal::start(
+            medium,
+            rec,
+            mode,
+            evograph::internals::wal::writer::SEGMENT_BYTES,
+        )
+        .unwrap();
         let mut lsn = wal.durable_lsn();
         g.bench_function(format!("64k_edges_{name}"), |b| {
             b.iter(|| {
@@ -118,7 +124,9 @@ fn flush(c: &mut Criterion) {
                 id += 1;
                 let (r, unpersisted) = m.seal_to_file(&[], id, &medium).unwrap();
                 unpersisted.persist().unwrap();
-                medium.remove(&evograph::run::Run::file_name(id)).unwrap();
+                medium
+                    .remove(&evograph::internals::run::Run::file_name(id))
+                    .unwrap();
                 r
             },
             BatchSize::PerIteration,
@@ -151,7 +159,9 @@ fn merge(c: &mut Criterion) {
                 part_shift: 0,
             };
             let r = merge_to_file(&inputs, meta, true, &medium).unwrap();
-            medium.remove(&evograph::run::Run::file_name(id)).unwrap();
+            medium
+                .remove(&evograph::internals::run::Run::file_name(id))
+                .unwrap();
             r
         })
     });

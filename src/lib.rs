@@ -1,39 +1,79 @@
 //! evograph: a persistent store for evolving graphs.
 //!
-//! The crate is layered as `../DESIGN.md` describes, bottom up:
+//! Open or create a store with [`Graph::open`] / [`Graph::create`], stream
+//! [`Record`]s into it, take a [`Snapshot`] and run the kernels in [`algo`] or a
+//! vertex program ([`pregel`]) on it. The public modules are:
 //!
-//! - [`medium`]: where bytes become durable (files with `fdatasync`, or volatile memory).
-//! - [`wal`]: the checksummed, segmented edge log with group commit.
-//! - [`memtable`]: per-vertex DRAM buffers that absorb random updates.
-//! - [`run`]: immutable CSR segments, the on-medium form of the graph.
-//! - [`manifest`]: the two-slot root that names the live runs; one atomic switch commits.
-//! - [`dict`]: the persistent dictionary from external 64-bit ids to dense [`VertexId`]s.
-//! - [`store`]: [`Graph`], tying the layers together: ingest, flush, compaction, recovery.
-//! - [`snapshot`]: consistent read views implementing [`GraphView`].
+//! - [`store`]: [`Graph`], [`Options`] and what a store reports about itself.
+//! - [`snapshot`]: consistent read views implementing [`GraphView`], and [`snapshot::Csr`].
 //! - [`algo`] and [`pregel`]: hand-written kernels and the vertex-centric engine.
-//! - [`io`] and [`gen`]: input formats and graph generators used by the command line.
+//! - [`io`] and [`gen`]: input formats and graph generators.
+//! - [`types`] and [`error`]: ids, records, durability levels, errors.
+//!
+//! Beneath them, the engine is layered as `DESIGN.md` describes, bottom up, one private
+//! module per layer: `medium` (where bytes become durable: files with `fdatasync`,
+//! persistent memory, volatile memory, a simulated medium that loses power), `wal` (the
+//! checksummed, segmented edge log with group commit), `memtable` (per-vertex DRAM
+//! buffers), `run` (immutable CSR segments), `manifest` (the two-slot root whose atomic
+//! switch commits), `dict` (external ids to dense [`VertexId`]s). The `store` module ties
+//! them together: ingest, flush, compaction, recovery. The on-medium format is in
+//! `FORMAT.md`.
 
 pub mod algo;
-pub mod batch;
-pub mod dict;
+mod batch;
+mod dict;
 pub mod error;
 pub mod gen;
 pub mod io;
-pub mod manifest;
-pub mod medium;
-pub mod memtable;
+mod manifest;
+mod medium;
+mod memtable;
 mod prefetch;
 pub mod pregel;
-pub mod run;
+mod run;
 pub mod snapshot;
 pub mod store;
 pub mod types;
-pub mod wal;
+mod wal;
 
 pub use error::{Error, Result};
 pub use snapshot::{GraphView, Snapshot};
 pub use store::{Graph, Options, Verify};
 pub use types::{Durability, Record, VertexId};
+
+/// The engine's layers, for evograph's own benchmarks and its crash and corruption tests.
+/// Not part of the API: anything here may change in any release.
+#[doc(hidden)]
+pub mod internals {
+    /// See the crate's `batch` layer.
+    pub mod batch {
+        pub use crate::batch::*;
+    }
+    /// See the crate's `dict` layer.
+    pub mod dict {
+        pub use crate::dict::*;
+    }
+    /// See the crate's `manifest` layer.
+    pub mod manifest {
+        pub use crate::manifest::*;
+    }
+    /// See the crate's `medium` layer.
+    pub mod medium {
+        pub use crate::medium::*;
+    }
+    /// See the crate's `memtable` layer.
+    pub mod memtable {
+        pub use crate::memtable::*;
+    }
+    /// See the crate's `run` layer.
+    pub mod run {
+        pub use crate::run::*;
+    }
+    /// See the crate's `wal` layer.
+    pub mod wal {
+        pub use crate::wal::*;
+    }
+}
 
 /// The README's Rust code blocks, compiled and run as doctests so the README cannot drift
 /// from the API (blocks marked `ignore` are checked by `tests/readme.rs` instead).

@@ -18,8 +18,8 @@
 mod common;
 
 use common::{read, read_weights, Model, Rng};
-use evograph::medium::sim::{Fault, SimMedium, Tear};
-use evograph::medium::Medium;
+use evograph::internals::medium::sim::{Fault, SimMedium, Tear};
+use evograph::internals::medium::Medium;
 use evograph::{Durability, Graph, GraphView, Options, Record, Snapshot};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};

@@ -3,5 +3,7 @@
 //!
 //! - [`gap`]: the GAP Benchmark Suite kernels, each with a GAPBS-style verifier.
 //! - [`graphalytics`]: the LDBC Graphalytics kernels, exactly as its specification defines them.
+//! - [`kernel`]: every kernel by name, as `evograph run` and the Python module call them.
 pub mod gap;
 pub mod graphalytics;
+pub mod kernel;

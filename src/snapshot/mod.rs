@@ -11,6 +11,7 @@ mod flat;
 mod layered;
 mod view;
 
+pub use crate::medium::Access;
 pub use csr::Csr;
 pub use flat::FlatView;
 pub use layered::LayeredView;
@@ -73,7 +74,7 @@ impl Snapshot {
     /// Hints how a kernel is about to read the snapshot's run files: `Sequential` for
     /// sweeps over every vertex (PageRank, CC, CDLP), `Normal` for traversals. It matters
     /// when the graph does not fit in the page cache.
-    pub fn advise(&self, access: crate::medium::Access) {
+    pub fn advise(&self, access: Access) {
         for r in self.runs.iter() {
             r.advise(access);
         }

@@ -26,6 +26,7 @@ pub struct CheckReport {
 
 impl CheckReport {
     /// Whether no problem was found.
+    #[must_use]
     pub fn is_sound(&self) -> bool {
         self.problems.is_empty()
     }

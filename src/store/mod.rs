@@ -81,6 +81,7 @@ use std::thread::JoinHandle;
 
 /// Proof that a batch was accepted; [`Graph::wait`] turns it into an acknowledgement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[must_use = "a batch is durable only once `Graph::wait` returns for its ticket"]
 pub struct Ticket(u64);
 
 impl Ticket {

@@ -24,6 +24,7 @@ fn add_f64(a: &AtomicU64, x: f64) {
 }
 
 /// Betweenness scores from `sources`, normalized to a maximum of 1.
+#[must_use = "the kernel's result is its return value"]
 pub fn brandes<G: GraphView>(g: &G, sources: &[VertexId]) -> Vec<f64> {
     let n = g.num_vertices();
     let mut scores = vec![0.0f64; n];

@@ -14,6 +14,7 @@ const BETA: u64 = 18;
 
 /// Parent of every vertex in a BFS tree from `source`; the source is its own parent and
 /// unreached vertices get -1.
+#[must_use = "the kernel's result is its return value"]
 pub fn bfs<G: GraphView>(g: &G, source: VertexId) -> Vec<i64> {
     let n = g.num_vertices();
     let parent: Vec<AtomicI64> = (0..n).map(|_| AtomicI64::new(-1)).collect();

@@ -45,6 +45,7 @@ fn compress(comp: &[AtomicVertexId]) {
 }
 
 /// Component id of every vertex (the smallest dense id in its component after compression).
+#[must_use = "the kernel's result is its return value"]
 pub fn afforest<G: GraphView>(g: &G) -> Vec<VertexId> {
     let n = g.num_vertices();
     let comp: Vec<AtomicVertexId> = (0..n as VertexId).map(AtomicVertexId::new).collect();

@@ -7,6 +7,7 @@ use crate::types::VertexId;
 use rayon::prelude::*;
 
 /// Scores and the number of iterations run.
+#[must_use = "the kernel's result is its return value"]
 pub fn pagerank<G: GraphView>(
     g: &G,
     damping: f64,

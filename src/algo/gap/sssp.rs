@@ -51,6 +51,7 @@ pub fn check_weights<G: GraphView>(g: &G) -> Result<(), String> {
 
 /// Distance of every vertex from `source` (`f64::INFINITY` when unreachable). Weights must
 /// be non-negative ([`check_weights`]).
+#[must_use = "the kernel's result is its return value"]
 pub fn delta_stepping<G: GraphView>(g: &G, source: VertexId, delta: f64) -> Vec<f64> {
     let n = g.num_vertices();
     let dist: Vec<AtomicU64> = (0..n)

@@ -56,6 +56,7 @@ fn symmetric_sorted<G: GraphView>(g: &G) -> (Vec<u64>, Vec<VertexId>) {
 }
 
 /// Number of triangles in the undirected view of `g`.
+#[must_use = "the kernel's result is its return value"]
 pub fn ordered_count<G: GraphView>(g: &G) -> u64 {
     let (off, adj) = symmetric_sorted(g);
     let n = off.len() - 1;

@@ -19,6 +19,7 @@ pub const UNREACHABLE: i64 = i64::MAX;
 ///
 /// Self-loops are harmless (they reach nothing new). A deleted vertex has no edges, so it is
 /// [`UNREACHABLE`]; if `source` itself is deleted or out of range, every vertex is.
+#[must_use = "the kernel's result is its return value"]
 pub fn bfs<G: GraphView>(g: &G, source: VertexId) -> Vec<i64> {
     let n = g.num_vertices();
     if !g.vertex_exists(source) {

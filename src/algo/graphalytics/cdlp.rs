@@ -36,6 +36,7 @@ fn most_frequent(labels: &mut [u64]) -> Option<u64> {
 /// # Panics
 ///
 /// If `label_of.len() != g.num_vertices()`.
+#[must_use = "the kernel's result is its return value"]
 pub fn cdlp<G: GraphView>(g: &G, iterations: u32, label_of: &[u64]) -> Vec<u64> {
     let n = g.num_vertices();
     assert_eq!(label_of.len(), n, "cdlp: one initial label per dense id");

@@ -10,6 +10,7 @@ use crate::{GraphView, VertexId};
 /// Sorted, distinct out-neighbours of `v`; empty for a deleted or out-of-range vertex.
 ///
 /// This is the adjacency as stored: a self-loop puts `v` in its own one-hop list.
+#[must_use = "the kernel's result is its return value"]
 pub fn one_hop<G: GraphView>(g: &G, v: VertexId) -> Vec<VertexId> {
     let mut out = Vec::new();
     if g.vertex_exists(v) {
@@ -24,6 +25,7 @@ pub fn one_hop<G: GraphView>(g: &G, v: VertexId) -> Vec<VertexId> {
 /// `v` is left out even when a self-loop or a cycle `v → u → v` reaches it: the question is
 /// "who is near `v`", and `v` is not its own neighbour. (A one-hop neighbour stays in even
 /// if it is also two hops away.) Empty for a deleted or out-of-range vertex.
+#[must_use = "the kernel's result is its return value"]
 pub fn two_hop<G: GraphView>(g: &G, v: VertexId) -> Vec<VertexId> {
     let first = one_hop(g, v);
     let mut out = first.clone();

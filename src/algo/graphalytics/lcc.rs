@@ -109,6 +109,7 @@ fn links_from<G: GraphView>(g: &G, part: &[VertexId], nbrs: &[VertexId], marks: 
 ///
 /// Self-loops are ignored: `v` is never in its own neighbourhood, and an edge `u → u` never
 /// counts in the numerator, so values stay within `[0, 1]`. Deleted vertices get 0.0.
+#[must_use = "the kernel's result is its return value"]
 pub fn lcc<G: GraphView>(g: &G) -> Vec<f64> {
     let n = g.num_vertices();
     crate::types::par_vertices(n)

@@ -28,6 +28,7 @@ const CHUNK: usize = 4096;
 /// edge: it counts in the vertex's out-degree and hands that share of its rank back to
 /// itself (a vertex whose only edge is a self-loop is therefore not a sink). With no existing
 /// vertex the result is all zeros.
+#[must_use = "the kernel's result is its return value"]
 pub fn pagerank<G: GraphView>(g: &G, damping: f64, iterations: u32) -> Vec<f64> {
     let n = g.num_vertices();
     let exists: Vec<bool> = crate::types::par_vertices(n)

@@ -8,6 +8,7 @@ use crate::types::VertexId;
 
 /// Distance of every vertex from `source` (`f64::INFINITY` when unreachable; deleted
 /// vertices read as unreachable and must not be printed).
+#[must_use = "the kernel's result is its return value"]
 pub fn sssp<G: GraphView>(g: &G, source: VertexId, delta: f64) -> Vec<f64> {
     delta_stepping(g, source, delta)
 }

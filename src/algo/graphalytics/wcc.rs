@@ -63,6 +63,7 @@ fn union(parent: &[AtomicVertexId], u: VertexId, v: VertexId) {
 ///
 /// Edge direction is ignored and self-loops change nothing. A deleted vertex has no edges,
 /// so it is its own singleton component (label = its own id).
+#[must_use = "the kernel's result is its return value"]
 pub fn wcc<G: GraphView>(g: &G) -> Vec<u64> {
     let n = g.num_vertices();
     let parent: Vec<AtomicVertexId> = (0..n as VertexId).map(AtomicVertexId::new).collect();

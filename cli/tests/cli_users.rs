@@ -381,7 +381,7 @@ fn item7_json_with_output_writes_the_file_and_verify_says_when_it_checked_nothin
     // Capped before converging: --verify must say it verified nothing.
     let r = sh.run("run S gap-pr --iterations 1 --tolerance 1e-12 --verify --json");
     assert_eq!(r.code, Some(0));
-    assert!(r.err.contains("--verify checked nothing"), "{}", r.err);
+    assert!(r.err.contains("verification checked nothing"), "{}", r.err);
     let j: serde_json::Value = serde_json::from_str(r.out.trim()).unwrap();
     assert_eq!(j["verified"], false);
     let j: serde_json::Value =

@@ -19,7 +19,13 @@ fn main() {
     println!("cargo:rustc-env=EVOGRAPH_GIT_REVISION={rev}{suffix}");
     // Re-run when the checked-out commit or the working tree changes (paths that do not
     // exist, outside a git checkout, would make cargo re-run this on every build).
-    for p in [".git/HEAD", ".git/refs/heads", ".git/index", "src"] {
+    for p in [
+        "../.git/HEAD",
+        "../.git/refs/heads",
+        "../.git/index",
+        "src",
+        "../src",
+    ] {
         if Path::new(p).exists() {
             println!("cargo:rerun-if-changed={p}");
         }

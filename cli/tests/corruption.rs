@@ -402,7 +402,7 @@ struct RunLayout {
 }
 
 fn run_layout(bytes: &[u8]) -> RunLayout {
-    const S: usize = evograph::run::format::SECTIONS;
+    const S: usize = evograph::internals::run::format::SECTIONS;
     let l = RunLayout {
         id: word(bytes, 2),
         section_off: (0..S).map(|i| word(bytes, 14 + i) as usize).collect(),

@@ -54,7 +54,7 @@ pub fn depths(d: &[i64]) -> Digest {
 }
 
 pub fn distinct<T: Ord + Copy>(g: &impl GraphView, labels: &[T]) -> Digest {
-    Digest(crate::run::count_labels(g, labels) as f64)
+    Digest(evograph::algo::kernel::count_labels(g, labels) as f64)
 }
 
 /// Runs kernel `name` once on `g`: its seconds and a digest of its result. The parameters

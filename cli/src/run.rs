@@ -1,0 +1,243 @@
+//! `evograph run`: a GAP or Graphalytics kernel on the latest snapshot of a store.
+
+use crate::args;
+use evograph::algo::graphalytics as ga;
+use evograph::algo::kernel::{self, Kernel, Params, Values};
+use evograph::pregel::Delivery;
+use evograph::{GraphView, Snapshot, VertexId};
+use rayon::prelude::*;
+use serde_json::json;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Run a kernel on the store's latest graph.
+///
+/// Output: one line `<external id> <value>` per existing vertex (isolated ones included),
+/// sorted by external id. Integers print as integers, reals like the Graphalytics reference
+/// files (`%.15e`). A vertex the source cannot reach gets the kernel's "no value": bfs
+/// prints depth 9223372036854775807 and sssp and gap-sssp print distance Infinity (the
+/// Graphalytics conventions check.py expects); gap-bfs prints parent -1. Kernels:
+///
+/// - bfs: depth from --source. pr, cdlp: fixed --iterations (10). wcc: a component label
+///   (the external id of the member that arrived first). lcc: local clustering
+///   coefficient (0 below degree 2).
+///   sssp: distance from --source (weights must be non-negative; unweighted edges weigh 1).
+/// - gap-bfs: the BFS *parent* of each vertex (the source is its own parent; GAPBS).
+///   gap-sssp: delta-stepping distances. gap-pr: PageRank until the scores change by less
+///   than --tolerance (L1) or --iterations (20) pass. gap-cc: Afforest labels (a member's
+///   external id). bc: betweenness from --samples sources, normalized to a maximum of 1,
+///   GAPBS's convention: each source is credited with its own dependency (Brandes' paper
+///   skips it).
+/// - tc: one line, the number of triangles of the undirected graph (a directed store's
+///   edge directions are ignored, and each triangle counts once).
+/// - khop: `<external id> <hops>` for each vertex 1 or 2 out-hops from --source (hops is the
+///   fewer of the two), sorted by id; the source itself is never listed.
+/// - pregel-pr, pregel-cc, pregel-bfs, pregel-sssp: the same results as pr, wcc, bfs and
+///   sssp, computed by vertex programs on the Pregel engine (evograph::pregel). --delivery
+///   overrides each program's push or pull; --max-supersteps bounds the run (a run stopped
+///   there says so on stderr and exits with status 3, its values not final).
+///
+/// --json prints one JSON object (time and summary) on stdout; with --output the values are
+/// written to that file as well.
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// Store directory.
+    store: PathBuf,
+    /// bfs | pr | wcc | cdlp | lcc | sssp | gap-bfs | gap-sssp | gap-pr | gap-cc | bc | tc | khop |
+    /// pregel-pr | pregel-cc | pregel-bfs | pregel-sssp
+    kernel: Kernel,
+    /// Source vertex (external id) for bfs, sssp, gap-bfs, gap-sssp, khop; bc's first source.
+    #[arg(long)]
+    source: Option<u64>,
+    /// Iterations: fixed for pr and cdlp (default 10 and 10), the maximum for gap-pr (20).
+    #[arg(long, value_parser = args::int::<u32>(1, 1_000_000), allow_negative_numbers = true)]
+    iterations: Option<u32>,
+    /// PageRank damping factor, in [0, 1).
+    #[arg(long, default_value_t = 0.85, value_parser = args::fraction, allow_negative_numbers = true)]
+    damping: f64,
+    /// gap-pr stops once the scores change by less than this in total (L1); positive.
+    #[arg(long, default_value_t = 1e-4, value_parser = args::positive, allow_negative_numbers = true)]
+    tolerance: f64,
+    /// Bucket width for delta-stepping SSSP; positive.
+    #[arg(long, default_value_t = 1.0, value_parser = args::positive, allow_negative_numbers = true)]
+    delta: f64,
+    /// Number of sources for bc.
+    #[arg(long, default_value_t = 4, value_parser = args::int::<u64>(1, 1_000_000), allow_negative_numbers = true)]
+    samples: u64,
+    /// Worker threads (0: one per core).
+    #[arg(long, default_value_t = 0, value_parser = args::int::<u64>(0, 1024), allow_negative_numbers = true)]
+    threads: u64,
+    /// Write the per-vertex output here instead of stdout (with --json as well as it).
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+    /// Print one JSON object (time and summary) instead of per-vertex values.
+    #[arg(long)]
+    json: bool,
+    /// Check the result with the kernel's verifier (GAP kernels) before printing.
+    #[arg(long)]
+    verify: bool,
+    /// Pregel kernels: push or pull delivery (default: each program's own).
+    #[arg(long)]
+    delivery: Option<Delivery>,
+    /// Pregel kernels: supersteps to run at most.
+    #[arg(long, default_value_t = 10_000, value_parser = args::int::<u32>(1, u32::MAX as u64), allow_negative_numbers = true)]
+    max_supersteps: u32,
+}
+
+fn invalid(msg: impl Into<String>) -> evograph::Error {
+    evograph::Error::Invalid(msg.into())
+}
+
+pub fn run(a: Args) -> evograph::Result<ExitCode> {
+    let threads = if a.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        a.threads as usize
+    };
+    let g = evograph::Graph::open(
+        &a.store,
+        evograph::Options {
+            create: false,
+            read_only: true,
+            threads,
+            ..Default::default()
+        },
+    )?;
+    let s = g.snapshot()?;
+    let dense = |ext: u64| -> evograph::Result<VertexId> {
+        g.dense_id(ext)?
+            .filter(|&v| s.vertex_exists(v))
+            .ok_or_else(|| invalid(format!("vertex {ext} is not in the graph")))
+    };
+    let source = match a.source {
+        Some(x) => Some(dense(x)?),
+        None if a.kernel.needs_source() => {
+            return Err(invalid(format!("{} needs --source", a.kernel)))
+        }
+        None => None,
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| invalid(e.to_string()))?;
+    let params = params(&a, source);
+    let out = pool.install(|| kernel::run(&s, a.kernel, &params))?;
+    let (values, seconds, mut summary) = (&out.values, out.seconds, out.report.clone());
+    if a.kernel == Kernel::Tc && !s.is_undirected() {
+        eprintln!("evograph: tc counts triangles of the undirected graph: this directed store's edge directions are ignored");
+    }
+    if let Some(note) = summary.get("verify_note").and_then(|v| v.as_str()) {
+        eprintln!("evograph: {note}");
+    }
+    let unfinished = out.unfinished();
+    if unfinished {
+        eprintln!(
+            "evograph: {} {}",
+            a.kernel,
+            summary
+                .get("stop")
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+        );
+    }
+    let code = if unfinished {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    };
+    if !a.json {
+        write_values(&s, values, a.output.as_deref())?;
+        return Ok(code);
+    }
+    if a.output.is_some() {
+        write_values(&s, values, a.output.as_deref())?;
+    }
+    let mut o = json!({
+        "kernel": a.kernel.name(),
+        "seconds": seconds,
+        "threads": threads,
+        "vertices": s.live_vertices(),
+        "edges": s.num_edges(),
+        "runs": s.runs().len(),
+        "output": a.output.as_ref().map(|p| p.display().to_string()),
+    });
+    if let Some(e) = summary.get("edges_traversed").and_then(|v| v.as_f64()) {
+        summary.insert("gteps".into(), (e / seconds.max(1e-9) / 1e9).into());
+    }
+    o.as_object_mut().unwrap().extend(summary);
+    println!("{o}");
+    Ok(code)
+}
+
+/// Writes the per-vertex values to `output`, or stdout; a closed pipe is not an error.
+fn write_values(
+    s: &Snapshot,
+    values: &Values,
+    output: Option<&std::path::Path>,
+) -> evograph::Result<()> {
+    let sink: Box<dyn Write> = match output {
+        Some(p) => {
+            Box::new(std::fs::File::create(p).map_err(|e| evograph::Error::io("create", p, e))?)
+        }
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, sink);
+    let res = print(&mut w, s, values).and_then(|_| w.flush());
+    match res {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(evograph::Error::io(
+            "write",
+            output.map_or_else(|| "stdout".into(), |p| p.to_path_buf()),
+            e,
+        )),
+        Ok(()) => Ok(()),
+    }
+}
+
+/// The kernel parameters the command line sets.
+fn params(a: &Args, source: Option<VertexId>) -> Params {
+    let mut p = Params::default();
+    p.source = source;
+    p.iterations = a.iterations;
+    p.damping = a.damping;
+    p.tolerance = a.tolerance;
+    p.delta = a.delta;
+    p.samples = a.samples as usize;
+    p.verify = a.verify;
+    p.delivery = a.delivery;
+    p.max_supersteps = a.max_supersteps;
+    p
+}
+
+fn print(w: &mut impl Write, s: &Snapshot, values: &Values) -> std::io::Result<()> {
+    let ext = s.external_ids();
+    let mut live: Vec<VertexId> = (0..s.num_vertices() as VertexId)
+        .into_par_iter()
+        .filter(|&v| s.vertex_exists(v))
+        .collect();
+    live.par_sort_unstable_by_key(|&v| ext[v as usize]);
+    let live = live.into_iter();
+    match values {
+        Values::Int(x) => {
+            for v in live {
+                writeln!(w, "{} {}", s.external_id(v), ga::format_i64(x[v as usize]))?;
+            }
+        }
+        Values::Float(x) => {
+            for v in live {
+                writeln!(w, "{} {}", s.external_id(v), ga::format_f64(x[v as usize]))?;
+            }
+        }
+        Values::Scalar(n) => writeln!(w, "{n}")?,
+        Values::Hops(hops) => {
+            let mut hops = hops.clone();
+            hops.sort_unstable_by_key(|&(v, _)| ext[v as usize]);
+            for (v, h) in hops {
+                writeln!(w, "{} {h}", ext[v as usize])?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,505 @@
+//! Every kernel by name, on a snapshot: what `evograph run` and the Python module call, so
+//! the command line and Python compute the same thing the same way.
+
+use super::{gap, graphalytics as ga};
+use crate::pregel::{self, programs, Delivery, Program};
+use crate::snapshot::Access;
+use crate::types::VertexId;
+use crate::{Error, GraphView, Result, Snapshot};
+use serde_json::{json, Map, Value};
+use std::time::Instant;
+
+/// A kernel that [`run`] computes on a snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Kernel {
+    /// Graphalytics BFS: depth from the source ([`ga::UNREACHABLE`] when unreached).
+    Bfs,
+    /// Graphalytics PageRank, a fixed number of iterations.
+    Pr,
+    /// Graphalytics weakly connected components: a member's id labels each component.
+    Wcc,
+    /// Graphalytics community detection by label propagation.
+    Cdlp,
+    /// Graphalytics local clustering coefficient.
+    Lcc,
+    /// Graphalytics single-source shortest paths (infinite when unreached).
+    Sssp,
+    /// GAP direction-optimising BFS: each vertex's parent (-1 when unreached).
+    GapBfs,
+    /// GAP delta-stepping SSSP.
+    GapSssp,
+    /// GAP PageRank until the scores change by less than the tolerance.
+    GapPr,
+    /// GAP connected components (Afforest).
+    GapCc,
+    /// GAP betweenness centrality from sampled sources.
+    Bc,
+    /// GAP triangle counting (one number).
+    Tc,
+    /// The vertices one or two out-hops from the source.
+    Khop,
+    /// PageRank as a vertex program.
+    PregelPr,
+    /// Connected components as a vertex program.
+    PregelCc,
+    /// BFS depths as a vertex program.
+    PregelBfs,
+    /// SSSP as a vertex program.
+    PregelSssp,
+}
+
+impl Kernel {
+    /// Every kernel, in the order help texts list them.
+    pub const ALL: [Kernel; 17] = [
+        Kernel::Bfs,
+        Kernel::Pr,
+        Kernel::Wcc,
+        Kernel::Cdlp,
+        Kernel::Lcc,
+        Kernel::Sssp,
+        Kernel::GapBfs,
+        Kernel::GapSssp,
+        Kernel::GapPr,
+        Kernel::GapCc,
+        Kernel::Bc,
+        Kernel::Tc,
+        Kernel::Khop,
+        Kernel::PregelPr,
+        Kernel::PregelCc,
+        Kernel::PregelBfs,
+        Kernel::PregelSssp,
+    ];
+
+    /// The kernel's name on the command line (`gap-bfs`, `pregel-cc`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Bfs => "bfs",
+            Kernel::Pr => "pr",
+            Kernel::Wcc => "wcc",
+            Kernel::Cdlp => "cdlp",
+            Kernel::Lcc => "lcc",
+            Kernel::Sssp => "sssp",
+            Kernel::GapBfs => "gap-bfs",
+            Kernel::GapSssp => "gap-sssp",
+            Kernel::GapPr => "gap-pr",
+            Kernel::GapCc => "gap-cc",
+            Kernel::Bc => "bc",
+            Kernel::Tc => "tc",
+            Kernel::Khop => "khop",
+            Kernel::PregelPr => "pregel-pr",
+            Kernel::PregelCc => "pregel-cc",
+            Kernel::PregelBfs => "pregel-bfs",
+            Kernel::PregelSssp => "pregel-sssp",
+        }
+    }
+
+    /// Whether the kernel cannot run without a source vertex (the GAP kernels pick one).
+    pub fn needs_source(self) -> bool {
+        matches!(
+            self,
+            Kernel::Bfs | Kernel::Sssp | Kernel::PregelBfs | Kernel::PregelSssp
+        )
+    }
+
+    /// How the kernel reads the graph (see [`Snapshot::advise`]): sweeps over every vertex
+    /// read the runs in order. Traversals keep the default readahead: under a memory cap of
+    /// half the store (Kron22, 350 MiB), `Random` made gap-bfs 1.9x slower with 215x the
+    /// major faults (its bottom-up steps sweep too), while `Sequential` took gap-pr from
+    /// 43.7 s to 30.9 s and wcc from 4.9 s to 4.0 s.
+    pub fn access(self) -> Access {
+        match self {
+            Kernel::Pr
+            | Kernel::GapPr
+            | Kernel::Wcc
+            | Kernel::GapCc
+            | Kernel::Cdlp
+            | Kernel::Lcc
+            | Kernel::Tc
+            | Kernel::PregelPr
+            | Kernel::PregelCc => Access::Sequential,
+            _ => Access::Normal,
+        }
+    }
+}
+
+impl std::fmt::Display for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Kernel {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Kernel> {
+        let want = s.trim().to_ascii_lowercase().replace('_', "-");
+        Kernel::ALL
+            .into_iter()
+            .find(|k| k.name() == want)
+            .ok_or_else(|| {
+                let names: Vec<_> = Kernel::ALL.iter().map(|k| k.name()).collect();
+                invalid(format!(
+                    "unknown kernel '{s}' (kernels: {})",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
+/// A kernel's parameters; [`Params::default`] holds the defaults of `evograph run`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Params {
+    /// Source vertex (dense id) for the traversals; the GAP kernels pick one when `None`.
+    pub source: Option<VertexId>,
+    /// Fixed iterations for pr, cdlp and pregel-pr (default 10); the cap for gap-pr (20).
+    pub iterations: Option<u32>,
+    /// PageRank damping factor, in [0, 1).
+    pub damping: f64,
+    /// gap-pr stops once the scores change by less than this in total (L1).
+    pub tolerance: f64,
+    /// Bucket width of delta-stepping SSSP.
+    pub delta: f64,
+    /// Number of sources for bc.
+    pub samples: usize,
+    /// Check GAP kernels' results with their verifiers (time reported apart).
+    pub verify: bool,
+    /// Vertex programs: push or pull delivery (default: each program's own).
+    pub delivery: Option<Delivery>,
+    /// Vertex programs: supersteps to run at most.
+    pub max_supersteps: u32,
+}
+
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            source: None,
+            iterations: None,
+            damping: 0.85,
+            tolerance: 1e-4,
+            delta: 1.0,
+            samples: 4,
+            verify: false,
+            delivery: None,
+            max_supersteps: 10_000,
+        }
+    }
+}
+
+/// A kernel's per-vertex result, indexed by dense id.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Values {
+    /// Integers per vertex: depths, parents (external ids, -1 when none), labels
+    /// (external ids of a member, or CDLP labels).
+    Int(Vec<i64>),
+    /// Reals per vertex: scores, distances, coefficients.
+    Float(Vec<f64>),
+    /// A single number (the triangle count).
+    Scalar(u64),
+    /// Vertices (dense ids) one or two hops from the source, with that hop count.
+    Hops(Vec<(VertexId, u8)>),
+}
+
+/// What [`run`] returns.
+#[derive(Debug)]
+#[must_use = "the kernel's result is in its values"]
+pub struct Outcome {
+    /// The result.
+    pub values: Values,
+    /// Seconds the kernel took, verification excluded.
+    pub seconds: f64,
+    /// A summary for reports: reached vertices, components, iterations, supersteps, ...
+    pub report: Map<String, Value>,
+}
+
+impl Outcome {
+    /// Whether a vertex program stopped at its superstep limit (its values not final).
+    pub fn unfinished(&self) -> bool {
+        self.report.get("halted").and_then(Value::as_bool) == Some(false)
+    }
+}
+
+fn invalid(msg: impl Into<String>) -> Error {
+    Error::Invalid(msg.into())
+}
+
+/// Runs `kernel` on `s` in the current rayon pool, reading the snapshot through its fastest
+/// view. A source that does not exist in `s`, or a kernel that needs one and has none, is an
+/// [`Error::Invalid`], as are negative weights for the SSSP kernels.
+pub fn run(s: &Snapshot, kernel: Kernel, p: &Params) -> Result<Outcome> {
+    if let Some(v) = p.source {
+        if !s.vertex_exists(v) {
+            return Err(invalid(format!(
+                "source vertex {v} (dense id) is not in the graph"
+            )));
+        }
+    }
+    if kernel.needs_source() && p.source.is_none() {
+        return Err(invalid(format!("{kernel} needs a source vertex")));
+    }
+    s.advise(kernel.access());
+    let t = Instant::now();
+    let mut report = Map::new();
+    let values = crate::with_view!(s, |view| compute(view, s, kernel, p, &mut report))?;
+    let verify = report.get("verify_seconds").and_then(Value::as_f64);
+    let seconds = t.elapsed().as_secs_f64() - verify.unwrap_or(0.0);
+    Ok(Outcome {
+        values,
+        seconds,
+        report,
+    })
+}
+
+/// Runs a verifier, keeping its time out of the kernel's (as `verify_seconds`).
+fn timed_verify(
+    report: &mut Map<String, Value>,
+    f: impl FnOnce() -> std::result::Result<(), String>,
+) -> Result<()> {
+    let t = Instant::now();
+    let r = f();
+    report.insert("verify_seconds".into(), t.elapsed().as_secs_f64().into());
+    report.insert("verified".into(), r.is_ok().into());
+    r.map_err(|m| invalid(format!("verification failed: {m}")))
+}
+
+/// Runs the kernel on `g` (the snapshot `s`, or one of its faster views).
+fn compute<G: GraphView>(
+    g: &G,
+    s: &Snapshot,
+    kernel: Kernel,
+    p: &Params,
+    report: &mut Map<String, Value>,
+) -> Result<Values> {
+    let source = || {
+        p.source
+            .ok_or_else(|| invalid(format!("{kernel} needs a source vertex")))
+    };
+    let picked = || p.source.unwrap_or_else(|| pick_sources(s, 1)[0]);
+    let ext = |x: VertexId| s.external_id(x) as i64;
+    Ok(match kernel {
+        Kernel::Bfs => {
+            let d = ga::bfs(g, source()?);
+            report.insert("reached".into(), reached_depths(&d).into());
+            Values::Int(d)
+        }
+        Kernel::Pr => {
+            let it = p.iterations.unwrap_or(10);
+            report.insert("iterations".into(), it.into());
+            Values::Float(ga::pagerank(g, p.damping, it))
+        }
+        Kernel::Wcc => {
+            let l = ga::wcc(g);
+            report.insert("components".into(), count_labels(s, &l).into());
+            Values::Int(l.iter().map(|&x| ext(x as VertexId)).collect())
+        }
+        Kernel::Cdlp => {
+            let it = p.iterations.unwrap_or(10);
+            let labels = ga::cdlp(g, it, s.external_ids());
+            report.insert("iterations".into(), it.into());
+            report.insert("communities".into(), count_labels(s, &labels).into());
+            Values::Int(labels.iter().map(|&x| x as i64).collect())
+        }
+        Kernel::Lcc => Values::Float(ga::lcc(g)),
+        Kernel::GapBfs => {
+            let src = picked();
+            let parents = gap::bfs::bfs(g, src);
+            if p.verify {
+                timed_verify(report, || gap::bfs::verify(g, src, &parents))?;
+            }
+            let reached = parents.iter().filter(|&&x| x >= 0).count();
+            report.insert("reached".into(), reached.into());
+            let parents = parents
+                .iter()
+                .map(|&x| if x < 0 { -1 } else { ext(x as VertexId) });
+            Values::Int(parents.collect())
+        }
+        Kernel::GapPr => Values::Float(gap_pr(g, p, report)?),
+        Kernel::GapCc => {
+            let c = gap::cc::afforest(g);
+            if p.verify {
+                timed_verify(report, || gap::cc::verify(g, &c))?;
+            }
+            let l: Vec<u64> = c.iter().map(|&x| x as u64).collect();
+            report.insert("components".into(), count_labels(s, &l).into());
+            Values::Int(c.iter().map(|&x| ext(x)).collect())
+        }
+        Kernel::Bc => {
+            let mut sources = pick_sources(s, p.samples.max(1));
+            if let Some(src) = p.source {
+                sources[0] = src;
+            }
+            let b = gap::bc::brandes(g, &sources);
+            if p.verify {
+                timed_verify(report, || gap::bc::verify(g, &sources, &b))?;
+            }
+            let named: Vec<u64> = sources.iter().map(|&v| s.external_id(v)).collect();
+            report.insert("sources".into(), named.into());
+            Values::Float(b)
+        }
+        Kernel::Tc => {
+            let n = gap::tc::ordered_count(g);
+            if p.verify {
+                timed_verify(report, || gap::tc::verify(g, n))?;
+            }
+            report.insert("triangles".into(), n.into());
+            Values::Scalar(n)
+        }
+        Kernel::Khop => {
+            let v = picked();
+            let one = ga::one_hop(g, v);
+            let two = ga::two_hop(g, v);
+            let direct = one.iter().filter(|&&w| w != v).count();
+            report.insert("one_hop".into(), direct.into());
+            report.insert("two_hop".into(), two.len().into());
+            let hop = |w: VertexId| if one.binary_search(&w).is_ok() { 1 } else { 2 };
+            Values::Hops(two.iter().map(|&w| (w, hop(w))).collect())
+        }
+        Kernel::Sssp | Kernel::GapSssp => {
+            let src = if kernel == Kernel::Sssp {
+                source()?
+            } else {
+                picked()
+            };
+            gap::sssp::check_weights(g).map_err(invalid)?;
+            let d = gap::sssp::delta_stepping(g, src, p.delta);
+            if p.verify {
+                timed_verify(report, || gap::sssp::verify(g, src, &d))?;
+            }
+            report.insert("reached".into(), reached_distances(&d).into());
+            Values::Float(d)
+        }
+        Kernel::PregelPr => {
+            let it = p.iterations.unwrap_or(10);
+            report.insert("iterations".into(), it.into());
+            let prog = programs::PageRank {
+                damping: p.damping,
+                iterations: it,
+            };
+            Values::Float(run_pregel(g, &prog, p, report)?)
+        }
+        Kernel::PregelCc => {
+            let l = run_pregel(g, &programs::Components, p, report)?;
+            report.insert("components".into(), count_labels(s, &l).into());
+            Values::Int(l.iter().map(|&x| ext(x)).collect())
+        }
+        Kernel::PregelBfs => {
+            let prog = programs::Bfs { source: source()? };
+            let d = run_pregel(g, &prog, p, report)?;
+            report.insert("reached".into(), reached_depths(&d).into());
+            Values::Int(d)
+        }
+        Kernel::PregelSssp => {
+            gap::sssp::check_weights(g).map_err(invalid)?;
+            let prog = programs::Sssp { source: source()? };
+            let d = run_pregel(g, &prog, p, report)?;
+            report.insert("reached".into(), reached_distances(&d).into());
+            Values::Float(d)
+        }
+    })
+}
+
+/// GAP PageRank; with `verify`, a run stopped at the iteration cap before converging is
+/// reported as not verified rather than failed.
+fn gap_pr<G: GraphView>(g: &G, p: &Params, report: &mut Map<String, Value>) -> Result<Vec<f64>> {
+    let cap = p.iterations.unwrap_or(20);
+    let (scores, it) = gap::pr::pagerank(g, p.damping, p.tolerance, cap);
+    // Stopped at the cap, the run may have converged in its last round or not: GAPBS's
+    // check (one more round changes the scores by less than the tolerance) tells which,
+    // and failing it there means nothing was verified, not an error.
+    let capped = it >= cap;
+    if p.verify {
+        let mut unconverged = false;
+        timed_verify(report, || {
+            match gap::pr::verify(g, &scores, p.damping, p.tolerance) {
+                Err(_) if capped => {
+                    unconverged = true;
+                    Ok(())
+                }
+                r => r,
+            }
+        })?;
+        if unconverged {
+            report.insert("verified".into(), false.into());
+            let note = format!(
+                "gap-pr stopped at the iteration cap ({it}) before the scores changed by less than the tolerance, so verification checked nothing; raise the iterations or the tolerance"
+            );
+            report.insert("verify_note".into(), note.into());
+        }
+    }
+    report.insert("iterations".into(), it.into());
+    Ok(scores)
+}
+
+/// Runs a vertex program with the parameters' delivery and superstep limit, recording how
+/// the run went in `report`.
+fn run_pregel<P: Program, G: GraphView>(
+    g: &G,
+    prog: &P,
+    p: &Params,
+    report: &mut Map<String, Value>,
+) -> Result<Vec<P::Value>> {
+    let cfg = pregel::Config {
+        max_supersteps: p.max_supersteps,
+        delivery: p.delivery,
+        ..Default::default()
+    };
+    let o = pregel::run(g, prog, &cfg)?;
+    report.insert("supersteps".into(), o.supersteps.into());
+    report.insert("halted".into(), o.halted().into());
+    report.insert("stop".into(), o.stop.to_string().into());
+    report.insert("edges_traversed".into(), o.edges.into());
+    report.insert("messages".into(), o.messages.into());
+    report.insert("delivery".into(), o.delivery.to_string().into());
+    let steps: Vec<_> = o
+        .steps
+        .iter()
+        .map(|s| {
+            json!({"computed": s.computed, "active": s.active, "messages": s.messages,
+                   "edges": s.edges, "seconds": s.seconds})
+        })
+        .collect();
+    report.insert("superstep_profile".into(), steps.into());
+    Ok(o.values)
+}
+
+fn reached_depths(d: &[i64]) -> usize {
+    d.iter().filter(|&&x| x != ga::UNREACHABLE).count()
+}
+
+fn reached_distances(d: &[f64]) -> usize {
+    d.iter().filter(|x| x.is_finite()).count()
+}
+
+/// Distinct labels among existing vertices (components, communities).
+pub fn count_labels<T: Ord + Copy>(g: &impl GraphView, labels: &[T]) -> usize {
+    let mut l: Vec<T> = (0..g.num_vertices() as VertexId)
+        .filter(|&v| g.vertex_exists(v))
+        .map(|v| labels[v as usize])
+        .collect();
+    l.sort_unstable();
+    l.dedup();
+    l.len()
+}
+
+/// `k` sources with out-edges, spread pseudo-randomly (fixed seed) like GAPBS's picks.
+fn pick_sources(s: &Snapshot, k: usize) -> Vec<VertexId> {
+    let n = s.num_vertices() as u64;
+    let mut out = Vec::new();
+    let mut x = 27491095u64;
+    for _ in 0..(k * 1000).max(1000) {
+        if out.len() == k || n == 0 {
+            break;
+        }
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let v = ((x >> 33) % n) as VertexId;
+        if s.vertex_exists(v) && s.out_degree(v) > 0 && !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    while out.len() < k {
+        out.push(out.first().copied().unwrap_or(0));
+    }
+    out
+}
