@@ -163,6 +163,14 @@ impl<'a> FlatView<'a> {
     pub fn inn(&self, v: VertexId) -> &[VertexId] {
         self.inn.at(v)
     }
+
+    /// The out-direction arrays as the run stores them: offsets (one per vertex the run
+    /// indexes, plus one: vertices past its index have no edges), the neighbor ids of every
+    /// vertex in order, each vertex's sorted, and the weights beside them (empty when
+    /// unweighted). Exporters hand these to other libraries without a copy.
+    pub fn out_arrays(&self) -> (&'a [u64], &'a [VertexId], &'a [f64]) {
+        (self.out.offs, self.out.adds, self.out.wts)
+    }
 }
 
 impl GraphView for FlatView<'_> {

@@ -7,12 +7,14 @@
 
 mod chains;
 mod csr;
+mod export;
 mod flat;
 mod layered;
 mod view;
 
 pub use crate::medium::Access;
 pub use csr::Csr;
+pub use export::CsrArrays;
 pub use flat::FlatView;
 pub use layered::LayeredView;
 pub use view::GraphView;
