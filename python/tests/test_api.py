@@ -3,6 +3,7 @@ reading what Python wrote (and the reverse)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -273,3 +274,25 @@ def test_stats_and_metadata(store):
     assert "closed" in repr(g)
     assert os.path.isdir(g.path)
     assert "bfs" in evograph.kernels() and "pregel-cc" in evograph.kernels()
+
+
+def test_to_arrow_matches_the_parquet_export(store, tmp_path, cli):
+    pq = pytest.importorskip("pyarrow.parquet")
+    rng = np.random.default_rng(3)
+    with evograph.open(store, create=True, undirected=True, weighted=True) as g:
+        g.insert_edges(rng.integers(0, 300, 2000), rng.integers(0, 300, 2000),
+                       weights=rng.random(2000))
+        g.delete_vertices([5, 6])
+    out = tmp_path / "pq"
+    cli("export", store, "--format", "parquet", out, "--kernels", "pr,wcc", "--rows-per-file", "500")
+    meta = json.loads((out / "evograph.json").read_text())
+    assert len(meta["edge_files"]) > 1 and not meta["directed"] and meta["weighted"]
+    with evograph.open(store, read_only=True) as g:
+        vt, et = g.snapshot().to_arrow(kernels=["pr", "wcc"])
+    pv = pq.read_table(out / "vertices")
+    pe = pq.read_table(out / "edges")
+    assert pv.schema.names == vt.schema.names and pe.schema.names == et.schema.names
+    key = lambda t, cols: sorted(zip(*(t.column(c).to_pylist() for c in cols)))
+    assert key(pv, pv.schema.names) == key(vt, vt.schema.names)
+    assert key(pe, ["src", "dst", "weight"]) == key(et, ["src", "dst", "weight"])
+    assert meta["edges"] == pe.num_rows == et.num_rows

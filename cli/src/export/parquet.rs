@@ -1,0 +1,383 @@
+//! `evograph export --format parquet`: a vertex table and an edge table as directories of
+//! Parquet files, written in parallel, a row group at a time (memory stays at a few row
+//! groups whatever the graph's size).
+//!
+//! ```text
+//! OUT/evograph.json                 what was written: counts, kind, files, columns
+//! OUT/vertices/part-00000.parquet   id: uint64, out_degree: uint64, in_degree: uint64,
+//!                                   then one column per --kernels entry (int64 or double)
+//! OUT/edges/part-00000.parquet      src: uint64, dst: uint64[, weight: double]
+//! ```
+//!
+//! Rows follow the store's dense order (edges grouped by source). Files appear under their
+//! names only once complete (written as `.tmp`, then renamed), and `evograph.json` last.
+
+use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, UInt64Array};
+use arrow_schema::{DataType, Field, Schema};
+use evograph::algo::kernel::{self, Kernel, Params, Values};
+use evograph::{Error, GraphView, Result, Snapshot, VertexId};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// How the tables are cut into files and row groups.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Layout {
+    /// Rows per file at most (a vertex whose out-edges alone exceed it gets a file).
+    pub rows_per_file: u64,
+    /// Rows per row group at most.
+    pub row_group: u64,
+}
+
+/// A column of per-vertex kernel results, aligned with the vertex positions.
+struct Column {
+    name: String,
+    values: ArrayRef,
+}
+
+/// Writes `s` as Parquet tables under `out`.
+pub(crate) fn write(s: &Snapshot, out: &Path, kernels: &[Kernel], layout: Layout) -> Result<()> {
+    refuse_non_empty(out)?;
+    let live = s.live_ids();
+    // Kernels run before anything is written: a kernel that fails leaves no directory.
+    let columns = kernel_columns(s, kernels, live.as_deref())?;
+    let existed = out.exists();
+    let res = prepare(out).and_then(|()| write_tables(s, out, live.as_deref(), &columns, layout));
+    if res.is_err() {
+        // Leave no partial export behind (an existing directory was empty: keep it).
+        let _ = std::fs::remove_dir_all(out.join("vertices"));
+        let _ = std::fs::remove_dir_all(out.join("edges"));
+        let _ = std::fs::remove_file(out.join("evograph.json.tmp"));
+        if !existed {
+            let _ = std::fs::remove_dir(out);
+        }
+    }
+    res
+}
+
+fn write_tables(
+    s: &Snapshot,
+    out: &Path,
+    live: Option<&[VertexId]>,
+    columns: &[Column],
+    layout: Layout,
+) -> Result<()> {
+    let rows = live.map_or(s.num_vertices(), <[VertexId]>::len);
+    let dense = |p: usize| live.map_or(p as VertexId, |l| l[p]);
+    let degrees: Vec<u64> = (0..rows)
+        .into_par_iter()
+        .map(|p| evograph::with_view!(s, |g| g.out_degree(dense(p)) as u64))
+        .collect();
+    let vparts = cut(&vec![1; rows], layout.rows_per_file);
+    let eparts = cut(&degrees, layout.rows_per_file);
+    let vfiles: Vec<(String, u64)> = vparts
+        .par_iter()
+        .enumerate()
+        .map(|(i, r)| write_vertices(s, out, i, r.clone(), &dense, columns, layout))
+        .collect::<Result<_>>()?;
+    let efiles: Vec<(String, u64)> = eparts
+        .par_iter()
+        .enumerate()
+        .map(|(i, r)| write_edges(s, out, i, r.clone(), &dense, layout))
+        .collect::<Result<_>>()?;
+    describe(s, out, &vfiles, &efiles, columns)
+}
+
+/// Refuses an output directory that holds anything (an export never overwrites).
+fn refuse_non_empty(out: &Path) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        return Err(Error::Invalid(format!(
+            "{} exists and is not a directory",
+            out.display()
+        )));
+    }
+    if let Ok(mut entries) = std::fs::read_dir(out) {
+        if entries.next().is_some() {
+            return Err(Error::Invalid(format!(
+                "{} is not empty: export into a new or empty directory",
+                out.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Makes `out` and its two table directories.
+fn prepare(out: &Path) -> Result<()> {
+    for d in [out.to_path_buf(), out.join("vertices"), out.join("edges")] {
+        std::fs::create_dir_all(&d).map_err(|e| Error::io("create", &d, e))?;
+    }
+    Ok(())
+}
+
+/// Splits positions `0..weights.len()` into consecutive ranges of at most `cap` total
+/// weight (a single heavier position gets a range of its own); at least one range.
+fn cut(weights: &[u64], cap: u64) -> Vec<std::ops::Range<usize>> {
+    let mut parts = Vec::new();
+    let (mut start, mut acc) = (0, 0u64);
+    for (p, &w) in weights.iter().enumerate() {
+        if acc + w > cap && p > start {
+            parts.push(start..p);
+            (start, acc) = (p, 0);
+        }
+        acc += w;
+    }
+    parts.push(start..weights.len());
+    parts
+}
+
+/// Runs each kernel and keeps its per-vertex values, aligned with the positions.
+fn kernel_columns(
+    s: &Snapshot,
+    kernels: &[Kernel],
+    live: Option<&[VertexId]>,
+) -> Result<Vec<Column>> {
+    fn pick<T: Copy>(v: Vec<T>, live: Option<&[VertexId]>) -> Vec<T> {
+        match live {
+            None => v,
+            Some(l) => l.iter().map(|&d| v[d as usize]).collect(),
+        }
+    }
+    let mut out = Vec::new();
+    for &k in kernels {
+        if matches!(k, Kernel::Tc | Kernel::Khop) {
+            return Err(Error::Invalid(format!(
+                "export --kernels: {k} gives no value per vertex"
+            )));
+        }
+        if k.needs_source() {
+            return Err(Error::Invalid(format!(
+                "export --kernels: {k} needs a source vertex; run it with `evograph run` instead"
+            )));
+        }
+        let values: ArrayRef = match kernel::run(s, k, &Params::default())?.values {
+            Values::Int(v) => Arc::new(Int64Array::from(pick(v, live))),
+            Values::Float(v) => Arc::new(Float64Array::from(pick(v, live))),
+            Values::Scalar(_) | Values::Hops(_) => {
+                return Err(Error::Invalid(format!(
+                    "export --kernels: {k} gives no value per vertex"
+                )))
+            }
+        };
+        let name = k.name().replace('-', "_");
+        out.push(Column { name, values });
+    }
+    Ok(out)
+}
+
+fn parquet_err(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::io("write", path, std::io::Error::other(e.to_string()))
+}
+
+/// A Parquet file written as `name.tmp` and renamed to `name` once closed.
+struct PartWriter {
+    w: ArrowWriter<std::fs::File>,
+    schema: Arc<Schema>,
+    tmp: PathBuf,
+    path: PathBuf,
+    rows: u64,
+}
+
+impl PartWriter {
+    fn create(dir: &Path, i: usize, schema: Arc<Schema>, layout: Layout) -> Result<PartWriter> {
+        let path = dir.join(format!("part-{i:05}.parquet"));
+        let tmp = path.with_extension("parquet.tmp");
+        let f = std::fs::File::create(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_max_row_group_row_count(Some(layout.row_group as usize))
+            .build();
+        let w = ArrowWriter::try_new(f, schema.clone(), Some(props))
+            .map_err(|e| parquet_err(&tmp, e))?;
+        Ok(PartWriter {
+            w,
+            schema,
+            tmp,
+            path,
+            rows: 0,
+        })
+    }
+
+    fn write(&mut self, columns: Vec<ArrayRef>) -> Result<()> {
+        let batch = RecordBatch::try_new(self.schema.clone(), columns)
+            .map_err(|e| parquet_err(&self.tmp, e))?;
+        self.rows += batch.num_rows() as u64;
+        self.w.write(&batch).map_err(|e| parquet_err(&self.tmp, e))
+    }
+
+    /// Closes the file, makes it durable and gives it its name: `(file name, rows)`.
+    fn finish(self) -> Result<(String, u64)> {
+        let f = self.w.into_inner().map_err(|e| parquet_err(&self.tmp, e))?;
+        f.sync_all().map_err(|e| Error::io("fsync", &self.tmp, e))?;
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| Error::io("rename", &self.tmp, e))?;
+        let name = self
+            .path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        Ok((name, self.rows))
+    }
+}
+
+fn write_vertices(
+    s: &Snapshot,
+    out: &Path,
+    i: usize,
+    range: std::ops::Range<usize>,
+    dense: &(impl Fn(usize) -> VertexId + Sync),
+    columns: &[Column],
+    layout: Layout,
+) -> Result<(String, u64)> {
+    let mut fields = vec![
+        Field::new("id", DataType::UInt64, false),
+        Field::new("out_degree", DataType::UInt64, false),
+        Field::new("in_degree", DataType::UInt64, false),
+    ];
+    for c in columns {
+        fields.push(Field::new(&c.name, c.values.data_type().clone(), false));
+    }
+    let schema = Arc::new(Schema::new(fields));
+    let mut w = PartWriter::create(&out.join("vertices"), i, schema, layout)?;
+    let step = layout.row_group as usize;
+    for start in range.clone().step_by(step) {
+        let r = start..(start + step).min(range.end);
+        let (ids, outd, ind) = evograph::with_view!(s, |g| {
+            let ids: Vec<u64> = r.clone().map(|p| s.external_id(dense(p))).collect();
+            let o: Vec<u64> = r.clone().map(|p| g.out_degree(dense(p)) as u64).collect();
+            let n: Vec<u64> = r.clone().map(|p| g.in_degree(dense(p)) as u64).collect();
+            (ids, o, n)
+        });
+        let mut cols: Vec<ArrayRef> = vec![
+            Arc::new(UInt64Array::from(ids)),
+            Arc::new(UInt64Array::from(outd)),
+            Arc::new(UInt64Array::from(ind)),
+        ];
+        cols.extend(columns.iter().map(|c| c.values.slice(r.start, r.len())));
+        w.write(cols)?;
+    }
+    w.finish()
+}
+
+fn write_edges(
+    s: &Snapshot,
+    out: &Path,
+    i: usize,
+    range: std::ops::Range<usize>,
+    dense: &(impl Fn(usize) -> VertexId + Sync),
+    layout: Layout,
+) -> Result<(String, u64)> {
+    let weighted = s.is_weighted();
+    let mut fields = vec![
+        Field::new("src", DataType::UInt64, false),
+        Field::new("dst", DataType::UInt64, false),
+    ];
+    if weighted {
+        fields.push(Field::new("weight", DataType::Float64, false));
+    }
+    let mut w = PartWriter::create(&out.join("edges"), i, Arc::new(Schema::new(fields)), layout)?;
+    let group = layout.row_group as usize;
+    let ext = s.external_ids();
+    let undirected = s.is_undirected();
+    let (mut src, mut dst, mut wt) = (Vec::new(), Vec::new(), Vec::new());
+    let mut flush = |src: &mut Vec<u64>, dst: &mut Vec<u64>, wt: &mut Vec<f64>| -> Result<()> {
+        let mut cols: Vec<ArrayRef> = vec![
+            Arc::new(UInt64Array::from(std::mem::take(src))),
+            Arc::new(UInt64Array::from(std::mem::take(dst))),
+        ];
+        if weighted {
+            cols.push(Arc::new(Float64Array::from(std::mem::take(wt))));
+        }
+        w.write(cols)
+    };
+    let res: Result<()> = evograph::with_view!(s, |g| {
+        for p in range.clone() {
+            let v = dense(p);
+            let x = ext[v as usize];
+            g.for_each_out_weighted(v, |t, weight| {
+                let y = ext[t as usize];
+                if !undirected || x <= y {
+                    src.push(x);
+                    dst.push(y);
+                    if weighted {
+                        wt.push(weight);
+                    }
+                }
+            });
+            if src.len() >= group {
+                flush(&mut src, &mut dst, &mut wt)?;
+            }
+        }
+        Ok(())
+    });
+    res?;
+    if !src.is_empty() {
+        flush(&mut src, &mut dst, &mut wt)?;
+    }
+    w.finish()
+}
+
+/// Writes `evograph.json` last: its presence says the export is complete.
+fn describe(
+    s: &Snapshot,
+    out: &Path,
+    vfiles: &[(String, u64)],
+    efiles: &[(String, u64)],
+    columns: &[Column],
+) -> Result<()> {
+    let files = |d: &str, f: &[(String, u64)]| -> Vec<serde_json::Value> {
+        f.iter()
+            .map(|(n, r)| serde_json::json!({"path": format!("{d}/{n}"), "rows": r}))
+            .collect()
+    };
+    let vertex_columns: Vec<String> = ["id", "out_degree", "in_degree"]
+        .iter()
+        .map(|c| c.to_string())
+        .chain(columns.iter().map(|c| c.name.clone()))
+        .collect();
+    let edge_columns = if s.is_weighted() {
+        vec!["src", "dst", "weight"]
+    } else {
+        vec!["src", "dst"]
+    };
+    let meta = serde_json::json!({
+        "format": "evograph-parquet",
+        "version": 1,
+        "directed": !s.is_undirected(),
+        "weighted": s.is_weighted(),
+        "vertices": vfiles.iter().map(|f| f.1).sum::<u64>(),
+        "edges": efiles.iter().map(|f| f.1).sum::<u64>(),
+        "vertex_columns": vertex_columns,
+        "edge_columns": edge_columns,
+        "vertex_files": files("vertices", vfiles),
+        "edge_files": files("edges", efiles),
+    });
+    let path = out.join("evograph.json");
+    let tmp = out.join("evograph.json.tmp");
+    let text = serde_json::to_string_pretty(&meta).unwrap_or_default();
+    std::fs::write(&tmp, text).map_err(|e| Error::io("write", &tmp, e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| Error::io("rename", &tmp, e))?;
+    for d in [out.join("vertices"), out.join("edges"), out.to_path_buf()] {
+        if let Ok(f) = std::fs::File::open(&d) {
+            f.sync_all().map_err(|e| Error::io("fsync", &d, e))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut;
+
+    #[test]
+    fn cut_bounds_every_part_and_covers_every_position() {
+        assert_eq!(cut(&[], 4), vec![0..0]);
+        assert_eq!(cut(&[1, 1, 1, 1, 1], 2), vec![0..2, 2..4, 4..5]);
+        // A heavy position gets a part of its own, never an empty part.
+        assert_eq!(cut(&[1, 9, 1], 4), vec![0..1, 1..2, 2..3]);
+        assert_eq!(cut(&[0, 0, 3], 3), vec![0..3]);
+    }
+}
