@@ -316,18 +316,20 @@ class Snapshot:
 
     # --- other libraries -------------------------------------------------------------
 
-    def to_scipy(self) -> Tuple[Any, np.ndarray]:
+    def to_scipy(self, dtype: Any = np.float64) -> Tuple[Any, np.ndarray]:
         """``(matrix, ids)``: the out-adjacency as a ``scipy.sparse.csr_matrix`` over
         positions, and the external id of each position (``vertex_ids()``).
 
-        Entry ``[i, j]`` is the weight of edge ``ids[i] -> ids[j]`` (1.0 when unweighted);
+        Entry ``[i, j]`` is the weight of edge ``ids[i] -> ids[j]`` (1 when unweighted);
         an undirected store gives a symmetric matrix. On a compacted store the index
-        arrays are read-only views of the run itself, not copies.
+        arrays are read-only views of the run itself, not copies. ``dtype`` is the type
+        of the entries of an unweighted store (``np.float32`` or ``np.int8`` halve or
+        eighth the 8 bytes per edge of the default); weights are always float64.
         """
         import scipy.sparse
 
         indptr, indices, weights, ids, _borrowed = self._s.csr()
-        data = weights if weights is not None else np.ones(indices.shape[0], dtype=np.float64)
+        data = weights if weights is not None else np.ones(indices.shape[0], dtype=dtype)
         n = ids.shape[0]
         m = scipy.sparse.csr_matrix((data, indices, indptr), shape=(n, n), copy=False)
         m.has_sorted_indices = True

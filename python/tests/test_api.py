@@ -166,6 +166,8 @@ def test_to_scipy_borrows_the_compacted_run(store):
     )
     want.data[:] = 1.0  # duplicates summed: the store keeps an edge once
     assert (m != want).nnz == 0
+    m8, _ = s.to_scipy(dtype=np.int8)
+    assert m8.dtype == np.int8 and (m8 != m).nnz == 0
     m2, ids2 = live.to_scipy()  # the same graph through the general path
     assert ids2.tolist() == ids.tolist() and (m2 != m).nnz == 0
     del s, live  # the arrays keep the run alive on their own
