@@ -298,3 +298,20 @@ def test_to_arrow_matches_the_parquet_export(store, tmp_path, cli):
     assert key(pv, pv.schema.names) == key(vt, vt.schema.names)
     assert key(pe, ["src", "dst", "weight"]) == key(et, ["src", "dst", "weight"])
     assert meta["edges"] == pe.num_rows == et.num_rows
+
+
+def test_two_threads_write_at_once(store):
+    with evograph.open(store, create=True, durability="sync") as g:
+        def writer(base: int) -> None:
+            for k in range(10):
+                lo = base + k * 1000
+                g.insert_edges(np.arange(lo, lo + 1000), np.arange(lo + 1, lo + 1001))
+
+        threads = [threading.Thread(target=writer, args=(b,)) for b in (0, 1_000_000)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        s = g.snapshot()
+        assert s.num_edges == 20_000
+        assert s.has_edge(0, 1) and s.has_edge(1_009_999, 1_010_000)
