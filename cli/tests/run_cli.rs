@@ -184,3 +184,25 @@ fn pregel_kernels_match_the_hand_written_ones() {
     assert_eq!(v["halted"], false, "{v}");
     assert_eq!(v["supersteps"], 3, "{v}");
 }
+
+/// Kernels that pick their own start on an empty store: a clear error, never a panic
+/// (they used to index an empty id array).
+#[test]
+fn kernels_that_pick_a_source_refuse_an_empty_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let s = store.to_str().unwrap();
+    let empty = dir.path().join("e.el");
+    std::fs::write(&empty, "").unwrap();
+    assert!(evograph(&["ingest", s, empty.to_str().unwrap()])
+        .status
+        .success());
+    for k in ["gap-bfs", "gap-sssp", "bc", "khop"] {
+        let r = evograph(&["run", s, k]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{k}: {err}");
+        assert!(err.contains("no vertices to start from"), "{k}: {err}");
+    }
+    let r = evograph(&["run", s, "pr"]);
+    assert!(r.status.success() && r.stdout.is_empty());
+}

@@ -12,7 +12,10 @@ vertex-program kernels on it, or hand it to SciPy, NetworkX or Arrow::
         m, ids = s.to_scipy()           # CSR matrix over positions, and their ids
 
 Every per-vertex array a snapshot returns is aligned with ``Snapshot.vertex_ids()``: the
-external ids of the existing vertices, in the store's (dense-id) order.
+external ids of the existing vertices, in the store's (dense-id) order. Kernels that return
+vertex ids as values (``wcc``, ``gap_cc``, ``pregel_cc`` and ``cdlp`` labels, ``gap_bfs``
+parents) give them as int64, as ``evograph run`` prints them: ids of 2**63 and above
+read as negative numbers there.
 
 Errors raise ``ValueError`` (bad arguments, ids, dtypes), ``KeyError`` (a vertex that is
 not in the graph), ``OSError`` (I/O), or a subclass of ``evograph.Error`` for the store's
@@ -79,8 +82,9 @@ def open(
     Without ``create`` a missing path raises ``NotAStoreError`` (a typo never makes an
     empty store). ``durability`` is ``"sync"`` (an update returns once durable),
     ``"interval=<ms>"`` (a crash loses at most that window) or ``"none"`` (only flushed
-    runs survive). ``undirected`` and ``weighted`` set the kind of a new store; asking an
-    existing one for the other kind is an error. ``memtable_mb`` is the DRAM budget for
+    runs survive). ``undirected=True`` and ``weighted=True`` make a new store undirected or
+    weighted, and opening an existing store of the other kind with them is an error;
+    ``False`` means "directed/unweighted if new, whatever it is otherwise". ``memtable_mb`` is the DRAM budget for
     buffered updates (1024 by default), ``threads`` the workers (0: one per core), and
     ``read_only`` opens without changing any file (a reader beside another process's
     writer).
@@ -129,14 +133,14 @@ def _ids(a: Any, what: str) -> np.ndarray:
         return np.empty(0, dtype=np.uint64)
     kind = arr.dtype.kind
     if kind == "u":
-        return np.ascontiguousarray(arr, dtype=np.uint64)
+        return np.require(arr, dtype=np.uint64, requirements=["C", "A"])
     if kind == "i":
         low = arr.min()
         if low < 0:
             raise ValueError(
                 f"{what} holds a negative id ({low}): ids are unsigned 64-bit integers"
             )
-        return np.ascontiguousarray(arr, dtype=np.uint64)
+        return np.require(arr, dtype=np.uint64, requirements=["C", "A"])
     if kind in "USO":
         raise TypeError(
             f"{what} holds strings (dtype {arr.dtype}): this store takes integer ids"
@@ -152,7 +156,11 @@ def _weights(a: Any, n: int) -> np.ndarray:
         raise TypeError(f"weights must be numbers, got dtype {arr.dtype}")
     if arr.shape[0] != n:
         raise ValueError(f"src and weights have different lengths ({n} and {arr.shape[0]})")
-    return np.ascontiguousarray(arr, dtype=np.float64)
+    out = np.require(arr, dtype=np.float64, requirements=["C", "A"])
+    if out.size and not np.isfinite(out).all():
+        bad = out[~np.isfinite(out)][0]
+        raise ValueError(f"weights must be finite numbers, got {bad}")
+    return out
 
 
 def _pair(src: Any, dst: Any) -> Tuple[np.ndarray, np.ndarray]:
@@ -175,8 +183,11 @@ class Graph:
     def insert_edges(self, src: ArrayLike, dst: ArrayLike, weights: Optional[ArrayLike] = None) -> None:
         """Inserts the edges ``src[i] -> dst[i]`` (with ``weights[i]`` in a weighted store).
 
-        Missing endpoints are created; inserting an existing edge is a no-op (or updates
-        its weight). Returns once durable, as the store's durability says.
+        Missing endpoints are created; inserting an existing edge is a no-op, or sets its
+        weight: to ``weights[i]``, or to 1 in a weighted store when ``weights`` is None.
+        Weights must be finite. Returns once durable, as the store's durability says. The
+        arrays are read while the GIL is released: do not modify them from another thread
+        until the call returns.
         """
         s, d = _pair(src, dst)
         w = None if weights is None else _weights(weights, s.shape[0])

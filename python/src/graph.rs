@@ -50,7 +50,10 @@ pub fn open(
         if mb == 0 {
             return Err(PyValueError::new_err("memtable_mb must be at least 1"));
         }
-        opts.memtable_bytes = usize::try_from(mb << 20).unwrap_or(usize::MAX);
+        opts.memtable_bytes = mb
+            .checked_mul(1 << 20)
+            .and_then(|b| usize::try_from(b).ok())
+            .ok_or_else(|| PyValueError::new_err(format!("memtable_mb {mb} is too large")))?;
     }
     let p = path.clone();
     let g = py
@@ -202,11 +205,14 @@ impl Graph {
 
     /// Whether the store has been closed.
     #[getter]
-    fn closed(&self) -> bool {
-        self.inner
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_none()
+    fn closed(&self, py: Python<'_>) -> bool {
+        // Waits (without the GIL) for a `close` in progress rather than stalling Python.
+        py.detach(|| {
+            self.inner
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_none()
+        })
     }
 
     /// The store's directory.

@@ -200,10 +200,10 @@ impl Snapshot {
                 let (indptr, indices, weights, ids) = unsafe {
                     let offs: &[i64] = bytemuck::cast_slice(offs);
                     let adds: &[SignedId] = bytemuck::cast_slice(adds);
-                    let w = if wts.is_empty() {
-                        None
-                    } else {
+                    let w = if me.s.is_weighted() {
                         Some(borrowed(owner, wts)?)
+                    } else {
+                        None
                     };
                     (
                         borrowed(owner, offs)?,
@@ -260,6 +260,7 @@ impl Snapshot {
             None => None,
         };
         check_params(damping, tolerance, delta, samples, max_supersteps)?;
+        check_counts(iterations, threads)?;
         (p.iterations, p.damping, p.tolerance, p.delta) = (iterations, damping, tolerance, delta);
         (p.samples, p.verify, p.max_supersteps) = (samples, verify, max_supersteps);
         p.delivery = match delivery {
@@ -312,11 +313,22 @@ fn check_params(
     if !(delta > 0.0 && delta.is_finite()) {
         return bad("delta must be positive");
     }
-    if samples == 0 {
-        return bad("samples must be at least 1");
+    if !(1..=1_000_000).contains(&samples) {
+        return bad("samples must be in [1, 1000000]");
     }
     if max_supersteps == 0 {
         return bad("max_supersteps must be at least 1");
+    }
+    Ok(())
+}
+
+/// The bounds `evograph run` puts on --iterations and --threads.
+fn check_counts(iterations: Option<u32>, threads: usize) -> PyResult<()> {
+    if iterations.is_some_and(|i| !(1..=1_000_000).contains(&i)) {
+        return Err(PyValueError::new_err("iterations must be in [1, 1000000]"));
+    }
+    if threads > 1024 {
+        return Err(PyValueError::new_err("threads must be in [0, 1024]"));
     }
     Ok(())
 }

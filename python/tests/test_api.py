@@ -123,6 +123,31 @@ def test_bad_ids_and_parameters(store):
             g.insert_edges([1], [2], weights=[2.0])
         with pytest.raises(ValueError, match="weights have different lengths"):
             g.insert_edges([1], [2], weights=[2.0, 3.0])
+        with pytest.raises(ValueError, match="samples must be in"):
+            s.bc(samples=10**12)
+        with pytest.raises(ValueError, match="threads must be in"):
+            s.pr(threads=10**6)
+        with pytest.raises(ValueError, match="iterations must be in"):
+            s.pr(iterations=0)
+        with pytest.raises(ValueError, match="too large"):
+            evograph.open(store, memtable_mb=2**50)
+
+
+def test_nan_weights_and_empty_graphs(store, tmp_path):
+    with evograph.open(store, create=True, weighted=True) as g:
+        with pytest.raises(ValueError, match="finite"):
+            g.insert_edges([1, 2], [2, 3], weights=[1.0, float("nan")])
+        s = g.snapshot()
+        assert s.num_vertices == 0 and s.vertex_ids().shape == (0,)
+        # Kernels on an empty graph: empty results, or a clear error when they need a start.
+        assert s.pr().shape == (0,) and s.wcc().shape == (0,)
+        for k in (s.bc, s.gap_bfs, s.gap_sssp):
+            with pytest.raises(ValueError, match="no vertices"):
+                k()
+        m, ids = s.to_scipy()
+        assert m.shape == (0, 0)
+        vt, et = s.to_arrow()
+        assert vt.num_rows == 0 and et.column_names == ["src", "dst", "weight"]
 
 
 def test_weights_deletions_and_alignment(store):

@@ -274,7 +274,12 @@ fn compute<G: GraphView>(
         p.source
             .ok_or_else(|| invalid(format!("{kernel} needs a source vertex")))
     };
-    let picked = || p.source.unwrap_or_else(|| pick_sources(s, 1)[0]);
+    let picked = || -> Result<VertexId> {
+        match p.source {
+            Some(v) => Ok(v),
+            None => Ok(pick_sources(s, 1)?[0]),
+        }
+    };
     let ext = |x: VertexId| s.external_id(x) as i64;
     Ok(match kernel {
         Kernel::Bfs => {
@@ -301,7 +306,7 @@ fn compute<G: GraphView>(
         }
         Kernel::Lcc => Values::Float(ga::lcc(g)),
         Kernel::GapBfs => {
-            let src = picked();
+            let src = picked()?;
             let parents = gap::bfs::bfs(g, src);
             if p.verify {
                 timed_verify(report, || gap::bfs::verify(g, src, &parents))?;
@@ -324,7 +329,7 @@ fn compute<G: GraphView>(
             Values::Int(c.iter().map(|&x| ext(x)).collect())
         }
         Kernel::Bc => {
-            let mut sources = pick_sources(s, p.samples.max(1));
+            let mut sources = pick_sources(s, p.samples.max(1))?;
             if let Some(src) = p.source {
                 sources[0] = src;
             }
@@ -345,7 +350,7 @@ fn compute<G: GraphView>(
             Values::Scalar(n)
         }
         Kernel::Khop => {
-            let v = picked();
+            let v = picked()?;
             let one = ga::one_hop(g, v);
             let two = ga::two_hop(g, v);
             let direct = one.iter().filter(|&&w| w != v).count();
@@ -358,7 +363,7 @@ fn compute<G: GraphView>(
             let src = if kernel == Kernel::Sssp {
                 source()?
             } else {
-                picked()
+                picked()?
             };
             gap::sssp::check_weights(g).map_err(invalid)?;
             let d = gap::sssp::delta_stepping(g, src, p.delta);
@@ -481,12 +486,14 @@ pub fn count_labels<T: Ord + Copy>(g: &impl GraphView, labels: &[T]) -> usize {
     l.len()
 }
 
-/// `k` sources with out-edges, spread pseudo-randomly (fixed seed) like GAPBS's picks.
-fn pick_sources(s: &Snapshot, k: usize) -> Vec<VertexId> {
+/// `k` sources with out-edges, spread pseudo-randomly (fixed seed) like GAPBS's picks;
+/// repeated, or any existing vertex, when too few have out-edges. An error when the graph
+/// has no vertex at all (nothing to start from).
+fn pick_sources(s: &Snapshot, k: usize) -> Result<Vec<VertexId>> {
     let n = s.num_vertices() as u64;
     let mut out = Vec::new();
     let mut x = 27491095u64;
-    for _ in 0..(k * 1000).max(1000) {
+    for _ in 0..k.saturating_mul(1000).max(1000) {
         if out.len() == k || n == 0 {
             break;
         }
@@ -498,8 +505,12 @@ fn pick_sources(s: &Snapshot, k: usize) -> Vec<VertexId> {
             out.push(v);
         }
     }
-    while out.len() < k {
-        out.push(out.first().copied().unwrap_or(0));
+    if out.is_empty() {
+        let any = (0..n as VertexId).find(|&v| s.vertex_exists(v));
+        out.push(any.ok_or_else(|| invalid("the graph has no vertices to start from"))?);
     }
-    out
+    while out.len() < k {
+        out.push(out[0]);
+    }
+    Ok(out)
 }

@@ -38,6 +38,8 @@ pub struct Snapshot {
     chains: Arc<chains::Chains>,
     /// The layered view's per-vertex index, built on first use and shared by clones.
     spans: Arc<std::sync::OnceLock<Option<layered::SpanIndex>>>,
+    /// Whether the store is weighted, known even before any run holds an edge.
+    weighted_store: bool,
 }
 
 impl Snapshot {
@@ -65,7 +67,15 @@ impl Snapshot {
             edges,
             tombs,
             spans: Default::default(),
+            weighted_store: false,
         }
+    }
+
+    /// Marks the snapshot as one of a weighted store (which its runs alone cannot tell
+    /// while they hold no edge).
+    pub(crate) fn of_weighted_store(mut self, weighted: bool) -> Snapshot {
+        self.weighted_store = weighted;
+        self
     }
 
     /// The runs the snapshot reads, oldest first.
@@ -328,9 +338,11 @@ impl GraphView for Snapshot {
         self.sorted(Dir::Out, v, out)
     }
     fn is_weighted(&self) -> bool {
-        self.runs
-            .iter()
-            .any(|r| r.header.flags & crate::run::format::WEIGHTED != 0)
+        self.weighted_store
+            || self
+                .runs
+                .iter()
+                .any(|r| r.header.flags & crate::run::format::WEIGHTED != 0)
     }
     fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, mut f: F) {
         self.find_weighted(Dir::Out, v, |x, w| {

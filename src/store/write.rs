@@ -354,12 +354,9 @@ impl Inner {
         }
         self.pool.install(|| crate::run::verify_all(&all))?;
         let externals: Arc<[u64]> = Arc::from(&self.dict.read().unwrap().externals()[..n]);
-        Ok(Snapshot::new(
-            all.into(),
-            deleted,
-            n,
-            self.undirected,
-            externals,
-        ))
+        Ok(
+            Snapshot::new(all.into(), deleted, n, self.undirected, externals)
+                .of_weighted_store(self.weighted),
+        )
     }
 }

@@ -51,6 +51,7 @@ pub(crate) fn write(s: &Snapshot, out: &Path, kernels: &[Kernel], layout: Layout
         let _ = std::fs::remove_dir_all(out.join("vertices"));
         let _ = std::fs::remove_dir_all(out.join("edges"));
         let _ = std::fs::remove_file(out.join("evograph.json.tmp"));
+        let _ = std::fs::remove_file(out.join("evograph.json"));
         if !existed {
             let _ = std::fs::remove_dir(out);
         }
@@ -142,7 +143,12 @@ fn kernel_columns(
         }
     }
     let mut out = Vec::new();
-    for &k in kernels {
+    for (i, &k) in kernels.iter().enumerate() {
+        if kernels[..i].contains(&k) {
+            return Err(Error::Invalid(format!(
+                "export --kernels: {k} is named twice"
+            )));
+        }
         if matches!(k, Kernel::Tc | Kernel::Khop) {
             return Err(Error::Invalid(format!(
                 "export --kernels: {k} gives no value per vertex"
@@ -355,17 +361,28 @@ fn describe(
         "vertex_files": files("vertices", vfiles),
         "edge_files": files("edges", efiles),
     });
+    // The table files are durable (each fsynced before its rename); make their names
+    // durable before the description that claims them, and the description before success.
+    for d in [out.join("vertices"), out.join("edges")] {
+        sync_dir(&d)?;
+    }
     let path = out.join("evograph.json");
     let tmp = out.join("evograph.json.tmp");
     let text = serde_json::to_string_pretty(&meta).unwrap_or_default();
-    std::fs::write(&tmp, text).map_err(|e| Error::io("write", &tmp, e))?;
+    let f = std::fs::File::create(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
+    std::io::Write::write_all(&mut &f, text.as_bytes()).map_err(|e| Error::io("write", &tmp, e))?;
+    f.sync_all().map_err(|e| Error::io("fsync", &tmp, e))?;
     std::fs::rename(&tmp, &path).map_err(|e| Error::io("rename", &tmp, e))?;
-    for d in [out.join("vertices"), out.join("edges"), out.to_path_buf()] {
-        if let Ok(f) = std::fs::File::open(&d) {
-            f.sync_all().map_err(|e| Error::io("fsync", &d, e))?;
-        }
+    sync_dir(out)?;
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        sync_dir(parent)?;
     }
     Ok(())
+}
+
+fn sync_dir(d: &Path) -> Result<()> {
+    let f = std::fs::File::open(d).map_err(|e| Error::io("open", d, e))?;
+    f.sync_all().map_err(|e| Error::io("fsync", d, e))
 }
 
 #[cfg(test)]
