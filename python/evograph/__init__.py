@@ -332,8 +332,9 @@ class Snapshot:
         positions, and the external id of each position (``vertex_ids()``).
 
         Entry ``[i, j]`` is the weight of edge ``ids[i] -> ids[j]`` (1 when unweighted);
-        an undirected store gives a symmetric matrix. On a compacted store the index
-        arrays are read-only views of the run itself, not copies. ``dtype`` is the type
+        an undirected store gives a symmetric matrix. On a compacted store the neighbour
+        ids (``indices``) are a read-only view of the run itself, not a copy (SciPy narrows
+        ``indptr`` to int32 when it can, which copies its n+1 entries). ``dtype`` is the type
         of the entries of an unweighted store (``np.float32`` or ``np.int8`` halve or
         eighth the 8 bytes per edge of the default); weights are always float64.
         """
