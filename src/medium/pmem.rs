@@ -1,7 +1,7 @@
 //! The pmem and battery media: segments mapped into memory, written with stores.
 //!
 //! On a DAX file system a segment is mapped with `MAP_SYNC`, so that a store reaches the
-//! persistence domain once its cache line is written back: [`PmemSegment::persist`] issues
+//! persistence domain once its cache line is written back: `PmemSegment::persist` issues
 //! `clwb` (else `clflushopt`, else `clflush`) for every dirty line and one `sfence` — no
 //! system call (XPGraph, DGAP). On tmpfs (`/dev/shm`) the same instructions run as the
 //! emulation of persistent memory the papers measure with: DRAM, with the cost of the

@@ -1,10 +1,10 @@
 //! The store: WAL, memtable, runs and manifest tied together.
 //!
-//! Write path ([`write`]): translate external ids, apply to the active memtable, queue the
+//! Write path (`write.rs`): translate external ids, apply to the active memtable, queue the
 //! batch's WAL block; the acknowledgement waits for the block to be durable. Background path
-//! ([`maintain`]): freeze full memtables, seal them into in-DRAM runs, flush those to run
+//! (`maintain.rs`): freeze full memtables, seal them into in-DRAM runs, flush those to run
 //! files (write, persist, make the WAL durable up to the run, commit the manifest, recycle
-//! the WAL), and merge runs level by level. Open ([`open`]): read the manifest, verify the
+//! the WAL), and merge runs level by level. Open (`open.rs`): read the manifest, verify the
 //! runs and dictionary, replay the WAL.
 //!
 //! # Concurrency contract
@@ -14,7 +14,7 @@
 //!   `flush`, `compact`, `stats`, `check`); writes are applied one batch at a time in the
 //!   order they take the writer lock.
 //! - **`evograph-flush`** (when `Options::background`): seals frozen memtables into run
-//!   files and merges levels ([`maintain::flusher_loop`]). Failing to start it is an error
+//!   files and merges levels (`maintain::flusher_loop`). Failing to start it is an error
 //!   of `open`, never a writer waiting forever on backpressure.
 //! - **`evograph-wal`**: owns the log files; appends queued blocks and persists them
 //!   ([`crate::wal::Wal`]). It takes no store lock, only the WAL's own queue mutex.
@@ -41,7 +41,7 @@
 //! batch's apply and one memtable's seal, never for an `fdatasync`.
 //!
 //! Other processes: one writer holds `LOCK` (an exclusive `flock`); read-only handles
-//! ([`reader`]) take no lock at all and rely on the file-level promises listed in
+//! (`reader.rs`) take no lock at all and rely on the file-level promises listed in
 //! FORMAT.md ("What a reader in another process may rely on"), so nothing here waits for
 //! them.
 //!

@@ -1,8 +1,8 @@
 //! The group-commit writer: one thread owns the log files; submitters queue encoded blocks
 //! and wait for the LSN they need to become durable.
 //!
-//! This is where a WAL byte becomes durable: [`Log::append`] writes a group of blocks with
-//! one `write_at`, and [`Log::persist`] is the `fdatasync` (on the file medium) that every
+//! This is where a WAL byte becomes durable: `Log::append` writes a group of blocks with
+//! one `write_at`, and `Log::persist` is the `fdatasync` (on the file medium) that every
 //! acknowledgement in `sync` mode waits for.
 //!
 //! On media that persist cache lines without a system call (pmem, battery) a group is
