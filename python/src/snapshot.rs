@@ -40,10 +40,7 @@ impl Snapshot {
 
     /// Per-vertex values (indexed by dense id) in `vertex_ids()` order.
     fn aligned<T: Copy + Send + Sync>(&self, v: Vec<T>) -> Vec<T> {
-        match self.live() {
-            None => v,
-            Some(live) => live.par_iter().map(|&d| v[d as usize]).collect(),
-        }
+        evograph::snapshot::live_values(self.live(), v)
     }
 
     /// The dense id of external id `ext`, if that vertex exists in the snapshot.

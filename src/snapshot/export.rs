@@ -20,6 +20,16 @@ pub struct CsrArrays {
     pub weights: Vec<f64>,
 }
 
+/// Per-vertex values indexed by dense id, kept for the existing vertices only, in the
+/// order of [`Snapshot::live_ids`] (`live`); unchanged when `live` is `None` (nothing
+/// deleted).
+pub fn live_values<T: Copy + Send + Sync>(live: Option<&[VertexId]>, values: Vec<T>) -> Vec<T> {
+    match live {
+        None => values,
+        Some(live) => live.par_iter().map(|&d| values[d as usize]).collect(),
+    }
+}
+
 /// Vertices per parallel task when filling rows.
 const BLOCK: usize = 4096;
 

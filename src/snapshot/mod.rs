@@ -14,7 +14,7 @@ mod view;
 
 pub use crate::medium::Access;
 pub use csr::Csr;
-pub use export::CsrArrays;
+pub use export::{live_values, CsrArrays};
 pub use flat::FlatView;
 pub use layered::LayeredView;
 pub use view::GraphView;

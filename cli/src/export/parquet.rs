@@ -15,6 +15,7 @@
 use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
 use evograph::algo::kernel::{self, Kernel, Params, Values};
+use evograph::snapshot::live_values;
 use evograph::{Error, GraphView, Result, Snapshot, VertexId};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
@@ -68,10 +69,10 @@ fn write_tables(
 ) -> Result<()> {
     let rows = live.map_or(s.num_vertices(), <[VertexId]>::len);
     let dense = |p: usize| live.map_or(p as VertexId, |l| l[p]);
-    let degrees: Vec<u64> = (0..rows)
+    let degrees: Vec<u64> = evograph::with_view!(s, |g| (0..rows)
         .into_par_iter()
-        .map(|p| evograph::with_view!(s, |g| g.out_degree(dense(p)) as u64))
-        .collect();
+        .map(|p| g.out_degree(dense(p)) as u64)
+        .collect());
     let vparts = cut(&vec![1; rows], layout.rows_per_file);
     let eparts = cut(&degrees, layout.rows_per_file);
     let vfiles: Vec<(String, u64)> = vparts
@@ -136,12 +137,6 @@ fn kernel_columns(
     kernels: &[Kernel],
     live: Option<&[VertexId]>,
 ) -> Result<Vec<Column>> {
-    fn pick<T: Copy>(v: Vec<T>, live: Option<&[VertexId]>) -> Vec<T> {
-        match live {
-            None => v,
-            Some(l) => l.iter().map(|&d| v[d as usize]).collect(),
-        }
-    }
     let mut out = Vec::new();
     for (i, &k) in kernels.iter().enumerate() {
         if kernels[..i].contains(&k) {
@@ -160,8 +155,8 @@ fn kernel_columns(
             )));
         }
         let values: ArrayRef = match kernel::run(s, k, &Params::default())?.values {
-            Values::Int(v) => Arc::new(Int64Array::from(pick(v, live))),
-            Values::Float(v) => Arc::new(Float64Array::from(pick(v, live))),
+            Values::Int(v) => Arc::new(Int64Array::from(live_values(live, v))),
+            Values::Float(v) => Arc::new(Float64Array::from(live_values(live, v))),
             Values::Scalar(_) | Values::Hops(_) => {
                 return Err(Error::Invalid(format!(
                     "export --kernels: {k} gives no value per vertex"
