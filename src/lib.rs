@@ -25,6 +25,7 @@ mod dict;
 pub mod error;
 pub mod gen;
 pub mod io;
+mod keys;
 mod manifest;
 mod medium;
 mod memtable;
@@ -37,7 +38,8 @@ pub mod types;
 mod wal;
 
 pub use error::{Error, Result};
-pub use snapshot::{GraphView, Snapshot};
+pub use keys::{KeyKind, Names};
+pub use snapshot::{GraphView, Key, Snapshot};
 pub use store::{Graph, Options, Verify};
 pub use types::{Durability, Record, VertexId};
 

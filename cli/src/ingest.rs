@@ -8,7 +8,7 @@ use crate::args;
 use crate::progress;
 use evograph::io::{self, Format};
 use evograph::store::MediumKind;
-use evograph::{Durability, Graph, Options, Record};
+use evograph::{Durability, Graph, KeyKind, Names, Options, Record};
 use std::cell::Cell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -41,6 +41,11 @@ pub struct Args {
     /// The edge list's first line (after comments) is a header such as `src,dst`: skip it.
     #[arg(long)]
     header: bool,
+    /// Vertex keys of a new store: u64 (unsigned integers) or string (names such as
+    /// package or user names, read from edge lists and ops streams; a header line needs
+    /// --header). Recorded in the store: an existing store keeps its kind.
+    #[arg(long)]
+    keys: Option<KeyKind>,
     /// Create an undirected store (Graphalytics, METIS and symmetric Matrix Market inputs say
     /// so themselves).
     #[arg(long)]
@@ -122,9 +127,16 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             a.id_width as u64,
         )));
     }
+    // An existing store says how its vertices are keyed; --keys asking otherwise is
+    // refused when it is opened.
+    let keys = match a.keys {
+        Some(k) => k,
+        None => evograph::store::recorded_key_kind(&a.store)?.unwrap_or_default(),
+    };
     let text = io::TextOptions {
         delimiter: a.delimiter,
         header: a.header,
+        keys,
     };
     // Open the input before the store: a missing or unreadable input changes nothing.
     // Detected once, here: the reader and the validation pass get the explicit format.
@@ -200,6 +212,7 @@ fn ingest(
         } else {
             None
         },
+        keys: a.keys,
         durability: a.durability,
         threads: a.threads as usize,
         memtable_bytes: (a.memtable_mb as usize) << 20,
@@ -236,6 +249,9 @@ fn ingest(
     })
 }
 
+/// A batch of records, with the names they number when the input has string keys.
+type Batch = (Vec<Record>, Option<Names>);
+
 /// Submits batches read ahead by a reader thread, one in flight, acknowledging each.
 fn stream(
     a: &Args,
@@ -245,14 +261,15 @@ fn stream(
     acked: &Cell<u64>,
 ) -> evograph::Result<u64> {
     let batch = a.batch as usize;
-    let (tx, rx) = mpsc::sync_channel::<evograph::Result<Vec<Record>>>(2);
+    let (tx, rx) = mpsc::sync_channel::<evograph::Result<Batch>>(2);
     let reader = std::thread::spawn(move || {
         let mut src = src;
         loop {
             let mut buf = Vec::with_capacity(batch);
             match src.next_batch(batch, &mut buf) {
                 Ok(more) => {
-                    if !buf.is_empty() && tx.send(Ok(buf)).is_err() {
+                    let names = src.take_names();
+                    if !buf.is_empty() && tx.send(Ok((buf, names))).is_err() {
                         return;
                     }
                     if !more {
@@ -282,7 +299,7 @@ fn stream(
     };
     let res = (|| {
         for b in &rx {
-            let b = match b {
+            let (b, names) = match b {
                 Ok(b) => b,
                 Err(e) => {
                     // The batch in flight is applied already: acknowledge it, so that the
@@ -294,7 +311,10 @@ fn stream(
                     return Err(e);
                 }
             };
-            let ticket = g.submit(&b)?;
+            let ticket = match &names {
+                Some(n) => g.submit_named(&b, n)?,
+                None => g.submit(&b)?,
+            };
             records += b.len() as u64;
             pb.inc(b.len() as u64 * 8);
             if let Some((pt, n)) = pending.replace((ticket, records)) {
@@ -429,6 +449,8 @@ fn validate(input: &Path, format: Format, text: &io::TextOptions) -> evograph::R
     loop {
         buf.clear();
         let more = src.next_batch(1 << 16, &mut buf)?;
+        // Names are numbered per batch; dropping them keeps the pass's memory flat.
+        let _ = src.take_names();
         weighted |= buf.iter().any(|r| matches!(r, Record::InsertWeighted(..)));
         pb.set_position(src.bytes_read());
         if !more {

@@ -14,7 +14,9 @@ use std::process::ExitCode;
 /// Run a kernel on the store's latest graph.
 ///
 /// Output: one line `<external id> <value>` per existing vertex (isolated ones included),
-/// sorted by external id. Integers print as integers, reals like the Graphalytics reference
+/// sorted by external id. In a store with string keys each line starts with the vertex's
+/// name instead, lines are sorted by name (bytewise), and values that are vertices
+/// (wcc, cdlp, gap-cc and pregel-cc labels, gap-bfs parents) are names too. Integers print as integers, reals like the Graphalytics reference
 /// files (`%.15e`). A vertex the source cannot reach gets the kernel's "no value": bfs
 /// prints depth 9223372036854775807 and sssp and gap-sssp print distance Infinity (the
 /// Graphalytics conventions check.py expects); gap-bfs prints parent -1. Kernels:
@@ -48,9 +50,10 @@ pub struct Args {
     /// bfs | pr | wcc | cdlp | lcc | sssp | gap-bfs | gap-sssp | gap-pr | gap-cc | bc | tc | khop |
     /// pregel-pr | pregel-cc | pregel-bfs | pregel-sssp
     kernel: Kernel,
-    /// Source vertex (external id) for bfs, sssp, gap-bfs, gap-sssp, khop; bc's first source.
+    /// Source vertex for bfs, sssp, gap-bfs, gap-sssp, khop; bc's first source: its
+    /// external id, or its name in a store with string keys.
     #[arg(long)]
-    source: Option<u64>,
+    source: Option<String>,
     /// Iterations: fixed for pr and cdlp (default 10 and 10), the maximum for gap-pr (20).
     #[arg(long, value_parser = args::int::<u32>(1, 1_000_000), allow_negative_numbers = true)]
     iterations: Option<u32>,
@@ -106,12 +109,12 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         },
     )?;
     let s = g.snapshot()?;
-    let dense = |ext: u64| -> evograph::Result<VertexId> {
-        g.dense_id(ext)?
+    let dense = |key: &str| -> evograph::Result<VertexId> {
+        g.dense_id_of(key)?
             .filter(|&v| s.vertex_exists(v))
-            .ok_or_else(|| invalid(format!("vertex {ext} is not in the graph")))
+            .ok_or_else(|| invalid(format!("vertex {key} is not in the graph")))
     };
-    let source = match a.source {
+    let source = match &a.source {
         Some(x) => Some(dense(x)?),
         None if a.kernel.needs_source() => {
             return Err(invalid(format!("{} needs --source", a.kernel)))
@@ -148,11 +151,11 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         ExitCode::SUCCESS
     };
     if !a.json {
-        write_values(&s, values, a.output.as_deref())?;
+        write_values(&s, a.kernel, values, a.output.as_deref())?;
         return Ok(code);
     }
     if a.output.is_some() {
-        write_values(&s, values, a.output.as_deref())?;
+        write_values(&s, a.kernel, values, a.output.as_deref())?;
     }
     let mut o = json!({
         "kernel": a.kernel.name(),
@@ -174,6 +177,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
 /// Writes the per-vertex values to `output`, or stdout; a closed pipe is not an error.
 fn write_values(
     s: &Snapshot,
+    kernel: Kernel,
     values: &Values,
     output: Option<&std::path::Path>,
 ) -> evograph::Result<()> {
@@ -184,7 +188,7 @@ fn write_values(
         None => Box::new(std::io::stdout().lock()),
     };
     let mut w = std::io::BufWriter::with_capacity(1 << 20, sink);
-    let res = print(&mut w, s, values).and_then(|_| w.flush());
+    let res = print(&mut w, s, kernel, values).and_then(|_| w.flush());
     match res {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(evograph::Error::io(
@@ -211,31 +215,44 @@ fn params(a: &Args, source: Option<VertexId>) -> Params {
     p
 }
 
-fn print(w: &mut impl Write, s: &Snapshot, values: &Values) -> std::io::Result<()> {
-    let ext = s.external_ids();
+fn print(w: &mut impl Write, s: &Snapshot, kernel: Kernel, values: &Values) -> std::io::Result<()> {
     let mut live: Vec<VertexId> = (0..s.num_vertices() as VertexId)
         .into_par_iter()
         .filter(|&v| s.vertex_exists(v))
         .collect();
-    live.par_sort_unstable_by_key(|&v| ext[v as usize]);
+    if s.names().is_some() {
+        live.par_sort_unstable_by(|&a, &b| s.key(a).cmp(&s.key(b)));
+    } else {
+        let ext = s.external_ids();
+        live.par_sort_unstable_by_key(|&v| ext[v as usize]);
+    }
     let live = live.into_iter();
     match values {
+        // Labels and parents of a string-keyed store are printed as the names they are.
+        Values::Int(x) if kernel.values_are_vertices() && s.names().is_some() => {
+            for v in live {
+                match x[v as usize] {
+                    l if l < 0 => writeln!(w, "{} {l}", s.key(v))?,
+                    l => writeln!(w, "{} {}", s.key(v), s.key_of_external(l as u64))?,
+                }
+            }
+        }
         Values::Int(x) => {
             for v in live {
-                writeln!(w, "{} {}", s.external_id(v), ga::format_i64(x[v as usize]))?;
+                writeln!(w, "{} {}", s.key(v), ga::format_i64(x[v as usize]))?;
             }
         }
         Values::Float(x) => {
             for v in live {
-                writeln!(w, "{} {}", s.external_id(v), ga::format_f64(x[v as usize]))?;
+                writeln!(w, "{} {}", s.key(v), ga::format_f64(x[v as usize]))?;
             }
         }
         Values::Scalar(n) => writeln!(w, "{n}")?,
         Values::Hops(hops) => {
             let mut hops = hops.clone();
-            hops.sort_unstable_by_key(|&(v, _)| ext[v as usize]);
+            hops.sort_unstable_by(|a, b| s.key(a.0).cmp(&s.key(b.0)));
             for (v, h) in hops {
-                writeln!(w, "{} {h}", ext[v as usize])?;
+                writeln!(w, "{} {h}", s.key(v))?;
             }
         }
     }

@@ -75,6 +75,9 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         if s.weighted { ", weighted" } else { "" },
         evograph::types::ID_WIDTH
     );
+    if s.keys == "string" {
+        println!("keys            string (vertex names)");
+    }
     println!("vertices        {} ({} ids)", s.vertices, s.vertex_ids);
     println!(
         "edges           {edges} ({}, as export lists them; {} adjacency entries)",

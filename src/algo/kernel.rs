@@ -102,6 +102,16 @@ impl Kernel {
         )
     }
 
+    /// Whether the kernel's per-vertex values are vertices, given by external id (component
+    /// and community labels, BFS parents, where -1 means none): a string-keyed store prints
+    /// them as names ([`Snapshot::key_of_external`]).
+    pub fn values_are_vertices(self) -> bool {
+        matches!(
+            self,
+            Kernel::Wcc | Kernel::Cdlp | Kernel::GapBfs | Kernel::GapCc | Kernel::PregelCc
+        )
+    }
+
     /// How the kernel reads the graph (see [`Snapshot::advise`]): sweeps over every vertex
     /// read the runs in order. Traversals keep the default readahead: under a memory cap of
     /// half the store (Kron22, 350 MiB), `Random` made gap-bfs 1.9x slower with 215x the
@@ -337,7 +347,7 @@ fn compute<G: GraphView>(
             if p.verify {
                 timed_verify(report, || gap::bc::verify(g, &sources, &b))?;
             }
-            let named: Vec<u64> = sources.iter().map(|&v| s.external_id(v)).collect();
+            let named: Vec<Value> = sources.iter().map(|&v| key_json(s, v)).collect();
             report.insert("sources".into(), named.into());
             Values::Float(b)
         }
@@ -484,6 +494,14 @@ pub fn count_labels<T: Ord + Copy>(g: &impl GraphView, labels: &[T]) -> usize {
     l.sort_unstable();
     l.dedup();
     l.len()
+}
+
+/// A vertex's key for a JSON report: a number, or a string in a string-keyed store.
+pub fn key_json(s: &Snapshot, v: VertexId) -> Value {
+    match s.key(v) {
+        crate::snapshot::Key::Id(x) => x.into(),
+        crate::snapshot::Key::Name(n) => n.into(),
+    }
 }
 
 /// `k` sources with out-edges, spread pseudo-randomly (fixed seed) like GAPBS's picks;

@@ -18,6 +18,7 @@ const NAME_IT: &str = "name it with --format (snap, el, csv, metis, bin, ldbc, o
 const COMMA: TextOptions = TextOptions {
     delimiter: Some(b','),
     header: false,
+    keys: crate::keys::KeyKind::U64,
 };
 
 /// How much of a file sniffing looks at.

@@ -6,6 +6,7 @@
 
 mod bin;
 mod detect;
+mod ids;
 mod ldbc;
 mod lines;
 mod metis;
@@ -25,6 +26,7 @@ pub use snap::SnapSource;
 pub use write::{write_bin, write_el};
 
 use crate::error::{Error, Result};
+pub use crate::keys::{KeyKind, Names};
 use crate::types::Record;
 use std::path::Path;
 
@@ -130,6 +132,13 @@ pub trait RecordSource: Send {
 
     /// Input bytes consumed so far (compare with [`SourceInfo::total_bytes`]).
     fn bytes_read(&self) -> u64;
+
+    /// For an input read with string keys ([`TextOptions::keys`]): the names that the
+    /// records handed out since the last call number (a record's ids are positions in
+    /// it; [`crate::Graph::submit_named`] takes the two together). `None` for integer ids.
+    fn take_names(&mut self) -> Option<Names> {
+        None
+    }
 }
 
 /// Whether `path` can be read only once (a pipe, FIFO or terminal such as `/dev/stdin`):
@@ -138,13 +147,18 @@ pub fn is_stream(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
-/// How delimited text edge lists (snap, el, csv) are split.
+/// How text inputs are read: the split of delimited edge lists (snap, el, csv), and for
+/// those and ops streams whether vertices are integers or names.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TextOptions {
     /// Field separator; `None` splits at runs of spaces and tabs (csv defaults to `,`).
     pub delimiter: Option<u8>,
     /// The first line that is not blank or a comment is a header, not an edge.
     pub header: bool,
+    /// Vertex fields are unsigned integers ([`KeyKind::U64`]) or names taken as they stand
+    /// ([`KeyKind::String`]: any UTF-8 without the field separator, up to 65,535 bytes;
+    /// a header line then must be announced, as it would read as an edge).
+    pub keys: KeyKind,
 }
 
 /// Opens `path` as `format`, detecting the format first if it is [`Format::Auto`].
@@ -168,9 +182,14 @@ pub fn open_source_with(
         f => f,
     };
     let is_list = matches!(format, Format::Snap | Format::El | Format::Csv);
-    if !is_list && *text != TextOptions::default() {
+    if !is_list && (text.delimiter.is_some() || text.header) {
         return Err(Error::Invalid(format!(
             "--delimiter and --header apply to edge lists (snap, el, csv), not to {format} input"
+        )));
+    }
+    if text.keys == KeyKind::String && !is_list && format != Format::Ops {
+        return Err(Error::Invalid(format!(
+            "vertex names (string keys) can be read from edge lists (snap, el, csv) and ops streams, not from {format} input, whose vertices are numbers"
         )));
     }
     Ok(match format {
@@ -186,7 +205,7 @@ pub fn open_source_with(
         }
         Format::Bin => Box::new(BinSource::open(path)?),
         Format::Ldbc => Box::new(LdbcSource::open(path)?),
-        Format::Ops => Box::new(OpsSource::open(path)?),
+        Format::Ops => Box::new(OpsSource::with_keys(path, text.keys, lines::DEFAULT_BUF)?),
         Format::Mtx => Box::new(MtxSource::open(path)?),
         Format::Metis => Box::new(MetisSource::open(path)?),
         Format::Auto => {

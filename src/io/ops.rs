@@ -9,15 +9,19 @@
 //! - 7          delete vertex 7 and its edges
 //! ```
 
-use super::lines::{fields, parse_id, parse_weight, show, trim_start, LineReader, DEFAULT_BUF};
+use super::ids::Ids;
+use super::lines::{fields, parse_weight, show, trim_start, LineReader, DEFAULT_BUF};
 use super::text::{LineParser, TextSource};
 use super::{RecordSource, SourceInfo};
 use crate::error::Result;
+use crate::keys::{KeyKind, Names};
 use crate::types::Record;
 use std::path::Path;
 
 /// Parses `+`/`-` update lines.
-struct OpsParser;
+struct OpsParser {
+    ids: Ids,
+}
 
 const FORMS: &str = "expected '+ u v [w]', '- u v', '+ u' or '- u'";
 
@@ -42,7 +46,7 @@ impl LineParser for OpsParser {
         let Some(u) = cols.next() else {
             return Err(format!("missing vertex id: {FORMS}"));
         };
-        let u = parse_id(u, "vertex id")?;
+        let u = self.ids.id(u, "vertex id")?;
         let Some(v) = cols.next() else {
             out.push(if insert {
                 Record::InsertVertex(u)
@@ -51,7 +55,7 @@ impl LineParser for OpsParser {
             });
             return Ok(());
         };
-        let v = parse_id(v, "destination id")?;
+        let v = self.ids.id(v, "destination id")?;
         let mut weight = None;
         if let Some(w) = cols.next() {
             if !insert {
@@ -90,6 +94,12 @@ impl OpsSource {
 
     /// Opens `path` reading `buf_size` bytes at a time.
     pub fn with_buffer_size(path: &Path, buf_size: usize) -> Result<Self> {
+        Self::with_keys(path, KeyKind::U64, buf_size)
+    }
+
+    /// Opens `path` with vertices given as `keys`: integers, or names (then each batch's
+    /// records number the names [`RecordSource::take_names`] returns).
+    pub fn with_keys(path: &Path, keys: KeyKind, buf_size: usize) -> Result<Self> {
         let reader = LineReader::open(path, buf_size)?;
         let info = SourceInfo {
             directed: None,
@@ -97,7 +107,12 @@ impl OpsSource {
             total_bytes: reader.size(),
         };
         Ok(OpsSource {
-            inner: TextSource::new(reader, OpsParser),
+            inner: TextSource::new(
+                reader,
+                OpsParser {
+                    ids: Ids::new(keys),
+                },
+            ),
             info,
         })
     }
@@ -114,6 +129,10 @@ impl RecordSource for OpsSource {
 
     fn bytes_read(&self) -> u64 {
         self.inner.bytes_read()
+    }
+
+    fn take_names(&mut self) -> Option<Names> {
+        self.inner.parser_mut().ids.take_names()
     }
 }
 

@@ -1,12 +1,12 @@
 //! SNAP-style and GAP `.el`/`.wel` edge lists: `src dst [weight]` per line.
 
 use super::detect::first_data_line;
-use super::lines::{
-    fields, parse_id, parse_weight, quick_pair, trim_start, Fields, LineReader, DEFAULT_BUF,
-};
+use super::ids::Ids;
+use super::lines::{fields, parse_weight, quick_pair, trim_start, Fields, LineReader, DEFAULT_BUF};
 use super::text::{LineParser, TextSource};
 use super::{RecordSource, SourceInfo, TextOptions};
 use crate::error::Result;
+use crate::keys::Names;
 use crate::types::Record;
 use std::path::Path;
 
@@ -25,6 +25,8 @@ pub(crate) struct EdgeLineParser {
     first: bool,
     /// Set once any line carried a value column.
     pub(crate) saw_weight: bool,
+    /// Integer ids or names.
+    pub(crate) ids: Ids,
 }
 
 impl EdgeLineParser {
@@ -37,6 +39,7 @@ impl EdgeLineParser {
             header: false,
             first: false,
             saw_weight: false,
+            ids: Ids::U64,
         }
     }
 
@@ -46,6 +49,7 @@ impl EdgeLineParser {
             delimiter: opts.delimiter,
             header: opts.header,
             first: true,
+            ids: Ids::new(opts.keys),
             ..Self::new(values)
         }
     }
@@ -61,7 +65,7 @@ impl EdgeLineParser {
 
 impl LineParser for EdgeLineParser {
     fn parse(&mut self, line: &[u8], out: &mut Vec<Record>) -> std::result::Result<(), String> {
-        if self.delimiter.is_none() && !self.header {
+        if self.delimiter.is_none() && !self.header && self.ids.is_u64() {
             if let Some((src, dst)) = quick_pair(line) {
                 self.first = false;
                 out.push(Record::Insert(src, dst));
@@ -97,9 +101,9 @@ impl EdgeLineParser {
         let Some(src) = cols.next() else {
             return Ok(()); // unreachable after trim_start, but a blank line is never an error
         };
-        let src = parse_id(src, "source id")?;
+        let src = self.ids.id(src, "source id")?;
         let dst = match cols.next() {
-            Some(d) => parse_id(d, "destination id")?,
+            Some(d) => self.ids.id(d, "destination id")?,
             None => return Err("missing destination id (expected 'src dst [weight]')".into()),
         };
         let mut values = 0;
@@ -225,6 +229,10 @@ impl RecordSource for SnapSource {
 
     fn bytes_read(&self) -> u64 {
         self.inner.bytes_read()
+    }
+
+    fn take_names(&mut self) -> Option<Names> {
+        self.inner.parser_mut().ids.take_names()
     }
 }
 

@@ -58,6 +58,11 @@ impl<P: LineParser> TextSource<P> {
         &self.parser
     }
 
+    /// The format parser, to take the names a batch met.
+    pub(crate) fn parser_mut(&mut self) -> &mut P {
+        &mut self.parser
+    }
+
     /// Bytes consumed so far.
     pub(crate) fn bytes_read(&self) -> u64 {
         self.reader.bytes_read()

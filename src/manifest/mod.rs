@@ -82,6 +82,14 @@ pub struct Root {
     /// written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub durability: Option<String>,
+    /// How vertices are keyed: "u64" (external ids are the user's integers) or "string"
+    /// (external ids number the names in `KEYS`). Absent means "u64".
+    #[serde(default = "default_keys")]
+    pub keys: String,
+}
+
+fn default_keys() -> String {
+    "u64".into()
 }
 
 fn default_medium() -> String {
@@ -110,6 +118,7 @@ impl Root {
             medium: default_medium(),
             logged: true,
             durability: None,
+            keys: default_keys(),
         }
     }
 }

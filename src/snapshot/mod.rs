@@ -19,6 +19,8 @@ pub use flat::FlatView;
 pub use layered::LayeredView;
 pub use view::GraphView;
 
+pub use crate::keys::{KeyKind, Names};
+
 use crate::run::{Dir, Run};
 use crate::types::VertexId;
 use std::sync::Arc;
@@ -40,6 +42,27 @@ pub struct Snapshot {
     spans: Arc<std::sync::OnceLock<Option<layered::SpanIndex>>>,
     /// Whether the store is weighted, known even before any run holds an edge.
     weighted_store: bool,
+    /// The names of a string-keyed store as of this snapshot (external ids number them).
+    names: Option<Names>,
+}
+
+/// A vertex's key as its user gave it: an integer id, or a name in a string-keyed store.
+/// Keys of one store are all of one kind; they order by number or by name (bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Key<'a> {
+    /// An external id of an integer-keyed store.
+    Id(u64),
+    /// A vertex name of a string-keyed store.
+    Name(&'a str),
+}
+
+impl std::fmt::Display for Key<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Key::Id(x) => write!(f, "{x}"),
+            Key::Name(s) => f.write_str(s),
+        }
+    }
 }
 
 impl Snapshot {
@@ -68,7 +91,23 @@ impl Snapshot {
             tombs,
             spans: Default::default(),
             weighted_store: false,
+            names: None,
         }
+    }
+
+    /// Gives the snapshot the names of a string-keyed store; they must cover every
+    /// external id it holds.
+    pub(crate) fn with_names(mut self, names: Option<Names>) -> Snapshot {
+        if let Some(n) = &names {
+            // O(vertices): checked in debug builds; `Graph::snapshot` takes the names after
+            // the ids, and names are stored before ids number them.
+            debug_assert!(
+                self.externals.iter().all(|&e| e < n.len() as u64),
+                "a snapshot's names cover its external ids"
+            );
+        }
+        self.names = names;
+        self
     }
 
     /// Marks the snapshot as one of a weighted store (which its runs alone cannot tell
@@ -106,6 +145,39 @@ impl Snapshot {
     /// External ids indexed by dense id.
     pub fn external_ids(&self) -> &[u64] {
         &self.externals
+    }
+
+    /// How the store's vertices are keyed.
+    pub fn key_kind(&self) -> KeyKind {
+        match self.names {
+            Some(_) => KeyKind::String,
+            None => KeyKind::U64,
+        }
+    }
+
+    /// The names of a string-keyed store (external id `e` is name `e`); `None` for an
+    /// integer-keyed store.
+    pub fn names(&self) -> Option<&Names> {
+        self.names.as_ref()
+    }
+
+    /// The key of dense id `v`, as the user gave it.
+    #[inline]
+    pub fn key(&self, v: VertexId) -> Key<'_> {
+        self.key_of_external(self.externals[v as usize])
+    }
+
+    /// The key of external id `ext` (for kernel outputs that are vertices, such as
+    /// component labels).
+    #[inline]
+    pub fn key_of_external(&self, ext: u64) -> Key<'_> {
+        match &self.names {
+            Some(n) => Key::Name(
+                n.get(ext)
+                    .expect("a snapshot's names cover its external ids"),
+            ),
+            None => Key::Id(ext),
+        }
     }
 
     /// Edges as a user counts them, and as `evograph export` lists them: every directed

@@ -101,6 +101,34 @@ fn check_run(r: &Run, space: u64, retire: Retire, gone: &mut bool) -> Vec<String
     p
 }
 
+/// Problems with the names of a string-keyed store: `KEYS` re-read from the medium must
+/// hold the names in memory, and a name for every external id.
+fn check_keys(
+    k: &crate::keys::Keys,
+    medium: &Arc<dyn crate::medium::Medium>,
+    dict: &crate::dict::Dict,
+) -> Vec<String> {
+    let mut p = Vec::new();
+    let names = k.names();
+    match crate::keys::Keys::open(&**medium, false, None) {
+        Ok(on_medium) => {
+            let read = on_medium.names();
+            if read.len() < names.len() || !names.iter().zip(read.iter()).all(|(a, b)| a == b) {
+                p.push(format!(
+                    "KEYS holds {} readable names, which do not begin with the {} in memory",
+                    read.len(),
+                    names.len()
+                ));
+            }
+        }
+        Err(e) => p.push(format!("KEYS: {e}")),
+    }
+    if let Err(e) = k.check_covers(dict.externals().iter().copied().max()) {
+        p.push(e.to_string());
+    }
+    p
+}
+
 impl Inner {
     pub(super) fn check(&self) -> Result<CheckReport> {
         let mut rep = CheckReport::default();
@@ -122,6 +150,10 @@ impl Inner {
                 }
                 Err(e) => rep.problems.push(format!("dictionary: {e}")),
             }
+        }
+        if let Some(k) = &self.keys {
+            rep.problems
+                .extend(check_keys(k, &self.medium, &self.dict.read().unwrap()));
         }
         let snap = self.snapshot()?;
         let space = snap.num_vertices() as u64;

@@ -37,6 +37,10 @@
 //! 5. `dict` (RwLock) — the id dictionary. Written under `writer` (new ids) and briefly by
 //!    a flush to record a `DICT` chunk it wrote and persisted without the lock.
 //!
+//! The key table of a string-keyed store (`keys`, two locks of its own: see
+//! [`crate::keys`]) is taken before all of these and never while one of them is held:
+//! names are interned, and made durable, before the batch that uses them takes `writer`.
+//!
 //! So a snapshot (`writer` briefly, `seal_lock`, `state`, `dict`) waits for at most one
 //! batch's apply and one memtable's seal, never for an `fdatasync`.
 //!
@@ -60,11 +64,12 @@ mod stats;
 mod write;
 
 pub use check::CheckReport;
-pub use open::is_store_file;
+pub use open::{is_store_file, recorded_key_kind};
 pub use options::{MediumKind, Options, Verify};
 pub use stats::{LevelStats, Stats};
 
 use crate::dict::Dict;
+use crate::keys::{KeyKind, Keys, Names};
 use crate::manifest::Manifest;
 use crate::medium::Medium;
 use crate::memtable::Memtable;
@@ -136,6 +141,9 @@ struct Inner {
     opts: Options,
     undirected: bool,
     weighted: bool,
+    /// The names of a string-keyed store (see [`crate::keys`] for its locks, which are
+    /// never held with the ones below).
+    keys: Option<Keys>,
     pool: rayon::ThreadPool,
     writer: Mutex<Writer>,
     dict: RwLock<Dict>,
@@ -268,9 +276,70 @@ impl Graph {
     }
 
     /// The dense id of an external id, if the vertex was ever seen; `Corrupt` if the
-    /// dictionary is damaged (it is indexed on first use, not at open).
+    /// dictionary is damaged (it is indexed on first use, not at open). In a string-keyed
+    /// store the external id is the name's number ([`Graph::intern`]).
     pub fn dense_id(&self, ext: u64) -> Result<Option<VertexId>> {
         self.inner.dict.read().unwrap().get(ext)
+    }
+
+    /// The dense id of the vertex a user names by `key`: an integer in an integer-keyed
+    /// store, a name in a string-keyed one. `None` if no such vertex was ever seen.
+    pub fn dense_id_of(&self, key: &str) -> Result<Option<VertexId>> {
+        let ext = match &self.inner.keys {
+            Some(k) => k.find(key),
+            None => Some(key.trim().parse::<u64>().map_err(|_| {
+                Error::Invalid(format!(
+                    "'{key}' is not a vertex id: this store is keyed by unsigned 64-bit integers"
+                ))
+            })?),
+        };
+        match ext {
+            Some(e) => self.dense_id(e),
+            None => Ok(None),
+        }
+    }
+
+    /// How the store's vertices are keyed, as recorded at creation.
+    pub fn key_kind(&self) -> KeyKind {
+        match self.inner.keys {
+            Some(_) => KeyKind::String,
+            None => KeyKind::U64,
+        }
+    }
+
+    /// The external ids of `names` in a string-keyed store, giving names never seen before
+    /// the next free numbers. New names are durable in the store before this returns, so
+    /// the ids can go into [`Record`]s like integer ids. A bad name (empty, over 65,535
+    /// bytes) fails the call and stores none of them.
+    pub fn intern<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Result<Vec<u64>> {
+        self.inner.check_poisoned()?;
+        self.inner.check_writable()?;
+        let keys = self.inner.string_keys()?;
+        keys.intern(&*self.inner.medium, names)
+    }
+
+    /// The external id of `name` in a string-keyed store, if it was ever interned.
+    pub fn key_id(&self, name: &str) -> Result<Option<u64>> {
+        Ok(self.inner.string_keys()?.find(name))
+    }
+
+    /// Submits `records` whose ids are positions in `names` (what an input parsed with
+    /// string keys hands out, see [`crate::io::RecordSource::take_names`]). Names that an
+    /// insert uses are interned; deletes that name a vertex never stored are dropped, as
+    /// they would delete nothing.
+    pub fn submit_named(&self, records: &[Record], names: &Names) -> Result<Ticket> {
+        let recs = self.inner.resolve_names(records, names)?;
+        self.submit(&recs)
+    }
+
+    /// Inserts edges between named vertices of a string-keyed store.
+    pub fn insert_named_edges(&self, edges: &[(&str, &str)]) -> Result<()> {
+        let ids = self.intern(edges.iter().flat_map(|&(s, d)| [s, d]))?;
+        let recs: Vec<Record> = ids
+            .chunks_exact(2)
+            .map(|p| Record::Insert(p[0], p[1]))
+            .collect();
+        self.apply(&recs)
     }
 
     /// The store directory (`:memory:` for DRAM-only stores).
@@ -355,6 +424,96 @@ impl Inner {
             return Some(e);
         }
         self.wal.as_ref().and_then(|w| w.error())
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        if self.opts.read_only {
+            return Err(Error::Invalid("the store was opened read-only".into()));
+        }
+        Ok(())
+    }
+
+    /// The key table, or the error for a store keyed by integers.
+    fn string_keys(&self) -> Result<&Keys> {
+        self.keys.as_ref().ok_or_else(|| {
+            Error::Invalid(
+                "this store is keyed by integer ids; vertex names need a store created with string keys (ingest --keys string, Options::keys)"
+                    .into(),
+            )
+        })
+    }
+
+    /// `records` with positions in `names` replaced by external ids (see
+    /// [`Graph::submit_named`]).
+    fn resolve_names(&self, records: &[Record], names: &Names) -> Result<Vec<Record>> {
+        let keys = self.string_keys()?;
+        let mut inserted = vec![false; names.len()];
+        let mut mark = |i: u64| -> Result<()> {
+            *inserted.get_mut(i as usize).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "a record names position {i} of a batch of {} names",
+                    names.len()
+                ))
+            })? = true;
+            Ok(())
+        };
+        for r in records {
+            match *r {
+                Record::Insert(s, d) | Record::InsertWeighted(s, d, _) => {
+                    mark(s)?;
+                    mark(d)?;
+                }
+                Record::InsertVertex(v) => mark(v)?,
+                Record::Delete(s, d) => {
+                    // Positions of deletes are checked too, so a bad batch fails whole.
+                    for i in [s, d] {
+                        if i >= names.len() as u64 {
+                            return Err(Error::Invalid(format!(
+                                "a record names position {i} of a batch of {} names",
+                                names.len()
+                            )));
+                        }
+                    }
+                }
+                Record::DeleteVertex(v) if v >= names.len() as u64 => {
+                    return Err(Error::Invalid(format!(
+                        "a record names position {v} of a batch of {} names",
+                        names.len()
+                    )));
+                }
+                Record::DeleteVertex(_) => {}
+            }
+        }
+        let name = |i: u64| names.get(i).expect("checked above");
+        let to_intern = (0..names.len() as u64).filter(|&i| inserted[i as usize]);
+        let interned = if inserted.iter().any(|&b| b) {
+            self.check_writable()?;
+            keys.intern(&*self.medium, to_intern.clone().map(name))?
+        } else {
+            Vec::new()
+        };
+        let mut ext: Vec<Option<u64>> = vec![None; names.len()];
+        for (i, e) in to_intern.zip(interned) {
+            ext[i as usize] = Some(e);
+        }
+        for (i, slot) in ext.iter_mut().enumerate() {
+            if slot.is_none() {
+                *slot = keys.find(name(i as u64));
+            }
+        }
+        let id = |i: u64| ext[i as usize];
+        Ok(records
+            .iter()
+            .filter_map(|r| {
+                Some(match *r {
+                    Record::Insert(s, d) => Record::Insert(id(s)?, id(d)?),
+                    Record::InsertWeighted(s, d, w) => Record::InsertWeighted(id(s)?, id(d)?, w),
+                    Record::InsertVertex(v) => Record::InsertVertex(id(v)?),
+                    Record::Delete(s, d) => Record::Delete(id(s)?, id(d)?),
+                    Record::DeleteVertex(v) => Record::DeleteVertex(id(v)?),
+                })
+            })
+            .collect())
     }
 
     fn check_poisoned(&self) -> Result<()> {

@@ -9,6 +9,7 @@ use super::lock::StoreLock;
 use super::{Graph, Inner, Maint, MediumKind, Options, State, Writer};
 use crate::batch::{id_of, is_del, Section};
 use crate::dict::{self, Dict};
+use crate::keys::{self, KeyKind, Keys};
 use crate::manifest::{self, Manifest, Root};
 use crate::medium::dir::create_dir_durably;
 use crate::medium::file::FileMedium;
@@ -32,10 +33,24 @@ pub fn is_store_file(name: &str) -> bool {
     name == manifest::FILE
         || name == manifest::NEW_FILE
         || name == dict::FILE
+        || name == keys::FILE
         || name == "LOCK"
         || Run::parse_file_name(name).is_some()
         || wal::segment::parse_name(name).is_some()
         || name.starts_with("wal-spare-")
+}
+
+/// How the store at `path` keys its vertices, reading only its manifest; `None` where no
+/// store was committed yet (so the caller decides at creation).
+pub fn recorded_key_kind(path: &Path) -> Result<Option<KeyKind>> {
+    if !path.join(manifest::FILE).exists() {
+        return Ok(None);
+    }
+    let files = FileMedium::new(path);
+    if Manifest::never_committed(&files)? {
+        return Ok(None);
+    }
+    key_kind(Manifest::open(&files)?.root()).map(Some)
 }
 
 /// What the caller of [`open`] asked for.
@@ -183,6 +198,7 @@ pub(super) fn open_on(
         (&mut dict, &mut mem, &mut deleted),
     )?;
     refuse_damaged_root(&manifest, &strays, &rec)?;
+    let keys = open_keys(&*medium, &root, &dict, repair)?;
     if repair {
         remove_strays(&*medium, &strays)?;
         Dict::cut_uncommitted(&*medium, root.dict_bytes)?;
@@ -212,6 +228,7 @@ pub(super) fn open_on(
         medium: medium.clone(),
         undirected: root.undirected,
         weighted: root.weighted,
+        keys,
         pool,
         writer: Mutex::new(Writer {
             mem,
@@ -275,12 +292,14 @@ fn load_manifest(path: &Path, medium: &dyn Medium, opts: &Options) -> Result<Man
     r.medium = opts.medium.unwrap_or(MediumKind::File).as_str().into();
     r.logged = opts.durability != Durability::None;
     r.durability = Some(opts.durability.to_string());
+    r.keys = opts.keys.unwrap_or_default().as_str().into();
     Manifest::create(medium, r)
 }
 
 fn holds_no_data(medium: &dyn Medium) -> Result<bool> {
     Ok(!medium.list()?.iter().any(|n| {
         n == dict::FILE
+            || n == keys::FILE
             || Run::parse_file_name(n).is_some()
             || wal::segment::parse_name(n).is_some()
     }))
@@ -302,7 +321,46 @@ fn check_shape(path: &Path, root: &Root, opts: &Options) -> Result<()> {
     if let Some(w) = opts.weighted.filter(|&w| w != root.weighted) {
         return Err(clash(["unweighted", "weighted"], root.weighted, w));
     }
+    let stored = key_kind(root)?;
+    if let Some(k) = opts.keys.filter(|&k| k != stored) {
+        return Err(Error::Invalid(format!(
+            "store {} is keyed by {}; it cannot be opened as keyed by {}",
+            path.display(),
+            key_words(stored),
+            key_words(k)
+        )));
+    }
     Ok(())
+}
+
+/// The key kind a root records.
+fn key_kind(root: &Root) -> Result<KeyKind> {
+    root.keys
+        .parse()
+        .map_err(|e: String| Error::corrupt(format!("MANIFEST: {e}")))
+}
+
+fn key_words(k: KeyKind) -> &'static str {
+    match k {
+        KeyKind::U64 => "integer ids",
+        KeyKind::String => "string names",
+    }
+}
+
+/// The key table of a string-keyed store, loaded after the log was replayed (a reader
+/// beside a live writer then finds every name the log it read uses), and checked to hold
+/// every number the dictionary gives a dense id.
+fn open_keys(medium: &dyn Medium, root: &Root, dict: &Dict, repair: bool) -> Result<Option<Keys>> {
+    if key_kind(root)? != KeyKind::String {
+        if medium.exists(keys::FILE) {
+            return Err(Error::corrupt(
+                "the store is keyed by integer ids but holds a KEYS file",
+            ));
+        }
+        return Ok(None);
+    }
+    let max = dict.externals().iter().copied().max();
+    Keys::open(medium, repair, max).map(Some)
 }
 
 /// Vertices deleted as of the runs: the last vertex op of each vertex wins.

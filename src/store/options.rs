@@ -1,5 +1,6 @@
 //! Options for opening or creating a store.
 
+use crate::keys::KeyKind;
 use crate::types::Durability;
 
 /// Where the store's bytes live.
@@ -59,6 +60,10 @@ pub struct Options {
     /// Weighted (`Some(true)`) or not at creation; `None` means unweighted when creating and
     /// "whatever it is" when opening.
     pub weighted: Option<bool>,
+    /// How vertices are keyed, at creation: integers (`None` or `Some(U64)`) or names
+    /// (`Some(String)`). `None` opens an existing store as whatever it is; asking for the
+    /// other kind is an error.
+    pub keys: Option<KeyKind>,
     /// When updates are acknowledged.
     pub durability: Durability,
     /// DRAM budget for memtables (active, frozen and sealed but unflushed), in bytes.
@@ -97,6 +102,7 @@ impl Default for Options {
         Options {
             undirected: None,
             weighted: None,
+            keys: None,
             durability: Durability::Sync,
             memtable_bytes: 1 << 30,
             threads: 0,

@@ -36,6 +36,8 @@ pub struct Stats {
     pub undirected: bool,
     /// Whether edges carry weights.
     pub weighted: bool,
+    /// How vertices are keyed: "u64" or "string".
+    pub keys: String,
     /// Durability mode: this handle's for a writer; for a read-only handle, that of the
     /// last writer that opened the store ("unknown" for stores from before it was recorded).
     pub durability: String,
@@ -161,6 +163,10 @@ impl Inner {
             edges: edges.max(0) as u64,
             undirected: self.undirected,
             weighted: self.weighted,
+            keys: match self.keys {
+                Some(_) => "string".into(),
+                None => "u64".into(),
+            },
             durability,
             read_only: self.opts.read_only,
             medium,
@@ -204,6 +210,7 @@ impl Inner {
             )
         };
         let dict = self.dict.read().unwrap().dram_bytes() as u64;
-        mem + states + frozen + runs + dict
+        let keys = self.keys.as_ref().map_or(0, |k| k.dram_bytes() as u64);
+        mem + states + frozen + runs + dict + keys
     }
 }

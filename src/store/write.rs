@@ -47,6 +47,7 @@ impl Inner {
                 "the store was opened read-only".into(),
             ));
         }
+        self.check_key_numbers(recs)?;
         let mut w = self.writer.lock().unwrap();
         let batch = self.translate_and_apply(&mut w, recs)?;
         let records = batch.records();
@@ -67,6 +68,30 @@ impl Inner {
             self.backpressure()?;
         }
         Ok(Ticket(end))
+    }
+
+    /// In a string-keyed store, refuses records naming a number no interned name has: the
+    /// store could not say which vertex it is, and would not open again.
+    fn check_key_numbers(&self, recs: &[Record]) -> Result<()> {
+        let Some(keys) = &self.keys else {
+            return Ok(());
+        };
+        let max = recs
+            .iter()
+            .map(|r| match *r {
+                Record::Insert(s, d) | Record::InsertWeighted(s, d, _) | Record::Delete(s, d) => {
+                    s.max(d)
+                }
+                Record::InsertVertex(v) | Record::DeleteVertex(v) => v,
+            })
+            .max();
+        let n = keys.len() as u64;
+        match max {
+            Some(m) if m >= n => Err(crate::Error::Invalid(format!(
+                "vertex {m} is not the number of an interned name (the store has {n}): a store with string keys takes names (Graph::intern, Graph::submit_named)"
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Translates `recs` to dense ids, applying each finished section to the memtable.
@@ -354,9 +379,12 @@ impl Inner {
         }
         self.pool.install(|| crate::run::verify_all(&all))?;
         let externals: Arc<[u64]> = Arc::from(&self.dict.read().unwrap().externals()[..n]);
+        // Taken after the ids: every name is stored before an id numbering it is handed out.
+        let names = self.keys.as_ref().map(|k| k.names());
         Ok(
             Snapshot::new(all.into(), deleted, n, self.undirected, externals)
-                .of_weighted_store(self.weighted),
+                .of_weighted_store(self.weighted)
+                .with_names(names),
         )
     }
 }

@@ -60,12 +60,54 @@ impl Model {
     }
 }
 
+/// The name tests give vertex `x` in a store with string keys (not ASCII, on purpose).
+pub fn name_of(x: u64) -> String {
+    format!("v{x}-ñ")
+}
+
+/// The integer a test vertex stands for: its external id, or the number in its name
+/// ([`name_of`]) in a store with string keys.
+pub fn user_id(s: &Snapshot, v: VertexId) -> u64 {
+    match s.key(v) {
+        evograph::Key::Id(x) => x,
+        evograph::Key::Name(n) => n
+            .strip_prefix('v')
+            .and_then(|r| r.strip_suffix("-ñ"))
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("{n:?} is not a name tests give")),
+    }
+}
+
+/// `recs` with their ids as positions in a batch of names ([`name_of`]), as a parser of a
+/// string-keyed input hands them to `Graph::submit_named`.
+pub fn named(recs: &[Record]) -> (Vec<Record>, evograph::Names) {
+    let mut order: Vec<u64> = Vec::new();
+    let mut pos = std::collections::HashMap::new();
+    let mut at = |x: u64| -> u64 {
+        *pos.entry(x).or_insert_with(|| {
+            order.push(x);
+            order.len() as u64 - 1
+        })
+    };
+    let out = recs
+        .iter()
+        .map(|r| match *r {
+            Record::Insert(a, b) => Record::Insert(at(a), at(b)),
+            Record::InsertWeighted(a, b, w) => Record::InsertWeighted(at(a), at(b), w),
+            Record::Delete(a, b) => Record::Delete(at(a), at(b)),
+            Record::InsertVertex(a) => Record::InsertVertex(at(a)),
+            Record::DeleteVertex(a) => Record::DeleteVertex(at(a)),
+        })
+        .collect();
+    (out, order.iter().map(|&x| name_of(x)).collect())
+}
+
 /// Reads every edge's weight (as f64 bits) out of a snapshot, in external ids.
 pub fn read_weights(s: &Snapshot) -> std::collections::BTreeMap<(u64, u64), u64> {
     let mut m = std::collections::BTreeMap::new();
     for v in 0..s.num_vertices() as VertexId {
         s.for_each_out_weighted(v, |w, x| {
-            m.insert((s.external_id(v), s.external_id(w)), x.to_bits());
+            m.insert((user_id(s, v), user_id(s, w)), x.to_bits());
         });
     }
     m
@@ -77,10 +119,10 @@ pub fn read(s: &Snapshot) -> (BTreeSet<u64>, BTreeSet<(u64, u64)>) {
     let mut es = BTreeSet::new();
     for v in 0..s.num_vertices() as VertexId {
         if s.vertex_exists(v) {
-            vs.insert(s.external_id(v));
+            vs.insert(user_id(s, v));
         }
         s.for_each_out(v, |w| {
-            es.insert((s.external_id(v), s.external_id(w)));
+            es.insert((user_id(s, v), user_id(s, w)));
         });
     }
     (vs, es)

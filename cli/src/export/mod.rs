@@ -3,7 +3,7 @@
 mod parquet;
 
 use evograph::algo::kernel::Kernel;
-use evograph::{GraphView, Snapshot};
+use evograph::{GraphView, Snapshot, VertexId};
 use rayon::prelude::*;
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,8 +11,10 @@ use std::process::ExitCode;
 
 /// Export the latest snapshot.
 ///
-/// text (default): print every edge as `src dst` (external ids; `src dst weight` in
-/// weighted stores) on stdout, sorted; undirected edges once, smaller id first.
+/// text (default): print every edge as `src dst` (external ids, or names in a store with
+/// string keys; `src dst weight` in weighted stores) on stdout, sorted; undirected edges
+/// once, smaller id (name) first. Names are separated by a tab, so names holding spaces
+/// read back with --delimiter '\t'.
 ///
 /// parquet: write OUT/vertices/part-NNNNN.parquet (id, out_degree, in_degree, and a column
 /// per --kernels entry) and OUT/edges/part-NNNNN.parquet (src, dst[, weight]; undirected
@@ -73,33 +75,39 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     }
 }
 
-/// Prints every edge, sorted by (src, dst) external ids.
+/// Prints every edge, sorted by (src, dst) keys.
 fn text(s: &Snapshot) -> evograph::Result<ExitCode> {
     let undirected = s.is_undirected();
-    let ext = s.external_ids();
     let weighted = s.is_weighted();
-    let mut edges: Vec<(u64, u64, f64)> = (0..s.num_vertices() as evograph::VertexId)
+    let mut edges: Vec<(VertexId, VertexId, f64)> = (0..s.num_vertices() as VertexId)
         .into_par_iter()
         .fold(Vec::new, |mut acc, v| {
             s.for_each_out_weighted(v, |w, wt| {
-                let (x, y) = (ext[v as usize], ext[w as usize]);
-                if !undirected || x <= y {
-                    acc.push((x, y, wt));
+                if !undirected || s.key(v) <= s.key(w) {
+                    acc.push((v, w, wt));
                 }
             });
             acc
         })
         .flatten()
         .collect();
-    edges.par_sort_unstable_by_key(|e| (e.0, e.1));
+    if s.names().is_some() {
+        edges.par_sort_unstable_by(|a, b| (s.key(a.0), s.key(a.1)).cmp(&(s.key(b.0), s.key(b.1))));
+    } else {
+        let ext = s.external_ids();
+        edges.par_sort_unstable_by_key(|e| (ext[e.0 as usize], ext[e.1 as usize]));
+    }
+    // A name may hold spaces; a tab keeps the columns apart.
+    let sep = if s.names().is_some() { '\t' } else { ' ' };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
     let res = (|| {
         for (x, y, w) in edges {
+            let (x, y) = (s.key(x), s.key(y));
             if weighted {
-                writeln!(out, "{x} {y} {w}")?;
+                writeln!(out, "{x}{sep}{y}{sep}{w}")?;
             } else {
-                writeln!(out, "{x} {y}")?;
+                writeln!(out, "{x}{sep}{y}")?;
             }
         }
         out.flush()

@@ -9,10 +9,13 @@
 //! OUT/edges/part-00000.parquet      src: uint64, dst: uint64[, weight: double]
 //! ```
 //!
+//! In a store with string keys, `id`, `src`, `dst` and the columns of kernels whose values
+//! are vertices (component and community labels) are strings (`large_utf8`) holding names.
+//!
 //! Rows follow the store's dense order (edges grouped by source). Files appear under their
 //! names only once complete (written as `.tmp`, then renamed), and `evograph.json` last.
 
-use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, UInt64Array};
+use arrow_array::{ArrayRef, Float64Array, Int64Array, LargeStringArray, RecordBatch, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
 use evograph::algo::kernel::{self, Kernel, Params, Values};
 use evograph::snapshot::live_values;
@@ -155,6 +158,10 @@ fn kernel_columns(
             )));
         }
         let values: ArrayRef = match kernel::run(s, k, &Params::default())?.values {
+            // Labels are external ids: names, in a string-keyed store.
+            Values::Int(v) if k.values_are_vertices() && s.names().is_some() => {
+                key_column(s, live_values(live, v).into_iter().map(|l| l as u64))
+            }
             Values::Int(v) => Arc::new(Int64Array::from(live_values(live, v))),
             Values::Float(v) => Arc::new(Float64Array::from(live_values(live, v))),
             Values::Scalar(_) | Values::Hops(_) => {
@@ -167,6 +174,26 @@ fn kernel_columns(
         out.push(Column { name, values });
     }
     Ok(out)
+}
+
+/// The column type of vertex keys: integers, or names in a string-keyed store.
+fn key_type(s: &Snapshot) -> DataType {
+    match s.names() {
+        Some(_) => DataType::LargeUtf8,
+        None => DataType::UInt64,
+    }
+}
+
+/// A column of the keys of external ids `ext` (of type [`key_type`]).
+fn key_column(s: &Snapshot, ext: impl Iterator<Item = u64>) -> ArrayRef {
+    match s.names() {
+        Some(names) => Arc::new(LargeStringArray::from_iter_values(ext.map(|e| {
+            names
+                .get(e)
+                .expect("a snapshot's names cover its external ids")
+        }))),
+        None => Arc::new(UInt64Array::from_iter_values(ext)),
+    }
 }
 
 fn parquet_err(path: &Path, e: impl std::fmt::Display) -> Error {
@@ -234,7 +261,7 @@ fn write_vertices(
     layout: Layout,
 ) -> Result<(String, u64)> {
     let mut fields = vec![
-        Field::new("id", DataType::UInt64, false),
+        Field::new("id", key_type(s), false),
         Field::new("out_degree", DataType::UInt64, false),
         Field::new("in_degree", DataType::UInt64, false),
     ];
@@ -253,7 +280,7 @@ fn write_vertices(
             (ids, o, n)
         });
         let mut cols: Vec<ArrayRef> = vec![
-            Arc::new(UInt64Array::from(ids)),
+            key_column(s, ids.into_iter()),
             Arc::new(UInt64Array::from(outd)),
             Arc::new(UInt64Array::from(ind)),
         ];
@@ -273,8 +300,8 @@ fn write_edges(
 ) -> Result<(String, u64)> {
     let weighted = s.is_weighted();
     let mut fields = vec![
-        Field::new("src", DataType::UInt64, false),
-        Field::new("dst", DataType::UInt64, false),
+        Field::new("src", key_type(s), false),
+        Field::new("dst", key_type(s), false),
     ];
     if weighted {
         fields.push(Field::new("weight", DataType::Float64, false));
@@ -286,8 +313,8 @@ fn write_edges(
     let (mut src, mut dst, mut wt) = (Vec::new(), Vec::new(), Vec::new());
     let mut flush = |src: &mut Vec<u64>, dst: &mut Vec<u64>, wt: &mut Vec<f64>| -> Result<()> {
         let mut cols: Vec<ArrayRef> = vec![
-            Arc::new(UInt64Array::from(std::mem::take(src))),
-            Arc::new(UInt64Array::from(std::mem::take(dst))),
+            key_column(s, std::mem::take(src).into_iter()),
+            key_column(s, std::mem::take(dst).into_iter()),
         ];
         if weighted {
             cols.push(Arc::new(Float64Array::from(std::mem::take(wt))));
@@ -300,7 +327,7 @@ fn write_edges(
             let x = ext[v as usize];
             g.for_each_out_weighted(v, |t, weight| {
                 let y = ext[t as usize];
-                if !undirected || x <= y {
+                if !undirected || s.key_of_external(x) <= s.key_of_external(y) {
                     src.push(x);
                     dst.push(y);
                     if weighted {
@@ -349,6 +376,7 @@ fn describe(
         "version": 1,
         "directed": !s.is_undirected(),
         "weighted": s.is_weighted(),
+        "keys": s.key_kind().as_str(),
         "vertices": vfiles.iter().map(|f| f.1).sum::<u64>(),
         "edges": efiles.iter().map(|f| f.1).sum::<u64>(),
         "vertex_columns": vertex_columns,

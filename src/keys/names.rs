@@ -1,0 +1,231 @@
+//! Vertex names in DRAM: an append-only list that snapshots share without copying, and a
+//! set that finds a name's number.
+
+use hashbrown::HashTable;
+use std::hash::BuildHasher;
+use std::sync::Arc;
+
+/// Names per block. Appending to a block a snapshot still holds copies that block only, so
+/// a live snapshot costs an intern at most one block copy.
+const BLOCK_NAMES: usize = 1 << 16;
+
+/// The longest vertex name, in bytes.
+pub const MAX_NAME_BYTES: usize = u16::MAX as usize;
+
+/// The most names one store (or one batch) holds: numbers are `u32` in the index.
+pub const MAX_NAMES: u64 = u32::MAX as u64;
+
+/// One block of names: their text back to back, and where each ends.
+#[derive(Clone, Default)]
+struct Block {
+    text: String,
+    ends: Vec<u32>,
+}
+
+/// Vertex names numbered 0, 1, 2, … in the order they were added. Cloning shares the
+/// blocks, so a snapshot keeps the names of its moment for the price of one `Arc` per
+/// 65,536 names.
+#[derive(Clone, Default)]
+pub struct Names {
+    blocks: Vec<Arc<Block>>,
+    len: usize,
+}
+
+impl Names {
+    /// How many names there are.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Name number `i`, if there is one.
+    #[inline]
+    pub fn get(&self, i: u64) -> Option<&str> {
+        if i >= self.len as u64 {
+            return None;
+        }
+        let b = &self.blocks[i as usize / BLOCK_NAMES];
+        let j = i as usize % BLOCK_NAMES;
+        let start = if j == 0 { 0 } else { b.ends[j - 1] as usize };
+        Some(&b.text[start..b.ends[j] as usize])
+    }
+
+    /// The names in number order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        (0..self.len as u64).map(|i| self.get(i).expect("in range"))
+    }
+
+    /// DRAM the names take.
+    pub fn dram_bytes(&self) -> usize {
+        self.blocks
+            .iter()
+            .map(|b| b.text.capacity() + b.ends.capacity() * 4)
+            .sum()
+    }
+
+    fn push(&mut self, name: &str) {
+        if self.len.is_multiple_of(BLOCK_NAMES) {
+            self.blocks.push(Arc::default());
+        }
+        let b = Arc::make_mut(self.blocks.last_mut().expect("a block"));
+        b.text.push_str(name);
+        b.ends.push(b.text.len() as u32);
+        self.len += 1;
+    }
+}
+
+/// Names in the order given (repeats allowed): a batch for [`crate::Graph::submit_named`]
+/// built by hand, whose records give positions in it.
+impl<S: AsRef<str>> FromIterator<S> for Names {
+    fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Names {
+        let mut n = Names::default();
+        for s in iter {
+            n.push(s.as_ref());
+        }
+        n
+    }
+}
+
+impl std::fmt::Debug for Names {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// [`Names`] with an index from name to number: the store's key table, and the names a
+/// parser met in one batch.
+#[derive(Clone, Default)]
+pub struct NameSet {
+    names: Names,
+    index: HashTable<u32>,
+    hasher: rustc_hash::FxBuildHasher,
+}
+
+impl NameSet {
+    /// An empty set.
+    pub fn new() -> NameSet {
+        NameSet::default()
+    }
+
+    /// The names in number order.
+    pub fn names(&self) -> &Names {
+        &self.names
+    }
+
+    /// How many names there are.
+    pub fn len(&self) -> usize {
+        self.names.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.names.len == 0
+    }
+
+    /// Takes the names out, leaving the set empty.
+    pub fn take(&mut self) -> Names {
+        self.index.clear();
+        std::mem::take(&mut self.names)
+    }
+
+    /// The number of `name`, if it is in the set.
+    #[inline]
+    pub fn find(&self, name: &str) -> Option<u32> {
+        let h = self.hasher.hash_one(name);
+        self.index
+            .find(h, |&i| self.names.get(u64::from(i)) == Some(name))
+            .copied()
+    }
+
+    /// The number of `name`, adding it (with the next number) if it is new; whether it was.
+    /// Names longer than [`MAX_NAME_BYTES`], and a set already holding [`MAX_NAMES`], are
+    /// refused with a message.
+    pub fn insert(&mut self, name: &str) -> Result<(u32, bool), String> {
+        if let Some(i) = self.find(name) {
+            return Ok((i, false));
+        }
+        check_name(name)?;
+        if self.names.len as u64 >= MAX_NAMES {
+            return Err(format!("more than {MAX_NAMES} distinct vertex names"));
+        }
+        let i = self.names.len as u32;
+        self.names.push(name);
+        let Self {
+            names,
+            index,
+            hasher,
+        } = self;
+        let h = hasher.hash_one(name);
+        index.insert_unique(h, i, |&j| {
+            hasher.hash_one(names.get(u64::from(j)).expect("indexed"))
+        });
+        Ok((i, true))
+    }
+
+    /// DRAM the set takes: the names and the index.
+    pub fn dram_bytes(&self) -> usize {
+        self.names.dram_bytes() + self.index.capacity() * 5
+    }
+}
+
+/// Whether `name` may be a vertex name: not empty and at most [`MAX_NAME_BYTES`] long.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("a vertex name may not be empty".into());
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Err(format!(
+            "a vertex name of {} bytes is longer than the {MAX_NAME_BYTES} allowed",
+            name.len()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_follow_first_appearance_across_blocks() {
+        let mut s = NameSet::new();
+        let n = BLOCK_NAMES * 2 + 17;
+        for i in 0..n {
+            assert_eq!(s.insert(&format!("v{i}")).unwrap(), (i as u32, true));
+        }
+        assert_eq!(s.insert("v5").unwrap(), (5, false));
+        assert_eq!(s.len(), n);
+        for i in [0, 1, BLOCK_NAMES - 1, BLOCK_NAMES, n - 1] {
+            assert_eq!(s.names().get(i as u64), Some(format!("v{i}").as_str()));
+            assert_eq!(s.find(&format!("v{i}")), Some(i as u32));
+        }
+        assert_eq!(s.names().get(n as u64), None);
+        assert_eq!(s.find("v-1"), None);
+    }
+
+    #[test]
+    fn a_clone_keeps_its_names_while_the_set_grows() {
+        let mut s = NameSet::new();
+        s.insert("a").unwrap();
+        let before = s.names().clone();
+        s.insert("b").unwrap();
+        assert_eq!(before.len(), 1);
+        assert_eq!(before.iter().collect::<Vec<_>>(), ["a"]);
+        assert_eq!(s.names().iter().collect::<Vec<_>>(), ["a", "b"]);
+    }
+
+    #[test]
+    fn empty_and_oversized_names_are_refused() {
+        let mut s = NameSet::new();
+        assert!(s.insert("").unwrap_err().contains("empty"));
+        let long = "x".repeat(MAX_NAME_BYTES + 1);
+        assert!(s.insert(&long).unwrap_err().contains("longer"));
+        assert!(s.insert(&long[1..]).is_ok());
+        assert!(s.insert("ünïcødé 名前").is_ok());
+        assert_eq!(s.len(), 2);
+    }
+}

@@ -1,0 +1,251 @@
+//! Stores keyed by vertex names: interning, persistence across reopen, the batch path a
+//! parser of named input takes, the guards between the two key kinds, and damage to
+//! `KEYS` caught at open.
+
+mod common;
+
+use common::{name_of, named, read, Model};
+use evograph::{Error, Graph, GraphView, Key, KeyKind, Options, Record};
+use std::path::Path;
+
+fn string_opts() -> Options {
+    Options {
+        keys: Some(KeyKind::String),
+        threads: 2,
+        ..Options::default()
+    }
+}
+
+fn create(dir: &Path) -> Graph {
+    Graph::create(dir, string_opts()).unwrap()
+}
+
+fn reopen(dir: &Path) -> evograph::Result<Graph> {
+    Graph::open(
+        dir,
+        Options {
+            threads: 2,
+            ..Options::default()
+        },
+    )
+}
+
+#[test]
+fn names_survive_reopen_and_key_every_output() {
+    let d = tempfile::tempdir().unwrap();
+    let g = create(d.path());
+    assert_eq!(g.key_kind(), KeyKind::String);
+    g.insert_named_edges(&[
+        ("libc6", "gcc-14-base"),
+        ("python3", "libc6"),
+        ("名前", "libc6"),
+    ])
+    .unwrap();
+    g.flush().unwrap();
+    // Some edges only in the WAL at reopen.
+    g.insert_named_edges(&[("curl", "libc6"), ("curl", "python3")])
+        .unwrap();
+    drop(g);
+    let g = reopen(d.path()).unwrap();
+    assert_eq!(g.key_kind(), KeyKind::String);
+    let s = g.snapshot().unwrap();
+    let mut edges: Vec<(String, String)> = Vec::new();
+    for v in 0..s.num_vertices() as evograph::VertexId {
+        s.for_each_out(v, |w| {
+            edges.push((s.key(v).to_string(), s.key(w).to_string()))
+        });
+    }
+    edges.sort();
+    let want: Vec<(String, String)> = [
+        ("curl", "libc6"),
+        ("curl", "python3"),
+        ("libc6", "gcc-14-base"),
+        ("python3", "libc6"),
+        ("名前", "libc6"),
+    ]
+    .iter()
+    .map(|&(a, b)| (a.into(), b.into()))
+    .collect();
+    assert_eq!(edges, want);
+    let v = g.dense_id_of("python3").unwrap().unwrap();
+    assert_eq!(s.key(v), Key::Name("python3"));
+    assert_eq!(g.dense_id_of("nope").unwrap(), None);
+    // Numbers follow first appearance, and stay.
+    assert_eq!(g.key_id("libc6").unwrap(), Some(0));
+    assert_eq!(g.intern(["curl", "new"]).unwrap(), vec![4, 5]);
+    g.close().unwrap();
+}
+
+#[test]
+fn named_batches_match_the_model_and_unknown_deletes_are_dropped() {
+    let d = tempfile::tempdir().unwrap();
+    let g = create(d.path());
+    let mut m = Model::new(false);
+    let mut rng = common::Rng(7);
+    for round in 0..40 {
+        let recs: Vec<Record> = (0..200)
+            .map(|_| {
+                let (a, b) = (rng.below(300), rng.below(300));
+                match rng.below(10) {
+                    0 => Record::Delete(a, b),
+                    1 => Record::DeleteVertex(a + 1000), // never inserted: dropped
+                    2 => Record::InsertVertex(a),
+                    _ => Record::Insert(a, b),
+                }
+            })
+            .collect();
+        recs.iter().for_each(|r| m.apply(r));
+        let (recs, names) = named(&recs);
+        let t = g.submit_named(&recs, &names).unwrap();
+        g.wait(t).unwrap();
+        if round % 9 == 0 {
+            g.flush().unwrap();
+        }
+    }
+    let (vs, es) = read(&g.snapshot().unwrap());
+    assert_eq!((vs, es), (m.vertices.clone(), m.edges.clone()));
+    // Names of deletes of unknown vertices were never stored.
+    assert_eq!(g.key_id(&name_of(1000)).unwrap(), None);
+    g.compact().unwrap();
+    drop(g);
+    let g = reopen(d.path()).unwrap();
+    let s = g.snapshot().unwrap();
+    assert_eq!(read(&s), (m.vertices, m.edges));
+    assert!(g.check().unwrap().is_sound());
+    g.close().unwrap();
+}
+
+#[test]
+fn the_two_key_kinds_refuse_each_other() {
+    let d = tempfile::tempdir().unwrap();
+    let ints = d.path().join("ints");
+    let g = Graph::create(&ints, Options::default()).unwrap();
+    for e in [
+        g.intern(["a"]).unwrap_err(),
+        g.insert_named_edges(&[("a", "b")]).unwrap_err(),
+        g.key_id("a").unwrap_err(),
+    ] {
+        assert!(e.to_string().contains("keyed by integer ids"), "{e}");
+    }
+    let e = g.dense_id_of("x1").unwrap_err();
+    assert!(e.to_string().contains("not a vertex id"), "{e}");
+    g.close().unwrap();
+    let e = Graph::open(&ints, string_opts()).err().unwrap();
+    assert!(e.to_string().contains("keyed by integer ids"), "{e}");
+
+    let names = d.path().join("names");
+    let g = Graph::create(&names, string_opts()).unwrap();
+    g.insert_named_edges(&[("a", "b")]).unwrap();
+    // A raw record naming a number no name has would leave a store that cannot say which
+    // vertex it is: refused, and nothing changes.
+    let e = g.apply(&[Record::Insert(0, 2)]).unwrap_err();
+    assert!(
+        e.to_string().contains("not the number of an interned name"),
+        "{e}"
+    );
+    // Raw records with interned numbers are fine.
+    g.apply(&[Record::Insert(1, 0)]).unwrap();
+    g.close().unwrap();
+    let e = Graph::open(
+        &names,
+        Options {
+            keys: Some(KeyKind::U64),
+            ..Options::default()
+        },
+    )
+    .err()
+    .unwrap();
+    assert!(e.to_string().contains("keyed by string names"), "{e}");
+    let g = reopen(&names).unwrap();
+    assert_eq!(g.snapshot().unwrap().num_edges(), 2);
+    g.close().unwrap();
+}
+
+#[test]
+fn bad_names_fail_the_batch_and_store_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let g = create(d.path());
+    g.insert_named_edges(&[("a", "b")]).unwrap();
+    let long = "x".repeat(70_000);
+    for bad in [vec![("c", "")], vec![("c", long.as_str())]] {
+        let e = g.insert_named_edges(&bad).unwrap_err();
+        assert!(matches!(e, Error::Invalid(_)), "{e}");
+    }
+    assert_eq!(
+        g.key_id("c").unwrap(),
+        None,
+        "no name of a failed batch is kept"
+    );
+    assert_eq!(g.snapshot().unwrap().num_edges(), 1);
+    // A record pointing past its batch's names.
+    let names: evograph::Names = ["p"].into_iter().collect();
+    let e = g.submit_named(&[Record::Insert(0, 1)], &names).unwrap_err();
+    assert!(e.to_string().contains("position 1 of a batch of 1"), "{e}");
+    g.close().unwrap();
+}
+
+#[test]
+fn a_read_only_handle_reads_names_and_writes_none() {
+    let d = tempfile::tempdir().unwrap();
+    let g = create(d.path());
+    g.insert_named_edges(&[("a", "b")]).unwrap();
+    let r = Graph::open(
+        d.path(),
+        Options {
+            read_only: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(r.key_kind(), KeyKind::String);
+    let s = r.snapshot().unwrap();
+    assert_eq!(s.names().unwrap().len(), 2);
+    let v = r.dense_id_of("b").unwrap().unwrap();
+    assert_eq!(s.key(v), Key::Name("b"));
+    let e = r.intern(["c"]).unwrap_err();
+    assert!(e.to_string().contains("read-only"), "{e}");
+}
+
+#[test]
+fn damaged_keys_are_refused_at_open() {
+    let d = tempfile::tempdir().unwrap();
+    let g = create(d.path());
+    let edges: Vec<(String, String)> = (0..100).map(|i| (name_of(i), name_of(i + 1))).collect();
+    let pairs: Vec<(&str, &str)> = edges
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    g.insert_named_edges(&pairs).unwrap();
+    g.close().unwrap();
+    let keys = d.path().join("KEYS");
+    let good = std::fs::read(&keys).unwrap();
+    let mut cases: Vec<(&str, Vec<u8>)> = vec![
+        ("cut", good[..good.len() / 2].to_vec()),
+        ("foreign", b"not a key file at all".to_vec()),
+    ];
+    let mut flipped = good.clone();
+    flipped[40] ^= 0x20;
+    cases.push(("flipped", flipped));
+    for (what, bytes) in cases {
+        std::fs::write(&keys, &bytes).unwrap();
+        match reopen(d.path()) {
+            Err(Error::Corrupt(msg)) => assert!(msg.contains("KEYS"), "{what}: {msg}"),
+            Err(e) => panic!("{what}: expected Corrupt, got {e}"),
+            Ok(_) => panic!("{what}: a damaged KEYS opened"),
+        }
+        // The refusal changed nothing: the good file reopens.
+        assert_eq!(std::fs::read(&keys).unwrap(), bytes, "{what}");
+    }
+    std::fs::write(&keys, &good).unwrap();
+    let g = reopen(d.path()).unwrap();
+    assert_eq!(read(&g.snapshot().unwrap()).1.len(), 100);
+    g.close().unwrap();
+    // A KEYS file in a store keyed by integers is not ours to ignore.
+    let ints = d.path().join("ints");
+    Graph::create(&ints, Options::default())
+        .unwrap()
+        .close()
+        .unwrap();
+    std::fs::write(ints.join("KEYS"), &good).unwrap();
+    assert!(matches!(reopen(&ints), Err(Error::Corrupt(_))));
+}
