@@ -8,8 +8,8 @@
 
 mod common;
 
-use common::{read, Model, Rng};
-use evograph::{Graph, Options, Record};
+use common::{name_of, read, Model, Rng};
+use evograph::{Graph, KeyKind, Options, Record};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -23,7 +23,7 @@ const IN_FLIGHT: usize = 2;
 
 /// An update stream of `n` records: inserts of fresh edges, deletes of earlier ones, and a
 /// few vertex deletions, written as an `ops` file.
-fn make_ops(rng: &mut Rng, trial: u64, n: usize, path: &Path) -> Vec<Record> {
+fn make_ops(rng: &mut Rng, trial: u64, n: usize, path: &Path, keys: KeyKind) -> Vec<Record> {
     let mut recs = Vec::with_capacity(n);
     let mut inserted: Vec<(u64, u64)> = Vec::new();
     for i in 0..n {
@@ -41,13 +41,17 @@ fn make_ops(rng: &mut Rng, trial: u64, n: usize, path: &Path) -> Vec<Record> {
         recs.push(rec);
     }
     let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let k = |x: &u64| match keys {
+        KeyKind::String => name_of(*x),
+        _ => x.to_string(),
+    };
     for r in &recs {
         match r {
-            Record::Insert(u, v) => writeln!(f, "+ {u} {v}"),
-            Record::InsertWeighted(u, v, w) => writeln!(f, "+ {u} {v} {w}"),
-            Record::Delete(u, v) => writeln!(f, "- {u} {v}"),
-            Record::InsertVertex(u) => writeln!(f, "+ {u}"),
-            Record::DeleteVertex(u) => writeln!(f, "- {u}"),
+            Record::Insert(u, v) => writeln!(f, "+ {} {}", k(u), k(v)),
+            Record::InsertWeighted(u, v, w) => writeln!(f, "+ {} {} {w}", k(u), k(v)),
+            Record::Delete(u, v) => writeln!(f, "- {} {}", k(u), k(v)),
+            Record::InsertVertex(u) => writeln!(f, "+ {}", k(u)),
+            Record::DeleteVertex(u) => writeln!(f, "- {}", k(u)),
         }
         .unwrap();
     }
@@ -59,17 +63,24 @@ fn make_ops(rng: &mut Rng, trial: u64, n: usize, path: &Path) -> Vec<Record> {
 fn sigkill_mid_ingest_loses_no_acknowledged_record() {
     // Partitions of 16384 ids: from the first trial on, merges above level 0 rewrite one
     // partition at a time, so kills land between partition merges too.
-    kill_points("file", 60, 14);
+    kill_points("file", 60, 14, KeyKind::U64);
+}
+
+/// The same with vertex names: each batch's new names reach `KEYS`, durably, before the
+/// batch's WAL block, so a kill anywhere leaves a name for every vertex recovered.
+#[test]
+fn sigkill_mid_ingest_with_string_keys_loses_no_acknowledged_record() {
+    kill_points("file", 30, 14, KeyKind::String);
 }
 
 /// The same on the pmem medium: mapped segments, WAL commit markers, segments allocated
 /// ahead (recovery cuts their zero tails and allocates them again).
 #[test]
 fn sigkill_mid_ingest_on_pmem_loses_no_acknowledged_record() {
-    kill_points("pmem", 20, 20);
+    kill_points("pmem", 20, 20, KeyKind::U64);
 }
 
-fn kill_points(medium: &str, default_kills: u64, partition_bits: u32) {
+fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyKind) {
     let seed: u64 = std::env::var("EVOGRAPH_CRASH_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -100,7 +111,7 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32) {
     for trial in 0..kills {
         let n = 20_000 + rng.below(20_000) as usize;
         let input = dir.path().join(format!("t{trial}.ops"));
-        let recs = make_ops(&mut rng, trial, n, &input);
+        let recs = make_ops(&mut rng, trial, n, &input, keys);
         // Small memtables so that kills also land in flushes and compactions.
         let spawned = Instant::now();
         let mut child = Command::new(bin)
@@ -114,7 +125,7 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32) {
                 "--threads",
                 "2",
             ])
-            .args(["--no-validate", "--medium", medium])
+            .args(["--no-validate", "--medium", medium, "--keys", keys.as_str()])
             .args(["--partition-bits", &partition_bits.to_string()])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -254,3 +254,70 @@ fn bad_parquet_requests_fail_clearly_and_write_nothing() {
     assert_eq!(std::fs::read_dir(&full).unwrap().count(), 1);
     assert!(!fresh.join("evograph.json").exists());
 }
+
+fn strings(b: &RecordBatch, name: &str) -> Vec<String> {
+    let c = b.column_by_name(name).unwrap();
+    let a = c
+        .as_any()
+        .downcast_ref::<arrow_array::LargeStringArray>()
+        .unwrap_or_else(|| panic!("{name} is {:?}, not large_utf8", c.data_type()));
+    (0..a.len()).map(|i| a.value(i).to_string()).collect()
+}
+
+/// A store keyed by names exports names: the id, src and dst columns and the label
+/// column are strings equal to what `export` prints and `run wcc` computes.
+#[test]
+fn string_keys_export_as_string_columns() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("deps.tsv");
+    let lines: Vec<String> = (0..300)
+        .map(|i| format!("pkg-{}\tlib-ü{}", i % 97, (i * 7) % 41))
+        .collect();
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    let s = d.path().join("s");
+    let s = s.to_str().unwrap();
+    ok(&["ingest", s, input.to_str().unwrap(), "--keys", "string"]);
+    let ops = d.path().join("del.ops");
+    std::fs::write(&ops, "- pkg-3\n- pkg-5 lib-ü35\n").unwrap();
+    ok(&["ingest", s, ops.to_str().unwrap()]);
+    let out = d.path().join("pq");
+    ok(&[
+        "export",
+        s,
+        "--format",
+        "parquet",
+        out.to_str().unwrap(),
+        "--kernels",
+        "wcc,pr",
+        "--rows-per-file",
+        "40",
+        "--row-group",
+        "16",
+    ]);
+    let meta = std::fs::read_to_string(out.join("evograph.json")).unwrap();
+    assert!(meta.contains("\"keys\": \"string\""), "{meta}");
+
+    let mut edges: Vec<String> = Vec::new();
+    for b in read_table(&out.join("edges")) {
+        let (src, dst) = (strings(&b, "src"), strings(&b, "dst"));
+        edges.extend(src.iter().zip(&dst).map(|(a, b)| format!("{a}\t{b}")));
+    }
+    edges.sort();
+    let text: Vec<String> = ok(&["export", s]).lines().map(String::from).collect();
+    assert_eq!(edges, text);
+    assert!(!edges.iter().any(|e| e.starts_with("pkg-3\t")));
+
+    let mut labels: BTreeMap<String, String> = BTreeMap::new();
+    for b in read_table(&out.join("vertices")) {
+        labels.extend(strings(&b, "id").into_iter().zip(strings(&b, "wcc")));
+    }
+    let run: BTreeMap<String, String> = ok(&["run", s, "wcc"])
+        .lines()
+        .map(|l| {
+            let (a, b) = l.split_once(' ').unwrap();
+            (a.to_string(), b.to_string())
+        })
+        .collect();
+    assert_eq!(labels, run);
+    assert!(row_groups(&out.join("vertices")) > 3);
+}

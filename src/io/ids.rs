@@ -30,7 +30,13 @@ impl Ids {
     #[inline]
     pub(crate) fn id(&mut self, field: &[u8], what: &str) -> Result<u64, String> {
         match self {
-            Ids::U64 => parse_id(field, what),
+            Ids::U64 => parse_id(field, what).map_err(|m| {
+                if field.iter().any(u8::is_ascii_alphabetic) {
+                    format!("{m} (vertex names need a store created with --keys string)")
+                } else {
+                    m
+                }
+            }),
             Ids::Names(set) => {
                 let name = std::str::from_utf8(field)
                     .map_err(|_| format!("{what} '{}' is not UTF-8", show(field)))?;

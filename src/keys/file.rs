@@ -49,8 +49,9 @@ pub fn load(medium: &dyn Medium) -> Result<Loaded> {
     let seg = medium.open(FILE)?;
     let file_bytes = seg.len()?;
     let bytes = read_all(&*seg, file_bytes)?;
-    if bytes.len() < HEADER {
-        // A creation cut short before its first persist: nothing was ever named.
+    // A creation cut short before its first persist leaves a short file, or one whose
+    // header sector never landed (zeros): nothing in it was ever used.
+    if bytes.len() < HEADER || bytes[..HEADER].iter().all(|&b| b == 0) {
         return Ok(Loaded {
             set,
             valid_bytes: 0,
@@ -110,6 +111,11 @@ fn read_all(seg: &dyn SegmentFile, len: u64) -> Result<Vec<u8>> {
 pub struct KeyFile {
     seg: Option<Box<dyn SegmentFile>>,
     len: u64,
+    /// Whether the directory entry of `KEYS` is known durable. Not at open: a creator may
+    /// have crashed between persisting the file and syncing the directory, and a power cut
+    /// then could lose the file with names a later log block uses. The first append of
+    /// each handle syncs the directory.
+    dir_synced: bool,
 }
 
 impl KeyFile {
@@ -131,6 +137,7 @@ impl KeyFile {
         Ok(KeyFile {
             seg,
             len: loaded.valid_bytes,
+            dir_synced: false,
         })
     }
 
@@ -152,15 +159,15 @@ impl KeyFile {
             buf.extend_from_slice(&checksum(first + i as u64, name.as_bytes()).to_le_bytes());
             buf.extend_from_slice(name.as_bytes());
         }
-        let created = self.seg.is_none();
         let seg = match &self.seg {
             Some(s) => s,
             None => self.seg.insert(medium.create(FILE)?),
         };
         seg.write_at(self.len, &buf)?;
         seg.persist()?;
-        if created {
+        if !self.dir_synced {
             medium.sync_dir()?;
+            self.dir_synced = true;
         }
         self.len += buf.len() as u64;
         Ok(())
@@ -252,6 +259,22 @@ mod tests {
             assert!(matches!(load(&m), Err(Error::Corrupt(_))), "flip at {at}");
             seg.write_at(at, &b).unwrap();
         }
+    }
+
+    #[test]
+    fn a_first_append_whose_header_never_landed_holds_no_names() {
+        let m = MemoryMedium::new();
+        let mut f = KeyFile::open(&m, &load(&m).unwrap(), true).unwrap();
+        let long = "n".repeat(600);
+        append(&m, &mut f, 0, &["a", &long, "b"]);
+        // Sector tearing: the first sector (header) lost, the later ones kept.
+        m.open(FILE).unwrap().write_at(0, &[0u8; 512]).unwrap();
+        let l = load(&m).unwrap();
+        assert_eq!((l.set.len(), l.valid_bytes), (0, 0));
+        let mut f = KeyFile::open(&m, &l, true).unwrap();
+        assert_eq!(m.open(FILE).unwrap().len().unwrap(), 0);
+        append(&m, &mut f, 0, &["c"]);
+        assert_eq!(names(&load(&m).unwrap()), ["c"]);
     }
 
     #[test]

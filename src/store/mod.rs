@@ -312,10 +312,8 @@ impl Graph {
     /// the ids can go into [`Record`]s like integer ids. A bad name (empty, over 65,535
     /// bytes) fails the call and stores none of them.
     pub fn intern<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Result<Vec<u64>> {
-        self.inner.check_poisoned()?;
         self.inner.check_writable()?;
-        let keys = self.inner.string_keys()?;
-        keys.intern(&*self.inner.medium, names)
+        self.inner.intern(names)
     }
 
     /// The external id of `name` in a string-keyed store, if it was ever interned.
@@ -443,6 +441,19 @@ impl Inner {
         })
     }
 
+    /// [`Keys::intern`] into this store's medium. A failed write of `KEYS` poisons the
+    /// handle like any failed write: what reached the file is unknown, and only a reopen
+    /// (which reads back what is there) may append again.
+    fn intern<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Result<Vec<u64>> {
+        self.check_poisoned()?;
+        let keys = self.string_keys()?;
+        keys.intern(&*self.medium, names).inspect_err(|e| {
+            if matches!(e, Error::Io { .. }) {
+                self.poison(e);
+            }
+        })
+    }
+
     /// `records` with positions in `names` replaced by external ids (see
     /// [`Graph::submit_named`]).
     fn resolve_names(&self, records: &[Record], names: &Names) -> Result<Vec<Record>> {
@@ -488,7 +499,7 @@ impl Inner {
         let to_intern = (0..names.len() as u64).filter(|&i| inserted[i as usize]);
         let interned = if inserted.iter().any(|&b| b) {
             self.check_writable()?;
-            keys.intern(&*self.medium, to_intern.clone().map(name))?
+            self.intern(to_intern.clone().map(name))?
         } else {
             Vec::new()
         };
