@@ -101,8 +101,24 @@ impl std::fmt::Debug for Names {
 #[derive(Clone, Default)]
 pub struct NameSet {
     names: Names,
-    index: HashTable<u32>,
+    index: HashTable<Slot>,
     hasher: rustc_hash::FxBuildHasher,
+}
+
+/// An index entry: the name's number and its hash, kept so that growing the table and
+/// probing past other names never read the names themselves (a cache miss each: reading
+/// them made up 40% of a named ingest's time).
+#[derive(Clone, Copy)]
+struct Slot {
+    number: u32,
+    hash: u32,
+}
+
+/// The table's 64-bit hash of a 32-bit one: the low bits pick the bucket, the high ones
+/// fill the control bytes.
+#[inline]
+fn wide(h: u32) -> u64 {
+    (u64::from(h) << 32) | u64::from(h)
 }
 
 impl NameSet {
@@ -132,13 +148,21 @@ impl NameSet {
         std::mem::take(&mut self.names)
     }
 
+    #[inline]
+    fn hash(&self, name: &str) -> u32 {
+        let h = self.hasher.hash_one(name);
+        (h >> 32) as u32 ^ h as u32
+    }
+
     /// The number of `name`, if it is in the set.
     #[inline]
     pub fn find(&self, name: &str) -> Option<u32> {
-        let h = self.hasher.hash_one(name);
+        let h = self.hash(name);
         self.index
-            .find(h, |&i| self.names.get(u64::from(i)) == Some(name))
-            .copied()
+            .find(wide(h), |s| {
+                s.hash == h && self.names.get(u64::from(s.number)) == Some(name)
+            })
+            .map(|s| s.number)
     }
 
     /// The number of `name`, adding it (with the next number) if it is new; whether it was.
@@ -152,23 +176,17 @@ impl NameSet {
         if self.names.len as u64 >= MAX_NAMES {
             return Err(format!("more than {MAX_NAMES} distinct vertex names"));
         }
-        let i = self.names.len as u32;
+        let number = self.names.len as u32;
+        let hash = self.hash(name);
         self.names.push(name);
-        let Self {
-            names,
-            index,
-            hasher,
-        } = self;
-        let h = hasher.hash_one(name);
-        index.insert_unique(h, i, |&j| {
-            hasher.hash_one(names.get(u64::from(j)).expect("indexed"))
-        });
-        Ok((i, true))
+        self.index
+            .insert_unique(wide(hash), Slot { number, hash }, |s| wide(s.hash));
+        Ok((number, true))
     }
 
     /// DRAM the set takes: the names and the index.
     pub fn dram_bytes(&self) -> usize {
-        self.names.dram_bytes() + self.index.capacity() * 5
+        self.names.dram_bytes() + self.index.capacity() * (std::mem::size_of::<Slot>() + 1)
     }
 }
 

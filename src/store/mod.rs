@@ -38,7 +38,7 @@
 //!    a flush to record a `DICT` chunk it wrote and persisted without the lock.
 //!
 //! The key table of a string-keyed store (`keys`, two locks of its own: see
-//! [`crate::keys`]) is taken before all of these and never while one of them is held:
+//! `src/keys/mod.rs`) is taken before all of these and never while one of them is held:
 //! names are interned, and made durable, before the batch that uses them takes `writer`.
 //!
 //! So a snapshot (`writer` briefly, `seal_lock`, `state`, `dict`) waits for at most one
