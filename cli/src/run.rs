@@ -14,9 +14,9 @@ use std::process::ExitCode;
 /// Run a kernel on the store's latest graph.
 ///
 /// Output: one line `<external id> <value>` per existing vertex (isolated ones included),
-/// sorted by external id. In a store with string keys each line starts with the vertex's
-/// name instead, lines are sorted by name (bytewise), and values that are vertices
-/// (wcc, cdlp, gap-cc and pregel-cc labels, gap-bfs parents) are names too. Integers print as integers, reals like the Graphalytics reference
+/// sorted by external id. In a store with string keys each line is `<name><TAB><value>`
+/// (a name may hold spaces), lines are sorted by name (bytewise), and values that are
+/// vertices (wcc, cdlp, gap-cc and pregel-cc labels, gap-bfs parents) are names too. Integers print as integers, reals like the Graphalytics reference
 /// files (`%.15e`). A vertex the source cannot reach gets the kernel's "no value": bfs
 /// prints depth 9223372036854775807 and sssp and gap-sssp print distance Infinity (the
 /// Graphalytics conventions check.py expects); gap-bfs prints parent -1. Kernels:
@@ -227,24 +227,26 @@ fn print(w: &mut impl Write, s: &Snapshot, kernel: Kernel, values: &Values) -> s
         live.par_sort_unstable_by_key(|&v| ext[v as usize]);
     }
     let live = live.into_iter();
+    // Names may hold spaces; a tab keeps the columns apart.
+    let sep = if s.names().is_some() { '\t' } else { ' ' };
     match values {
         // Labels and parents of a string-keyed store are printed as the names they are.
         Values::Int(x) if kernel.values_are_vertices() && s.names().is_some() => {
             for v in live {
                 match x[v as usize] {
-                    l if l < 0 => writeln!(w, "{} {l}", s.key(v))?,
-                    l => writeln!(w, "{} {}", s.key(v), s.key_of_external(l as u64))?,
+                    l if l < 0 => writeln!(w, "{}{sep}{l}", s.key(v))?,
+                    l => writeln!(w, "{}{sep}{}", s.key(v), s.key_of_external(l as u64))?,
                 }
             }
         }
         Values::Int(x) => {
             for v in live {
-                writeln!(w, "{} {}", s.key(v), ga::format_i64(x[v as usize]))?;
+                writeln!(w, "{}{sep}{}", s.key(v), ga::format_i64(x[v as usize]))?;
             }
         }
         Values::Float(x) => {
             for v in live {
-                writeln!(w, "{} {}", s.key(v), ga::format_f64(x[v as usize]))?;
+                writeln!(w, "{}{sep}{}", s.key(v), ga::format_f64(x[v as usize]))?;
             }
         }
         Values::Scalar(n) => writeln!(w, "{n}")?,
@@ -252,7 +254,7 @@ fn print(w: &mut impl Write, s: &Snapshot, kernel: Kernel, values: &Values) -> s
             let mut hops = hops.clone();
             hops.sort_unstable_by(|a, b| s.key(a.0).cmp(&s.key(b.0)));
             for (v, h) in hops {
-                writeln!(w, "{} {h}", s.key(v))?;
+                writeln!(w, "{}{sep}{h}", s.key(v))?;
             }
         }
     }

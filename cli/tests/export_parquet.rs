@@ -314,10 +314,34 @@ fn string_keys_export_as_string_columns() {
     let run: BTreeMap<String, String> = ok(&["run", s, "wcc"])
         .lines()
         .map(|l| {
-            let (a, b) = l.split_once(' ').unwrap();
+            let (a, b) = l.split_once('\t').unwrap();
             (a.to_string(), b.to_string())
         })
         .collect();
     assert_eq!(labels, run);
+    // gap-bfs parents are names, and null where no parent was reached (not a panic).
+    let out2 = d.path().join("pq2");
+    ok(&[
+        "export",
+        s,
+        "--format",
+        "parquet",
+        out2.to_str().unwrap(),
+        "--kernels",
+        "gap-bfs",
+    ]);
+    let mut nulls = 0;
+    for b in read_table(&out2.join("vertices")) {
+        let c = b.column_by_name("gap_bfs").unwrap();
+        nulls += c.null_count();
+        assert!(c
+            .as_any()
+            .downcast_ref::<arrow_array::LargeStringArray>()
+            .is_some());
+    }
+    assert!(
+        nulls > 0,
+        "some vertex has no parent (pkg-3 is deleted, lib-ü* have no out-edges)"
+    );
     assert!(row_groups(&out.join("vertices")) > 3);
 }

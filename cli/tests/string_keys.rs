@@ -27,11 +27,11 @@ fn refused(args: &[&str]) -> String {
     String::from_utf8(out.stderr).unwrap()
 }
 
-/// `name value` lines of `evograph run` as a map.
+/// `name<TAB>value` lines of `evograph run` as a map.
 fn values(out: &str) -> BTreeMap<String, String> {
     out.lines()
         .map(|l| {
-            let (k, v) = l.rsplit_once(' ').unwrap();
+            let (k, v) = l.split_once('\t').unwrap();
             (k.to_string(), v.to_string())
         })
         .collect()
@@ -229,4 +229,5 @@ fn names_with_spaces_travel_through_csv_and_tab_exports() {
     assert_eq!(ok(&["export", s2]), text);
     let sssp = values(&ok(&["run", s2, "sssp", "--source", "Ada Lovelace"]));
     assert_eq!(sssp["Charles Babbage"], "2.500000000000000e+00");
+    assert_eq!(sssp["Ada Lovelace"], "0.000000000000000e+00");
 }

@@ -17,9 +17,27 @@ vertex ids as values (``wcc``, ``gap_cc``, ``pregel_cc`` and ``cdlp`` labels, ``
 parents) give them as int64, as ``evograph run`` prints them: ids of 2**63 and above
 read as negative numbers there.
 
-Errors raise ``ValueError`` (bad arguments, ids, dtypes), ``KeyError`` (a vertex that is
-not in the graph), ``OSError`` (I/O), or a subclass of ``evograph.Error`` for the store's
-own conditions, with the messages the ``evograph`` command prints.
+A store created with ``keys="string"`` is keyed by vertex names (package names, user
+names, URLs: non-empty str of at most 65,535 UTF-8 bytes) instead of integers::
+
+    with evograph.open("deps", create=True, keys="string") as g:
+        g.insert_edges(["curl", "curl"], ["openssl", "zlib"])
+        s = g.snapshot()
+        s.vertex_ids()                  # array(['curl', 'openssl', 'zlib'], dtype=object)
+        s.wcc()                         # labels are names too
+        s.bfs("curl")
+
+There writes take lists or tuples of str or numpy ``U`` (or object) arrays, reads take a
+str wherever a vertex is expected, and vertices come back as object arrays of str: from
+``vertex_ids()``, neighbours, ``khop``, and the kernels whose values are vertices
+(``gap_bfs`` gives ``None`` where there is no parent). ``to_scipy`` pairs its matrix with
+the names, ``to_networkx`` uses them as nodes, and ``to_arrow`` writes them as
+``large_string`` columns, as ``evograph export --format parquet`` does.
+
+Errors raise ``ValueError`` (bad arguments, ids, names, dtypes), ``TypeError`` (a value of
+the wrong type, such as integer ids for a store keyed by strings), ``KeyError`` (a vertex
+that is not in the graph), ``OSError`` (I/O), or a subclass of ``evograph.Error`` for the
+store's own conditions, with the messages the ``evograph`` command prints.
 """
 
 from __future__ import annotations
@@ -57,6 +75,10 @@ __all__ = [
 ]
 
 ArrayLike = Union[np.ndarray, Sequence[int]]
+#: Vertices for a write: integer ids, or names (str) in a string-keyed store.
+Vertices = Union[np.ndarray, Sequence[int], Sequence[str]]
+#: One vertex: an integer id, or a name (str) in a string-keyed store.
+Vertex = Union[int, str]
 PathLike = Union[str, "os.PathLike[str]"]
 
 _MAX_ID = 2**64 - 1
@@ -76,6 +98,7 @@ def open(
     memtable_mb: Optional[int] = None,
     threads: int = 0,
     read_only: bool = False,
+    keys: Optional[str] = None,
 ) -> "Graph":
     """Opens the store at ``path``; with ``create=True``, creates it if there is none.
 
@@ -88,9 +111,16 @@ def open(
     buffered updates (1024 by default), ``threads`` the workers (0: one per core), and
     ``read_only`` opens without changing any file (a reader beside another process's
     writer).
+
+    ``keys`` says how vertices are keyed: ``"u64"`` (unsigned 64-bit integers) or
+    ``"string"`` (names); a new store is keyed by integers unless told otherwise, and
+    ``None`` opens an existing store whatever it is keyed by, while asking for the other
+    kind raises ``ValueError``.
     """
     if not isinstance(durability, str):
         raise TypeError(f"durability must be a str, got {type(durability).__name__}")
+    if keys is not None and not isinstance(keys, str):
+        raise TypeError(f"keys must be None, 'u64' or 'string', got {type(keys).__name__}")
     if memtable_mb is not None:
         memtable_mb = _count(memtable_mb, "memtable_mb")
     threads = _count(threads, "threads")
@@ -103,6 +133,7 @@ def open(
         memtable_mb,
         threads,
         bool(read_only),
+        keys,
     )
     return Graph(inner)
 
@@ -148,6 +179,47 @@ def _ids(a: Any, what: str) -> np.ndarray:
     raise TypeError(f"{what} must be an array of integer ids, got dtype {arr.dtype}")
 
 
+def _names(a: Any, what: str) -> Union[list, np.ndarray]:
+    """Vertex names for the native layer: a list of objects (it checks each is a str) or a
+    contiguous, aligned, native-order ``U`` array (read from its buffer)."""
+    if isinstance(a, (str, bytes)):
+        raise TypeError(f"{what} must be a sequence of names, not a single {type(a).__name__}")
+    if isinstance(a, list):
+        return a
+    if isinstance(a, tuple):
+        return list(a)
+    arr = np.asarray(a)
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be one-dimensional, got shape {arr.shape}")
+    if arr.size == 0:
+        return []
+    kind = arr.dtype.kind
+    if kind == "U":
+        if not arr.dtype.isnative:
+            arr = arr.astype(arr.dtype.newbyteorder("="))
+        return np.require(arr, requirements=["C", "A"])
+    if kind == "O":
+        return arr.tolist()
+    if kind in "iub":
+        raise TypeError(
+            f"{what} holds integers (dtype {arr.dtype}): this store is keyed by strings "
+            "(vertex names); pass str names"
+        )
+    if kind == "S":
+        raise TypeError(f"{what} holds bytes (dtype {arr.dtype}): vertex names are str; decode them")
+    raise TypeError(f"{what} must be an array of str names, got dtype {arr.dtype}")
+
+
+def _name(v: Any, what: str = "vertex") -> str:
+    """One vertex of a string-keyed store: a str (the store checks it exists)."""
+    if not isinstance(v, str):
+        raise TypeError(
+            f"{what} must be a str: this store is keyed by strings (vertex names), "
+            f"got {type(v).__name__}"
+        )
+    return v
+
+
 def _weights(a: Any, n: int) -> np.ndarray:
     arr = np.asarray(a)
     if arr.ndim != 1:
@@ -179,8 +251,10 @@ class Graph:
 
     def __init__(self, inner: "_evograph.Graph") -> None:
         self._g = inner
+        # Fixed at creation: read once, so writes can pick their path without a call.
+        self._keys: str = inner.keys
 
-    def insert_edges(self, src: ArrayLike, dst: ArrayLike, weights: Optional[ArrayLike] = None) -> None:
+    def insert_edges(self, src: Vertices, dst: Vertices, weights: Optional[ArrayLike] = None) -> None:
         """Inserts the edges ``src[i] -> dst[i]`` (with ``weights[i]`` in a weighted store).
 
         Missing endpoints are created; inserting an existing edge is a no-op, or sets its
@@ -188,22 +262,44 @@ class Graph:
         Weights must be finite. Returns once durable, as the store's durability says. The
         arrays are read while the GIL is released: do not modify them from another thread
         until the call returns.
+
+        In a string-keyed store ``src`` and ``dst`` are names: lists or tuples of str, or
+        numpy ``U`` (or object) arrays. Every name is checked (a str, not empty, at most
+        65,535 UTF-8 bytes) before anything is stored, so a bad one stores none of the
+        call's edges; new names are numbered and made durable with their edges.
         """
+        if self._keys == "string":
+            s, d = _names(src, "src"), _names(dst, "dst")
+            w = None if weights is None else _weights(weights, len(s))
+            self._g.insert_named_edges(s, d, w)
+            return
         s, d = _pair(src, dst)
         w = None if weights is None else _weights(weights, s.shape[0])
         self._g.insert_edges(s, d, w)
 
-    def delete_edges(self, src: ArrayLike, dst: ArrayLike) -> None:
-        """Deletes the edges ``src[i] -> dst[i]``; deleting a missing edge is a no-op."""
+    def delete_edges(self, src: Vertices, dst: Vertices) -> None:
+        """Deletes the edges ``src[i] -> dst[i]``; deleting a missing edge (or, in a
+        string-keyed store, one naming an unknown vertex) is a no-op."""
+        if self._keys == "string":
+            self._g.delete_named_edges(_names(src, "src"), _names(dst, "dst"))
+            return
         s, d = _pair(src, dst)
         self._g.delete_edges(s, d)
 
-    def insert_vertices(self, ids: ArrayLike) -> None:
-        """Makes the vertices exist (isolated if new)."""
+    def insert_vertices(self, ids: Vertices) -> None:
+        """Makes the vertices (ids, or names in a string-keyed store) exist, isolated if
+        new."""
+        if self._keys == "string":
+            self._g.insert_named_vertices(_names(ids, "ids"))
+            return
         self._g.insert_vertices(_ids(ids, "ids"))
 
-    def delete_vertices(self, ids: ArrayLike) -> None:
-        """Deletes the vertices and every edge that touches them."""
+    def delete_vertices(self, ids: Vertices) -> None:
+        """Deletes the vertices and every edge that touches them (unknown names are
+        no-ops)."""
+        if self._keys == "string":
+            self._g.delete_named_vertices(_names(ids, "ids"))
+            return
         self._g.delete_vertices(_ids(ids, "ids"))
 
     def snapshot(self) -> "Snapshot":
@@ -252,6 +348,12 @@ class Graph:
         """``sync``, ``interval=<ms>`` or ``none``."""
         return self._g.durability
 
+    @property
+    def keys(self) -> str:
+        """How vertices are keyed: ``"u64"`` (integers) or ``"string"`` (names); fixed when
+        the store was created, and known after ``close()`` too."""
+        return self._keys
+
     def __enter__(self) -> "Graph":
         return self
 
@@ -272,6 +374,13 @@ class Snapshot:
 
     def __init__(self, inner: "_evograph.Snapshot") -> None:
         self._s = inner
+        self._keys: str = inner.keys
+
+    def _vertex(self, v: Any, what: Optional[str] = None) -> Vertex:
+        """One vertex as the store keys them: an id, or a name."""
+        if self._keys == "string":
+            return _name(v, what or "vertex")
+        return _id(v, what or "vertex id")
 
     # --- shape -----------------------------------------------------------------------
 
@@ -300,9 +409,15 @@ class Snapshot:
         """Number of runs the snapshot reads (1 when the store is compacted)."""
         return self._s.runs
 
+    @property
+    def keys(self) -> str:
+        """How vertices are keyed: ``"u64"`` or ``"string"``."""
+        return self._keys
+
     def vertex_ids(self) -> np.ndarray:
         """External ids (uint64, read-only) of the existing vertices: the order of every
-        per-vertex array."""
+        per-vertex array. In a string-keyed store, their names: a read-only object array
+        of str."""
         return self._s.vertex_ids()
 
     def out_degrees(self) -> np.ndarray:
@@ -313,23 +428,26 @@ class Snapshot:
         """In-degree of each vertex (uint64)."""
         return self._s.in_degrees()
 
-    def out_neighbors(self, v: int) -> np.ndarray:
-        """External ids of ``v``'s out-neighbors; ``KeyError`` if ``v`` is not in the graph."""
-        return self._s.out_neighbors(_id(v))
+    def out_neighbors(self, v: Vertex) -> np.ndarray:
+        """External ids (names, in a string-keyed store) of ``v``'s out-neighbors;
+        ``KeyError`` if ``v`` is not in the graph."""
+        return self._s.out_neighbors(self._vertex(v))
 
-    def in_neighbors(self, v: int) -> np.ndarray:
-        """External ids of ``v``'s in-neighbors; ``KeyError`` if ``v`` is not in the graph."""
-        return self._s.in_neighbors(_id(v))
+    def in_neighbors(self, v: Vertex) -> np.ndarray:
+        """External ids (names) of ``v``'s in-neighbors; ``KeyError`` if ``v`` is not in
+        the graph."""
+        return self._s.in_neighbors(self._vertex(v))
 
-    def has_edge(self, u: int, v: int) -> bool:
-        """Whether the edge ``u -> v`` exists."""
-        return self._s.has_edge(_id(u), _id(v))
+    def has_edge(self, u: Vertex, v: Vertex) -> bool:
+        """Whether the edge ``u -> v`` exists (False when either vertex does not)."""
+        return self._s.has_edge(self._vertex(u), self._vertex(v))
 
     # --- other libraries -------------------------------------------------------------
 
     def to_scipy(self, dtype: Any = np.float64) -> Tuple[Any, np.ndarray]:
         """``(matrix, ids)``: the out-adjacency as a ``scipy.sparse.csr_matrix`` over
-        positions, and the external id of each position (``vertex_ids()``).
+        positions, and the external id (name, in a string-keyed store) of each position
+        (``vertex_ids()``).
 
         Entry ``[i, j]`` is the weight of edge ``ids[i] -> ids[j]`` (1 when unweighted);
         an undirected store gives a symmetric matrix. On a compacted store the neighbour
@@ -348,9 +466,10 @@ class Snapshot:
         return m, ids
 
     def to_networkx(self, max_edges: int = 10_000_000) -> Any:
-        """A ``networkx.DiGraph`` (``Graph`` when undirected) with external ids as nodes and
-        ``weight`` attributes in a weighted store. NetworkX holds a few hundred bytes per
-        edge, so graphs above ``max_edges`` are refused."""
+        """A ``networkx.DiGraph`` (``Graph`` when undirected) with external ids (names, in
+        a string-keyed store) as nodes and ``weight`` attributes in a weighted store.
+        NetworkX holds a few hundred bytes per edge, so graphs above ``max_edges`` are
+        refused."""
         import networkx as nx
 
         if self.num_edges > max_edges:
@@ -380,13 +499,15 @@ class Snapshot:
         per kernel named in ``kernels`` (run with defaults, e.g. ``["pr", "wcc"]``) and per
         entry of ``columns`` (arrays aligned with ``vertex_ids()``). ``edges`` has ``src``
         and ``dst`` (uint64 external ids) and ``weight`` in a weighted store; an undirected
-        edge appears once, smaller id first.
+        edge appears once, smaller id first. In a string-keyed store ``id``, ``src``,
+        ``dst`` and the columns of kernels whose values are vertices are ``large_string``
+        names (an undirected edge once, smaller name first).
         """
         import pyarrow as pa
 
         ids = self.vertex_ids()
         cols: Dict[str, Any] = {
-            "id": ids,
+            "id": self._key_column(ids),
             "out_degree": self.out_degrees(),
             "in_degree": self.in_degrees(),
         }
@@ -395,7 +516,7 @@ class Snapshot:
             vals = self.run(k)[0]
             if not isinstance(vals, np.ndarray):
                 raise ValueError(f"kernel {k} gives no per-vertex values to put in a column")
-            cols[name] = vals
+            cols[name] = self._key_column(vals) if vals.dtype == object else vals
         for name, vals in (columns or {}).items():
             arr = np.asarray(vals)
             if arr.shape != ids.shape:
@@ -405,10 +526,18 @@ class Snapshot:
             cols[name] = arr
         vertices = pa.table(cols)
         src, dst, w = self._edge_columns(dedup_undirected=self.undirected)
-        edge_cols: Dict[str, Any] = {"src": src, "dst": dst}
+        edge_cols: Dict[str, Any] = {"src": self._key_column(src), "dst": self._key_column(dst)}
         if w is not None:
             edge_cols["weight"] = w
         return vertices, pa.table(edge_cols)
+
+    def _key_column(self, keys: np.ndarray) -> Any:
+        """Vertex keys for Arrow: ids as they are, names as ``large_string``."""
+        if self._keys != "string":
+            return keys
+        import pyarrow as pa
+
+        return pa.array(keys, type=pa.large_string())
 
     def _edge_columns(self, dedup_undirected: bool) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
         indptr, indices, weights, ids, _ = self._s.csr()
@@ -427,9 +556,9 @@ class Snapshot:
         ``(values, report)``: values as its method returns them, and the summary
         ``evograph run --json`` prints (seconds, iterations, components, supersteps, ...).
 
-        Parameters: ``source`` (an external id), ``iterations``, ``damping``,
-        ``tolerance``, ``delta``, ``samples``, ``delivery`` (``"push"``/``"pull"``),
-        ``max_supersteps``, ``verify``, ``threads``.
+        Parameters: ``source`` (an external id, or a name in a string-keyed store),
+        ``iterations``, ``damping``, ``tolerance``, ``delta``, ``samples``, ``delivery``
+        (``"push"``/``"pull"``), ``max_supersteps``, ``verify``, ``threads``.
         """
         allowed = {
             "source", "iterations", "damping", "tolerance", "delta", "samples",
@@ -439,7 +568,7 @@ class Snapshot:
         if unknown:
             raise TypeError(f"unknown parameter(s) for run(): {', '.join(sorted(unknown))}")
         if params.get("source") is not None:
-            params["source"] = _id(params["source"], "source")
+            params["source"] = self._vertex(params["source"], "source")
         for k in ("iterations", "samples", "max_supersteps", "threads"):
             if params.get(k) is not None:
                 params[k] = _count(params[k], k)
@@ -456,7 +585,7 @@ class Snapshot:
     def _k(self, kernel: str, **params: Any) -> Any:
         return self.run(kernel, **{k: v for k, v in params.items() if v is not None})[0]
 
-    def bfs(self, source: int, threads: int = 0) -> np.ndarray:
+    def bfs(self, source: Vertex, threads: int = 0) -> np.ndarray:
         """Graphalytics BFS: hops from ``source`` (int64; 2**63-1 when unreachable)."""
         return self._k("bfs", source=source, threads=threads)
 
@@ -466,24 +595,26 @@ class Snapshot:
 
     def wcc(self, threads: int = 0) -> np.ndarray:
         """Weakly connected components: each vertex's label is the external id of a member
-        (int64)."""
+        (int64; the member's name, in a string-keyed store)."""
         return self._k("wcc", threads=threads)
 
     def cdlp(self, iterations: int = 10, threads: int = 0) -> np.ndarray:
-        """Community detection by label propagation (Graphalytics; int64 labels)."""
+        """Community detection by label propagation (Graphalytics; int64 labels, names in a
+        string-keyed store)."""
         return self._k("cdlp", iterations=iterations, threads=threads)
 
     def lcc(self, threads: int = 0) -> np.ndarray:
         """Local clustering coefficient (float64; 0 below degree 2)."""
         return self._k("lcc", threads=threads)
 
-    def sssp(self, source: int, delta: float = 1.0, threads: int = 0) -> np.ndarray:
+    def sssp(self, source: Vertex, delta: float = 1.0, threads: int = 0) -> np.ndarray:
         """Shortest-path distances from ``source`` (float64; inf when unreachable)."""
         return self._k("sssp", source=source, delta=delta, threads=threads)
 
-    def gap_bfs(self, source: Optional[int] = None, threads: int = 0) -> np.ndarray:
+    def gap_bfs(self, source: Optional[Vertex] = None, threads: int = 0) -> np.ndarray:
         """GAP direction-optimising BFS: each vertex's parent (external id; -1 when
-        unreached). Picks a source when none is given."""
+        unreached). In a string-keyed store, the parent's name (``None`` when unreached).
+        Picks a source when none is given."""
         return self._k("gap-bfs", source=source, threads=threads)
 
     def gap_pr(
@@ -499,14 +630,14 @@ class Snapshot:
         )
 
     def gap_cc(self, threads: int = 0) -> np.ndarray:
-        """GAP connected components (Afforest): a member's external id per vertex."""
+        """GAP connected components (Afforest): a member's external id (name) per vertex."""
         return self._k("gap-cc", threads=threads)
 
-    def gap_sssp(self, source: Optional[int] = None, delta: float = 1.0, threads: int = 0) -> np.ndarray:
+    def gap_sssp(self, source: Optional[Vertex] = None, delta: float = 1.0, threads: int = 0) -> np.ndarray:
         """GAP delta-stepping SSSP distances (float64)."""
         return self._k("gap-sssp", source=source, delta=delta, threads=threads)
 
-    def bc(self, samples: int = 4, source: Optional[int] = None, threads: int = 0) -> np.ndarray:
+    def bc(self, samples: int = 4, source: Optional[Vertex] = None, threads: int = 0) -> np.ndarray:
         """Betweenness centrality from ``samples`` sources, normalised to a maximum of 1."""
         return self._k("bc", samples=samples, source=source, threads=threads)
 
@@ -514,8 +645,8 @@ class Snapshot:
         """Number of triangles of the undirected graph."""
         return int(self._k("tc", threads=threads))
 
-    def khop(self, source: Optional[int] = None, threads: int = 0) -> Tuple[np.ndarray, np.ndarray]:
-        """``(ids, hops)``: the vertices one or two out-hops from ``source``."""
+    def khop(self, source: Optional[Vertex] = None, threads: int = 0) -> Tuple[np.ndarray, np.ndarray]:
+        """``(ids, hops)``: the vertices (ids, or names) one or two out-hops from ``source``."""
         return self._k("khop", source=source, threads=threads)
 
     def pregel_pr(
@@ -531,11 +662,12 @@ class Snapshot:
     def pregel_cc(
         self, delivery: Optional[str] = None, max_supersteps: int = 10_000, threads: int = 0
     ) -> np.ndarray:
-        """Connected components as a vertex program (the labels of ``wcc``)."""
+        """Connected components as a vertex program (the labels of ``wcc``, names in a
+        string-keyed store)."""
         return self._k("pregel-cc", delivery=delivery, max_supersteps=max_supersteps, threads=threads)
 
     def pregel_bfs(
-        self, source: int, delivery: Optional[str] = None, max_supersteps: int = 10_000, threads: int = 0
+        self, source: Vertex, delivery: Optional[str] = None, max_supersteps: int = 10_000, threads: int = 0
     ) -> np.ndarray:
         """BFS depths as a vertex program (the values of ``bfs``)."""
         return self._k(
@@ -543,7 +675,7 @@ class Snapshot:
         )
 
     def pregel_sssp(
-        self, source: int, delivery: Optional[str] = None, max_supersteps: int = 10_000, threads: int = 0
+        self, source: Vertex, delivery: Optional[str] = None, max_supersteps: int = 10_000, threads: int = 0
     ) -> np.ndarray:
         """SSSP distances as a vertex program (the values of ``sssp``)."""
         return self._k(
@@ -552,5 +684,7 @@ class Snapshot:
 
     def __repr__(self) -> str:
         kind = "undirected" if self.undirected else "directed"
+        if self._keys == "string":
+            kind += ", string keys"
         return f"<evograph.Snapshot {self.num_vertices} vertices, {self.num_edges} edges, {kind}>"
 

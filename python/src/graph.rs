@@ -1,11 +1,14 @@
 //! `Graph`: an open store, written from numpy arrays with the GIL released.
 
 use crate::errors::{ClosedError, IntoPy};
+use crate::names::NameBuf;
 use crate::snapshot::Snapshot;
-use evograph::{Durability, Options, Record};
+use evograph::store::Ticket;
+use evograph::{Durability, KeyKind, Names, Options, Record};
 use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::RwLock;
 
@@ -21,9 +24,11 @@ pub struct Graph {
     path: PathBuf,
 }
 
-/// Opens (or, with `create`, creates) the store at `path`.
+/// Opens (or, with `create`, creates) the store at `path`; `keys` (`"u64"`, `"string"`)
+/// keys a new store, and is checked against an existing one.
 #[pyfunction]
-#[pyo3(signature = (path, create, durability, undirected, weighted, memtable_mb, threads, read_only))]
+#[pyo3(signature = (path, create, durability, undirected, weighted, memtable_mb, threads, read_only,
+    keys=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn open(
     py: Python<'_>,
@@ -35,9 +40,15 @@ pub fn open(
     memtable_mb: Option<u64>,
     threads: usize,
     read_only: bool,
+    keys: Option<&str>,
 ) -> PyResult<Graph> {
     let durability: Durability = durability.parse().map_err(PyValueError::new_err)?;
+    let keys = match keys {
+        Some(k) => Some(k.parse::<KeyKind>().map_err(PyValueError::new_err)?),
+        None => None,
+    };
     let mut opts = Options {
+        keys,
         undirected: undirected.then_some(true),
         weighted: weighted.then_some(true),
         durability,
@@ -81,28 +92,73 @@ impl Graph {
         })
     }
 
-    /// Streams `n` records made by `make(i)` into the store in batches, one batch in
-    /// flight while the next is applied (as `evograph ingest` does), acknowledged durable
-    /// (per the store's durability) when it returns.
-    fn stream(
+    /// Submits items `0..n` in batches of [`BATCH`] (`submit` takes one batch's range),
+    /// one batch in flight while the next is applied (as `evograph ingest` does),
+    /// acknowledged durable (per the store's durability) when it returns.
+    fn pipeline(
         &self,
         py: Python<'_>,
         n: usize,
-        make: impl Fn(usize) -> Record + Sync,
+        submit: impl Fn(&evograph::Graph, Range<usize>) -> evograph::Result<Ticket> + Sync,
     ) -> PyResult<()> {
         self.with(py, |g| {
             let mut pending = None;
-            let mut batch = Vec::with_capacity(BATCH.min(n));
             for start in (0..n).step_by(BATCH) {
-                batch.clear();
-                batch.extend((start..(start + BATCH).min(n)).map(&make));
-                let t = g.submit(&batch)?;
+                let t = submit(g, start..(start + BATCH).min(n))?;
                 if let Some(p) = pending.replace(t) {
                     g.wait(p)?;
                 }
             }
             pending.map_or(Ok(()), |p| g.wait(p))
         })
+    }
+
+    /// Streams `n` records made by `make(i)` into the store (see [`Graph::pipeline`]).
+    fn stream(
+        &self,
+        py: Python<'_>,
+        n: usize,
+        make: impl Fn(usize) -> Record + Sync,
+    ) -> PyResult<()> {
+        self.pipeline(py, n, |g, r| {
+            let batch: Vec<Record> = r.map(&make).collect();
+            g.submit(&batch)
+        })
+    }
+
+    /// Streams `n` records over named vertices into a string-keyed store: record `i` names
+    /// the vertices `name(i, 0..width)`, and `make(i, p)` makes it given the position `p` of
+    /// its first name in its batch's names (the second is at `p + 1`).
+    fn stream_named<'n>(
+        &self,
+        py: Python<'_>,
+        n: usize,
+        width: usize,
+        name: impl Fn(usize, usize) -> &'n str + Sync,
+        make: impl Fn(usize, u64) -> Record + Sync,
+    ) -> PyResult<()> {
+        self.pipeline(py, n, |g, r| {
+            let names: Names = r
+                .clone()
+                .flat_map(|i| (0..width).map(move |j| (i, j)))
+                .map(|(i, j)| name(i, j))
+                .collect();
+            let start = r.start;
+            let batch: Vec<Record> = r.map(|i| make(i, ((i - start) * width) as u64)).collect();
+            g.submit_named(&batch, &names)
+        })
+    }
+
+    /// Refuses weights for an unweighted store before any name is interned.
+    fn check_weighted(&self, py: Python<'_>, src: &NameBuf, dst: &NameBuf) -> PyResult<()> {
+        if src.len() == 0 || self.with(py, |g| Ok(g.is_weighted()))? {
+            return Ok(());
+        }
+        Err(PyValueError::new_err(format!(
+            "edge '{}' -> '{}' has a weight but the store is unweighted (weights are chosen at creation: evograph.open(..., weighted=True))",
+            src.get(0),
+            dst.get(0)
+        )))
     }
 }
 
@@ -172,6 +228,61 @@ impl Graph {
         self.stream(py, ids.len(), |i| Record::DeleteVertex(ids[i]))
     }
 
+    /// Inserts the edges `src[i] -> dst[i]` between named vertices of a string-keyed store
+    /// (lists or tuples of str, or numpy `U` arrays), with `weights[i]` when given. Every
+    /// name is checked before anything is stored.
+    #[pyo3(signature = (src, dst, weights=None))]
+    fn insert_named_edges(
+        &self,
+        py: Python<'_>,
+        src: &Bound<'_, PyAny>,
+        dst: &Bound<'_, PyAny>,
+        weights: Option<PyReadonlyArray1<'_, f64>>,
+    ) -> PyResult<()> {
+        let (s, d) = (NameBuf::read(src, "src")?, NameBuf::read(dst, "dst")?);
+        same_len(s.len(), d.len(), "src and dst")?;
+        let name = |i: usize, j: usize| if j == 0 { s.get(i) } else { d.get(i) };
+        match &weights {
+            None => self.stream_named(py, s.len(), 2, name, |_, p| Record::Insert(p, p + 1)),
+            Some(w) => {
+                let w = slice(w, "weights")?;
+                same_len(s.len(), w.len(), "src and weights")?;
+                self.check_weighted(py, &s, &d)?;
+                self.stream_named(py, s.len(), 2, name, |i, p| {
+                    Record::InsertWeighted(p, p + 1, w[i])
+                })
+            }
+        }
+    }
+
+    /// Deletes the edges `src[i] -> dst[i]` between named vertices (edges naming unknown
+    /// vertices are no-ops).
+    fn delete_named_edges(
+        &self,
+        py: Python<'_>,
+        src: &Bound<'_, PyAny>,
+        dst: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let (s, d) = (NameBuf::read(src, "src")?, NameBuf::read(dst, "dst")?);
+        same_len(s.len(), d.len(), "src and dst")?;
+        let name = |i: usize, j: usize| if j == 0 { s.get(i) } else { d.get(i) };
+        self.stream_named(py, s.len(), 2, name, |_, p| Record::Delete(p, p + 1))
+    }
+
+    /// Makes the named vertices exist (isolated if new).
+    fn insert_named_vertices(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<()> {
+        let ids = NameBuf::read(ids, "ids")?;
+        let name = |i: usize, _: usize| ids.get(i);
+        self.stream_named(py, ids.len(), 1, name, |_, p| Record::InsertVertex(p))
+    }
+
+    /// Deletes the named vertices (unknown ones are no-ops) and every edge touching them.
+    fn delete_named_vertices(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<()> {
+        let ids = NameBuf::read(ids, "ids")?;
+        let name = |i: usize, _: usize| ids.get(i);
+        self.stream_named(py, ids.len(), 1, name, |_, p| Record::DeleteVertex(p))
+    }
+
     /// A consistent view of the graph as of now.
     fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
         self.with(py, |g| g.snapshot()).map(Snapshot::new)
@@ -231,6 +342,12 @@ impl Graph {
     #[getter]
     fn weighted(&self, py: Python<'_>) -> PyResult<bool> {
         self.with(py, |g| Ok(g.is_weighted()))
+    }
+
+    /// How vertices are keyed: `u64` or `string`.
+    #[getter]
+    fn keys(&self, py: Python<'_>) -> PyResult<&'static str> {
+        self.with(py, |g| Ok(g.key_kind().as_str()))
     }
 
     /// When updates are acknowledged: `sync`, `interval=<ms>` or `none`.

@@ -13,6 +13,7 @@
 
 mod errors;
 mod graph;
+mod names;
 mod snapshot;
 
 use pyo3::prelude::*;

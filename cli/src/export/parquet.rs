@@ -158,9 +158,15 @@ fn kernel_columns(
             )));
         }
         let values: ArrayRef = match kernel::run(s, k, &Params::default())?.values {
-            // Labels are external ids: names, in a string-keyed store.
+            // Labels and parents are external ids: names, in a string-keyed store (null
+            // where a BFS reached no parent).
             Values::Int(v) if k.values_are_vertices() && s.names().is_some() => {
-                key_column(s, live_values(live, v).into_iter().map(|l| l as u64))
+                let names = s.names().expect("checked above");
+                Arc::new(LargeStringArray::from_iter(
+                    live_values(live, v)
+                        .into_iter()
+                        .map(|l| u64::try_from(l).ok().and_then(|e| names.get(e))),
+                ))
             }
             Values::Int(v) => Arc::new(Int64Array::from(live_values(live, v))),
             Values::Float(v) => Arc::new(Float64Array::from(live_values(live, v))),
@@ -266,7 +272,8 @@ fn write_vertices(
         Field::new("in_degree", DataType::UInt64, false),
     ];
     for c in columns {
-        fields.push(Field::new(&c.name, c.values.data_type().clone(), false));
+        let nullable = c.values.null_count() > 0;
+        fields.push(Field::new(&c.name, c.values.data_type().clone(), nullable));
     }
     let schema = Arc::new(Schema::new(fields));
     let mut w = PartWriter::create(&out.join("vertices"), i, schema, layout)?;
