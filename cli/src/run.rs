@@ -220,12 +220,8 @@ fn print(w: &mut impl Write, s: &Snapshot, kernel: Kernel, values: &Values) -> s
         .into_par_iter()
         .filter(|&v| s.vertex_exists(v))
         .collect();
-    if s.names().is_some() {
-        live.par_sort_unstable_by(|&a, &b| s.key(a).cmp(&s.key(b)));
-    } else {
-        let ext = s.external_ids();
-        live.par_sort_unstable_by_key(|&v| ext[v as usize]);
-    }
+    let order = s.key_order();
+    live.par_sort_unstable_by_key(|&v| order[v as usize]);
     let live = live.into_iter();
     // Names may hold spaces; a tab keeps the columns apart.
     let sep = if s.names().is_some() { '\t' } else { ' ' };
@@ -252,7 +248,7 @@ fn print(w: &mut impl Write, s: &Snapshot, kernel: Kernel, values: &Values) -> s
         Values::Scalar(n) => writeln!(w, "{n}")?,
         Values::Hops(hops) => {
             let mut hops = hops.clone();
-            hops.sort_unstable_by(|a, b| s.key(a.0).cmp(&s.key(b.0)));
+            hops.sort_unstable_by_key(|h| order[h.0 as usize]);
             for (v, h) in hops {
                 writeln!(w, "{}{sep}{h}", s.key(v))?;
             }

@@ -231,3 +231,26 @@ fn names_with_spaces_travel_through_csv_and_tab_exports() {
     assert_eq!(sssp["Charles Babbage"], "2.500000000000000e+00");
     assert_eq!(sssp["Ada Lovelace"], "0.000000000000000e+00");
 }
+
+#[test]
+fn an_undirected_store_of_names_lists_each_edge_once_smaller_name_first() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("u.tsv");
+    std::fs::write(&input, "zeta\talpha\nmid\tzeta\nalpha\tmid\nmid\tmid\n").unwrap();
+    let s = d.path().join("s");
+    let s = s.to_str().unwrap();
+    ok(&[
+        "ingest",
+        s,
+        input.to_str().unwrap(),
+        "--keys",
+        "string",
+        "--undirected",
+    ]);
+    assert_eq!(
+        ok(&["export", s]),
+        "alpha\tmid\nalpha\tzeta\nmid\tmid\nmid\tzeta\n"
+    );
+    let tc = ok(&["run", s, "tc"]);
+    assert_eq!(tc.trim(), "1");
+}

@@ -75,6 +75,10 @@ impl Keys {
     pub fn open(medium: &dyn Medium, repair: bool, max_external: Option<u64>) -> Result<Keys> {
         let loaded = file::load(medium)?;
         covers(loaded.set.len(), max_external)?;
+        if repair {
+            // A writer indexes now, so a repeated name stops the open, not a later write.
+            refuse_repeats(&loaded.set)?;
+        }
         let f = file::KeyFile::open(medium, &loaded, repair)?;
         Ok(Keys {
             table: RwLock::new(loaded.set),
@@ -96,6 +100,11 @@ impl Keys {
     /// The number of `name`, if it was ever stored.
     pub fn find(&self, name: &str) -> Option<u64> {
         self.table.read().unwrap().find(name).map(u64::from)
+    }
+
+    /// `Corrupt` if a name is stored twice (indexes the table if it was not yet).
+    pub fn check_repeats(&self) -> Result<()> {
+        refuse_repeats(&self.table.read().unwrap())
     }
 
     /// The names as they are now, sharing their blocks.
@@ -159,6 +168,16 @@ impl Keys {
             )));
         }
         Ok((numbers, fresh))
+    }
+}
+
+/// `Corrupt` if a name is stored twice (only a writer's bug could do that).
+pub fn refuse_repeats(set: &NameSet) -> Result<()> {
+    match set.repeated() {
+        Some(n) => Err(Error::corrupt(format!(
+            "KEYS: the name {n:?} appears twice"
+        ))),
+        None => Ok(()),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Names per block. Appending to a block a snapshot still holds copies that block only, so
 /// a live snapshot costs an intern at most one block copy.
@@ -67,7 +67,8 @@ impl Names {
             .sum()
     }
 
-    fn push(&mut self, name: &str) {
+    /// Appends a name (unchecked: callers check it).
+    pub(super) fn push(&mut self, name: &str) {
         if self.len.is_multiple_of(BLOCK_NAMES) {
             self.blocks.push(Arc::default());
         }
@@ -101,8 +102,18 @@ impl std::fmt::Debug for Names {
 #[derive(Clone, Default)]
 pub struct NameSet {
     names: Names,
-    index: HashTable<Slot>,
+    /// Built on first use: a reader that only prints names never pays for it (hashing
+    /// Kron24's 5.9 M names took a tenth of a `run`).
+    index: OnceLock<Index>,
     hasher: rustc_hash::FxBuildHasher,
+}
+
+#[derive(Clone, Default)]
+struct Index {
+    table: HashTable<Slot>,
+    /// The first name found twice when the index was built from loaded names (only a
+    /// writer's bug could store one: checksums catch damage).
+    repeated: Option<u32>,
 }
 
 /// An index entry: the name's number and its hash, kept so that growing the table and
@@ -142,10 +153,52 @@ impl NameSet {
         self.names.len == 0
     }
 
-    /// Takes the names out, leaving the set empty.
+    /// A set of `names` (as loaded), indexed on first use.
+    pub fn from_names(names: Names) -> NameSet {
+        NameSet {
+            names,
+            ..NameSet::default()
+        }
+    }
+
+    /// Takes the names out, leaving the set empty (and its index's memory for reuse).
     pub fn take(&mut self) -> Names {
-        self.index.clear();
+        if let Some(i) = self.index.get_mut() {
+            i.table.clear();
+            i.repeated = None;
+        }
         std::mem::take(&mut self.names)
+    }
+
+    /// A name the set holds twice, if any (see [`NameSet::from_names`]); builds the index.
+    pub fn repeated(&self) -> Option<&str> {
+        let r = self.index().repeated?;
+        self.names.get(u64::from(r))
+    }
+
+    fn index(&self) -> &Index {
+        self.index.get_or_init(|| {
+            let mut idx = Index {
+                table: HashTable::with_capacity(self.names.len),
+                repeated: None,
+            };
+            for (i, name) in self.names.iter().enumerate() {
+                let hash = self.hash(name);
+                let found = idx.table.find(wide(hash), |s| {
+                    s.hash == hash && self.names.get(u64::from(s.number)) == Some(name)
+                });
+                if found.is_some() {
+                    idx.repeated.get_or_insert(i as u32);
+                    continue;
+                }
+                let slot = Slot {
+                    number: i as u32,
+                    hash,
+                };
+                idx.table.insert_unique(wide(hash), slot, |s| wide(s.hash));
+            }
+            idx
+        })
     }
 
     #[inline]
@@ -158,7 +211,8 @@ impl NameSet {
     #[inline]
     pub fn find(&self, name: &str) -> Option<u32> {
         let h = self.hash(name);
-        self.index
+        self.index()
+            .table
             .find(wide(h), |s| {
                 s.hash == h && self.names.get(u64::from(s.number)) == Some(name)
             })
@@ -179,14 +233,16 @@ impl NameSet {
         let number = self.names.len as u32;
         let hash = self.hash(name);
         self.names.push(name);
-        self.index
+        let idx = self.index.get_mut().expect("built by find above");
+        idx.table
             .insert_unique(wide(hash), Slot { number, hash }, |s| wide(s.hash));
         Ok((number, true))
     }
 
     /// DRAM the set takes: the names and the index.
     pub fn dram_bytes(&self) -> usize {
-        self.names.dram_bytes() + self.index.capacity() * (std::mem::size_of::<Slot>() + 1)
+        let slots = self.index.get().map_or(0, |i| i.table.capacity());
+        self.names.dram_bytes() + slots * (std::mem::size_of::<Slot>() + 1)
     }
 }
 
@@ -223,6 +279,20 @@ mod tests {
         }
         assert_eq!(s.names().get(n as u64), None);
         assert_eq!(s.find("v-1"), None);
+    }
+
+    #[test]
+    fn a_set_of_loaded_names_indexes_them_on_first_use() {
+        let names: Names = ["a", "b", "c"].into_iter().collect();
+        let mut s = NameSet::from_names(names);
+        assert_eq!(s.find("c"), Some(2));
+        assert_eq!(s.repeated(), None);
+        assert_eq!(s.insert("d").unwrap(), (3, true));
+        assert_eq!(s.insert("a").unwrap(), (0, false));
+        let twice: Names = ["a", "b", "a"].into_iter().collect();
+        let s = NameSet::from_names(twice);
+        assert_eq!(s.repeated(), Some("a"));
+        assert_eq!(s.find("a"), Some(0), "the first number stands");
     }
 
     #[test]

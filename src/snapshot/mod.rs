@@ -161,6 +161,40 @@ impl Snapshot {
         self.names.as_ref()
     }
 
+    /// A number per dense id that orders vertices as their keys do: the external id in an
+    /// integer-keyed store, the rank of the name (bytewise) in a string-keyed one. Sorting
+    /// vertices or edges by it is sorting them by key at the price of integers (comparing
+    /// names reads them from all over memory: sorting Kron24's 5.9 M names that way took
+    /// 13 s of a `run` that printed them).
+    pub fn key_order(&self) -> std::borrow::Cow<'_, [u64]> {
+        use rayon::prelude::*;
+        let Some(names) = &self.names else {
+            return std::borrow::Cow::Borrowed(&self.externals);
+        };
+        // The first 8 bytes, big-endian, settle most comparisons without a second read.
+        let prefix = |n: &str| {
+            let mut b = [0u8; 8];
+            let k = n.len().min(8);
+            b[..k].copy_from_slice(&n.as_bytes()[..k]);
+            u64::from_be_bytes(b)
+        };
+        let mut by_name: Vec<(u64, &str, usize)> = (0..self.n)
+            .into_par_iter()
+            .map(|v| {
+                let n = names
+                    .get(self.externals[v])
+                    .expect("a snapshot's names cover its external ids");
+                (prefix(n), n, v)
+            })
+            .collect();
+        by_name.par_sort_unstable();
+        let mut rank = vec![0u64; self.n];
+        for (r, &(_, _, v)) in by_name.iter().enumerate() {
+            rank[v] = r as u64;
+        }
+        std::borrow::Cow::Owned(rank)
+    }
+
     /// The key of dense id `v`, as the user gave it.
     #[inline]
     pub fn key(&self, v: VertexId) -> Key<'_> {

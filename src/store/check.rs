@@ -123,6 +123,9 @@ fn check_keys(
         }
         Err(e) => p.push(format!("KEYS: {e}")),
     }
+    if let Err(e) = k.check_repeats() {
+        p.push(e.to_string());
+    }
     if let Err(e) = k.check_covers(dict.externals().iter().copied().max()) {
         p.push(e.to_string());
     }

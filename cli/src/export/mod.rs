@@ -79,11 +79,12 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
 fn text(s: &Snapshot) -> evograph::Result<ExitCode> {
     let undirected = s.is_undirected();
     let weighted = s.is_weighted();
+    let order = s.key_order();
     let mut edges: Vec<(VertexId, VertexId, f64)> = (0..s.num_vertices() as VertexId)
         .into_par_iter()
         .fold(Vec::new, |mut acc, v| {
             s.for_each_out_weighted(v, |w, wt| {
-                if !undirected || s.key(v) <= s.key(w) {
+                if !undirected || order[v as usize] <= order[w as usize] {
                     acc.push((v, w, wt));
                 }
             });
@@ -91,12 +92,7 @@ fn text(s: &Snapshot) -> evograph::Result<ExitCode> {
         })
         .flatten()
         .collect();
-    if s.names().is_some() {
-        edges.par_sort_unstable_by(|a, b| (s.key(a.0), s.key(a.1)).cmp(&(s.key(b.0), s.key(b.1))));
-    } else {
-        let ext = s.external_ids();
-        edges.par_sort_unstable_by_key(|e| (ext[e.0 as usize], ext[e.1 as usize]));
-    }
+    edges.par_sort_unstable_by_key(|e| (order[e.0 as usize], order[e.1 as usize]));
     // A name may hold spaces; a tab keeps the columns apart.
     let sep = if s.names().is_some() { '\t' } else { ' ' };
     let stdout = std::io::stdout();

@@ -76,6 +76,12 @@ fn write_tables(
         .into_par_iter()
         .map(|p| g.out_degree(dense(p)) as u64)
         .collect());
+    // An undirected edge is written once, from its endpoint with the smaller key.
+    let order = if s.is_undirected() {
+        s.key_order()
+    } else {
+        std::borrow::Cow::Borrowed(&[][..])
+    };
     let vparts = cut(&vec![1; rows], layout.rows_per_file);
     let eparts = cut(&degrees, layout.rows_per_file);
     let vfiles: Vec<(String, u64)> = vparts
@@ -86,7 +92,7 @@ fn write_tables(
     let efiles: Vec<(String, u64)> = eparts
         .par_iter()
         .enumerate()
-        .map(|(i, r)| write_edges(s, out, i, r.clone(), &dense, layout))
+        .map(|(i, r)| write_edges(s, &order, out, i, r.clone(), &dense, layout))
         .collect::<Result<_>>()?;
     describe(s, out, &vfiles, &efiles, columns)
 }
@@ -299,6 +305,7 @@ fn write_vertices(
 
 fn write_edges(
     s: &Snapshot,
+    order: &[u64],
     out: &Path,
     i: usize,
     range: std::ops::Range<usize>,
@@ -334,7 +341,7 @@ fn write_edges(
             let x = ext[v as usize];
             g.for_each_out_weighted(v, |t, weight| {
                 let y = ext[t as usize];
-                if !undirected || s.key_of_external(x) <= s.key_of_external(y) {
+                if !undirected || order[v as usize] <= order[t as usize] {
                     src.push(x);
                     dst.push(y);
                     if weighted {
