@@ -38,7 +38,7 @@ pub mod types;
 mod wal;
 
 pub use error::{Error, Result};
-pub use keys::{KeyKind, Names, MAX_NAME_BYTES};
+pub use keys::{check_name, KeyKind, Names, MAX_NAME_BYTES};
 pub use snapshot::{GraphView, Key, Snapshot};
 pub use store::{Graph, Options, Verify};
 pub use types::{Durability, Record, VertexId};

@@ -229,9 +229,13 @@ fn print(w: &mut impl Write, s: &Snapshot, kernel: Kernel, values: &Values) -> s
         // Labels and parents of a string-keyed store are printed as the names they are.
         Values::Int(x) if kernel.values_are_vertices() && s.names().is_some() => {
             for v in live {
-                match x[v as usize] {
-                    l if l < 0 => writeln!(w, "{}{sep}{l}", s.key(v))?,
-                    l => writeln!(w, "{}{sep}{}", s.key(v), s.key_of_external(l as u64))?,
+                // -1 (a BFS parent never reached) has no name, and prints as itself.
+                match u64::try_from(x[v as usize])
+                    .ok()
+                    .and_then(|l| s.key_of_external(l))
+                {
+                    Some(l) => writeln!(w, "{}{sep}{l}", s.key(v))?,
+                    None => writeln!(w, "{}{sep}{}", s.key(v), x[v as usize])?,
                 }
             }
         }

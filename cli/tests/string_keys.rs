@@ -254,3 +254,40 @@ fn an_undirected_store_of_names_lists_each_edge_once_smaller_name_first() {
     let tc = ok(&["run", s, "tc"]);
     assert_eq!(tc.trim(), "1");
 }
+
+#[test]
+fn hashtags_are_names_and_lone_hashes_are_comments() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("tags.tsv");
+    std::fs::write(
+        &input,
+        "# hashtag co-occurrence\n#rust\t#python\n#\talso a comment\n%d\tformat\n#python\t%d\n",
+    )
+    .unwrap();
+    let s = d.path().join("s");
+    let s = s.to_str().unwrap();
+    ok(&["ingest", s, input.to_str().unwrap(), "--keys", "string"]);
+    let text = ok(&["export", s]);
+    assert_eq!(text, "#python\t%d\n#rust\t#python\n%d\tformat\n");
+    // The export reads back whole.
+    let back = d.path().join("back.tsv");
+    std::fs::write(&back, &text).unwrap();
+    let s2 = d.path().join("s2");
+    let s2 = s2.to_str().unwrap();
+    ok(&["ingest", s2, back.to_str().unwrap(), "--keys", "string"]);
+    assert_eq!(ok(&["export", s2]), text);
+
+    // An update stream taken for an edge list is refused, not read as vertices "+" and "-".
+    let ops = d.path().join("v.txt");
+    std::fs::write(&ops, "+ alpha\n+ beta\n- alpha\n").unwrap();
+    let fresh = d.path().join("fresh");
+    let e = refused(&[
+        "ingest",
+        fresh.to_str().unwrap(),
+        ops.to_str().unwrap(),
+        "--keys",
+        "string",
+    ]);
+    assert!(e.contains("--format ops"), "{e}");
+    assert!(!fresh.exists());
+}

@@ -146,6 +146,9 @@ impl NameBuf {
                 "{what}[{i}] is a name of {bytes} bytes, longer than the {MAX_NAME_BYTES} allowed"
             )));
         }
+        // The library's other rules (no tabs, line breaks or NUL; no space at either end).
+        evograph::check_name(&self.text[start..])
+            .map_err(|m| PyValueError::new_err(format!("{what}[{i}]: {m}")))?;
         self.ends.push(self.text.len());
         Ok(())
     }

@@ -157,7 +157,8 @@ pub struct TextOptions {
     pub header: bool,
     /// Vertex fields are unsigned integers ([`KeyKind::U64`]) or names taken as they stand
     /// ([`KeyKind::String`]: any UTF-8 without the field separator, up to 65,535 bytes;
-    /// a header line then must be announced, as it would read as an edge).
+    /// a header line then must be announced, as it would read as an edge; a comment line
+    /// starts with a `#` that stands alone, so `#rust` and `%d` are names).
     pub keys: KeyKind,
 }
 

@@ -2,7 +2,9 @@
 
 use super::detect::first_data_line;
 use super::ids::Ids;
-use super::lines::{fields, parse_weight, quick_pair, trim_start, Fields, LineReader, DEFAULT_BUF};
+use super::lines::{
+    fields, parse_weight, quick_pair, show, trim_start, Fields, LineReader, DEFAULT_BUF,
+};
 use super::text::{LineParser, TextSource};
 use super::{RecordSource, SourceInfo, TextOptions};
 use crate::error::Result;
@@ -73,7 +75,7 @@ impl LineParser for EdgeLineParser {
             }
         }
         let line = trim_start(line);
-        if matches!(line.first(), None | Some(b'#' | b'%')) {
+        if self.is_comment(line) {
             return Ok(());
         }
         if std::mem::take(&mut self.header) {
@@ -92,6 +94,18 @@ impl LineParser for EdgeLineParser {
 }
 
 impl EdgeLineParser {
+    /// Whether `line` (trimmed at the start) is blank or a comment. With integer ids a
+    /// comment starts with `#` or `%`; with names, `#` must stand alone (followed by a
+    /// space, a tab or the line's end), so that `#rust` and `%d` stay vertex names.
+    fn is_comment(&self, line: &[u8]) -> bool {
+        match line {
+            [] => true,
+            [b'#' | b'%', ..] if self.ids.is_u64() => true,
+            [b'#'] | [b'#', b' ' | b'\t', ..] => true,
+            _ => false,
+        }
+    }
+
     fn parse_edge(
         &mut self,
         line: &[u8],
@@ -101,6 +115,12 @@ impl EdgeLineParser {
         let Some(src) = cols.next() else {
             return Ok(()); // unreachable after trim_start, but a blank line is never an error
         };
+        if !self.ids.is_u64() && matches!(src, b"+" | b"-") {
+            return Err(format!(
+                "a vertex named '{}' makes this line read like an update ('+ u v'): for an ops stream pass --format ops",
+                show(src)
+            ));
+        }
         let src = self.ids.id(src, "source id")?;
         let dst = match cols.next() {
             Some(d) => self.ids.id(d, "destination id")?,

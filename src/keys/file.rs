@@ -113,33 +113,59 @@ pub struct KeyFile {
     /// then could lose the file with names a later log block uses. The first append of
     /// each handle syncs the directory.
     dir_synced: bool,
+    /// An append failed: what reached the file is unknown, so no later append may trust
+    /// `len` (entries of the failed one could verify behind a shorter one).
+    failed: bool,
 }
 
 impl KeyFile {
-    /// The file as [`load`] left it: appends go after its `valid_bytes`. With `repair`, a
-    /// torn tail past them is cut now (durably), so a later append cannot leave old bytes
-    /// behind a shorter entry.
+    /// The file as [`load`] left it: appends go after its `valid_bytes`. With `repair` (a
+    /// writer), a torn tail past them is cut now (durably), so a later append cannot leave
+    /// old bytes behind a shorter entry, and the directory is synced: the handle that
+    /// created the file may have died before it did, and this handle may add no name of its
+    /// own while its log blocks use the names there.
     pub fn open(medium: &dyn Medium, loaded: &Loaded, repair: bool) -> Result<KeyFile> {
         let seg = if medium.exists(FILE) {
             Some(medium.open(FILE)?)
         } else {
             None
         };
-        if let Some(s) = &seg {
-            if repair && loaded.file_bytes > loaded.valid_bytes {
+        let mut dir_synced = false;
+        if let (Some(s), true) = (&seg, repair) {
+            if loaded.file_bytes > loaded.valid_bytes {
                 s.set_len(loaded.valid_bytes)?;
                 s.persist()?;
             }
+            medium.sync_dir()?;
+            dir_synced = true;
         }
         Ok(KeyFile {
             seg,
             len: loaded.valid_bytes,
-            dir_synced: false,
+            dir_synced,
+            failed: false,
         })
     }
 
     /// Appends `names`, numbered from `first`, and makes them durable.
     pub fn append<'a>(
+        &mut self,
+        medium: &dyn Medium,
+        first: u64,
+        names: impl IntoIterator<Item = &'a str>,
+    ) -> Result<()> {
+        if self.failed {
+            return Err(Error::Poisoned(
+                "an earlier write to KEYS failed; reopen the store".into(),
+            ));
+        }
+        let res = self.write(medium, first, names);
+        // A bad name is refused before anything is written; any other error came from I/O.
+        self.failed = res.as_ref().is_err_and(|e| !matches!(e, Error::Invalid(_)));
+        res
+    }
+
+    fn write<'a>(
         &mut self,
         medium: &dyn Medium,
         first: u64,
@@ -151,6 +177,7 @@ impl KeyFile {
             buf.extend_from_slice(&[0u8; 8]);
         }
         for (i, name) in names.into_iter().enumerate() {
+            // Callers check names first (`Keys::intern`); a bad one here writes nothing.
             check_name(name).map_err(Error::Invalid)?;
             buf.extend_from_slice(&(name.len() as u32).to_le_bytes());
             buf.extend_from_slice(&checksum(first + i as u64, name.as_bytes()).to_le_bytes());

@@ -19,7 +19,7 @@ mod file;
 mod names;
 
 pub use file::FILE;
-pub use names::{NameSet, Names, MAX_NAMES, MAX_NAME_BYTES};
+pub use names::{check_name, NameSet, Names, MAX_NAMES, MAX_NAME_BYTES};
 
 use crate::medium::Medium;
 use crate::{Error, Result};

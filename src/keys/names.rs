@@ -29,6 +29,8 @@ struct Block {
 pub struct Names {
     blocks: Vec<Arc<Block>>,
     len: usize,
+    /// The first name too long to store (position, bytes), when built from an iterator.
+    too_long: Option<(usize, usize)>,
 }
 
 impl Names {
@@ -59,6 +61,16 @@ impl Names {
         (0..self.len as u64).map(|i| self.get(i).expect("in range"))
     }
 
+    /// An error naming the first name that was too long to keep, if one was given.
+    pub fn check(&self) -> Result<(), String> {
+        match self.too_long {
+            Some((i, bytes)) => Err(format!(
+                "name {i} of the batch has {bytes} bytes, more than the {MAX_NAME_BYTES} allowed"
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// DRAM the names take.
     pub fn dram_bytes(&self) -> usize {
         self.blocks
@@ -80,12 +92,20 @@ impl Names {
 }
 
 /// Names in the order given (repeats allowed): a batch for [`crate::Graph::submit_named`]
-/// built by hand, whose records give positions in it.
+/// built by hand, whose records give positions in it. A name longer than
+/// [`MAX_NAME_BYTES`] is not stored (its place holds an empty name) and makes
+/// `submit_named` refuse the batch, saying which it was.
 impl<S: AsRef<str>> FromIterator<S> for Names {
     fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Names {
         let mut n = Names::default();
         for s in iter {
-            n.push(s.as_ref());
+            let s = s.as_ref();
+            if s.len() > MAX_NAME_BYTES {
+                n.too_long.get_or_insert((n.len, s.len()));
+                n.push("");
+            } else {
+                n.push(s);
+            }
         }
         n
     }
@@ -105,7 +125,9 @@ pub struct NameSet {
     /// Built on first use: a reader that only prints names never pays for it (hashing
     /// Kron24's 5.9 M names took a tenth of a `run`).
     index: OnceLock<Index>,
-    hasher: rustc_hash::FxBuildHasher,
+    /// Seeded per process (foldhash), so names chosen to collide cannot be prepared in
+    /// advance to make the index probe long chains.
+    hasher: hashbrown::DefaultHashBuilder,
 }
 
 #[derive(Clone, Default)]
@@ -246,10 +268,25 @@ impl NameSet {
     }
 }
 
-/// Whether `name` may be a vertex name: not empty and at most [`MAX_NAME_BYTES`] long.
+/// Whether `name` may be a vertex name: 1 to [`MAX_NAME_BYTES`] bytes, without tabs,
+/// line breaks or NUL, and not beginning or ending with a space. Every name then reads back
+/// exactly from the tab-separated text that `export` and `run` print.
 pub fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("a vertex name may not be empty".into());
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| matches!(c, '\t' | '\n' | '\r' | '\0'))
+    {
+        return Err(format!(
+            "the vertex name {name:?} holds {c:?}: names may not hold tabs, line breaks or NUL"
+        ));
+    }
+    if name.starts_with(' ') || name.ends_with(' ') {
+        return Err(format!(
+            "the vertex name {name:?} begins or ends with a space (text inputs trim them)"
+        ));
     }
     if name.len() > MAX_NAME_BYTES {
         return Err(format!(
@@ -315,5 +352,15 @@ mod tests {
         assert!(s.insert(&long[1..]).is_ok());
         assert!(s.insert("ünïcødé 名前").is_ok());
         assert_eq!(s.len(), 2);
+        for bad in ["a\tb", "a\nb", "a\rb", "a\0b", " a", "a "] {
+            assert!(s.insert(bad).is_err(), "{bad:?}");
+        }
+        let huge = "y".repeat(1 << 20);
+        let n: Names = ["a", huge.as_str(), "z"].into_iter().collect();
+        assert_eq!(n.get(2), Some("z"));
+        assert!(n
+            .check()
+            .unwrap_err()
+            .contains("name 1 of the batch has 1048576 bytes"));
     }
 }

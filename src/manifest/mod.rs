@@ -28,6 +28,11 @@ const MAGIC: &[u8; 8] = b"EVGMANI1";
 /// Store format version written by this build.
 pub const FORMAT_VERSION: u32 = 1;
 
+/// The format of a store keyed by names (`keys: "string"`): version 1 plus `KEYS`. Its own
+/// number makes builds from before names refuse such a store instead of reading its name
+/// numbers as integer ids.
+pub const FORMAT_VERSION_KEYS: u32 = 2;
+
 /// A live run as the manifest names it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunRef {
@@ -251,9 +256,14 @@ impl Manifest {
                 why.join("; ")
             )));
         };
-        if root.format_version != FORMAT_VERSION {
+        let want = if root.keys == "string" {
+            FORMAT_VERSION_KEYS
+        } else {
+            FORMAT_VERSION
+        };
+        if root.format_version != want {
             return Err(Error::corrupt(format!(
-                "store format {} is not supported by this build (format {FORMAT_VERSION})",
+                "store format {} is not supported by this build (format {FORMAT_VERSION}, {FORMAT_VERSION_KEYS} with names)",
                 root.format_version
             )));
         }

@@ -198,19 +198,18 @@ impl Snapshot {
     /// The key of dense id `v`, as the user gave it.
     #[inline]
     pub fn key(&self, v: VertexId) -> Key<'_> {
-        self.key_of_external(self.externals[v as usize])
+        let ext = self.externals[v as usize];
+        self.key_of_external(ext)
+            .expect("a snapshot's names cover its external ids")
     }
 
     /// The key of external id `ext` (for kernel outputs that are vertices, such as
-    /// component labels).
+    /// component labels); `None` in a string-keyed store if no name has that number.
     #[inline]
-    pub fn key_of_external(&self, ext: u64) -> Key<'_> {
+    pub fn key_of_external(&self, ext: u64) -> Option<Key<'_>> {
         match &self.names {
-            Some(n) => Key::Name(
-                n.get(ext)
-                    .expect("a snapshot's names cover its external ids"),
-            ),
-            None => Key::Id(ext),
+            Some(n) => n.get(ext).map(Key::Name),
+            None => Some(Key::Id(ext)),
         }
     }
 

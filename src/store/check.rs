@@ -106,7 +106,7 @@ fn check_run(r: &Run, space: u64, retire: Retire, gone: &mut bool) -> Vec<String
 fn check_keys(
     k: &crate::keys::Keys,
     medium: &Arc<dyn crate::medium::Medium>,
-    dict: &crate::dict::Dict,
+    max_external: Option<u64>,
 ) -> Vec<String> {
     let mut p = Vec::new();
     let names = k.names();
@@ -126,7 +126,7 @@ fn check_keys(
     if let Err(e) = k.check_repeats() {
         p.push(e.to_string());
     }
-    if let Err(e) = k.check_covers(dict.externals().iter().copied().max()) {
+    if let Err(e) = k.check_covers(max_external) {
         p.push(e.to_string());
     }
     p
@@ -155,8 +155,10 @@ impl Inner {
             }
         }
         if let Some(k) = &self.keys {
-            rep.problems
-                .extend(check_keys(k, &self.medium, &self.dict.read().unwrap()));
+            // Key locks are never taken under a store lock: read what the dictionary
+            // needs first.
+            let max = self.dict.read().unwrap().externals().iter().copied().max();
+            rep.problems.extend(check_keys(k, &self.medium, max));
         }
         let snap = self.snapshot()?;
         let space = snap.num_vertices() as u64;

@@ -458,6 +458,7 @@ impl Inner {
     /// [`Graph::submit_named`]).
     fn resolve_names(&self, records: &[Record], names: &Names) -> Result<Vec<Record>> {
         let keys = self.string_keys()?;
+        names.check().map_err(Error::Invalid)?;
         let mut inserted = vec![false; names.len()];
         let mut mark = |i: u64| -> Result<()> {
             *inserted.get_mut(i as usize).ok_or_else(|| {

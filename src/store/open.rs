@@ -293,6 +293,9 @@ fn load_manifest(path: &Path, medium: &dyn Medium, opts: &Options) -> Result<Man
     r.logged = opts.durability != Durability::None;
     r.durability = Some(opts.durability.to_string());
     r.keys = opts.keys.unwrap_or_default().as_str().into();
+    if r.keys == "string" {
+        r.format_version = manifest::FORMAT_VERSION_KEYS;
+    }
     Manifest::create(medium, r)
 }
 

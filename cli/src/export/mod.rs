@@ -77,29 +77,47 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
 
 /// Prints every edge, sorted by (src, dst) keys.
 fn text(s: &Snapshot) -> evograph::Result<ExitCode> {
-    let undirected = s.is_undirected();
-    let weighted = s.is_weighted();
     let order = s.key_order();
-    let mut edges: Vec<(VertexId, VertexId, f64)> = (0..s.num_vertices() as VertexId)
+    let undirected = s.is_undirected();
+    // Sorting by the keys held inline, not looked up per comparison (four random reads
+    // each: ten times slower at 40 M edges).
+    let mut edges: Vec<(u64, u64, f64)> = (0..s.num_vertices() as VertexId)
         .into_par_iter()
         .fold(Vec::new, |mut acc, v| {
             s.for_each_out_weighted(v, |w, wt| {
-                if !undirected || order[v as usize] <= order[w as usize] {
-                    acc.push((v, w, wt));
+                let (x, y) = (order[v as usize], order[w as usize]);
+                if !undirected || x <= y {
+                    acc.push((x, y, wt));
                 }
             });
             acc
         })
         .flatten()
         .collect();
-    edges.par_sort_unstable_by_key(|e| (order[e.0 as usize], order[e.1 as usize]));
+    edges.par_sort_unstable_by_key(|e| (e.0, e.1));
+    let weighted = s.is_weighted();
+    // With names, `order` holds ranks: the vertex of each rank gives its name back.
+    let by_rank: Vec<VertexId> = match s.names() {
+        Some(_) => {
+            let mut inv = vec![0; order.len()];
+            for (v, &r) in order.iter().enumerate() {
+                inv[r as usize] = v as VertexId;
+            }
+            inv
+        }
+        None => Vec::new(),
+    };
+    let key = |x: u64| match s.names() {
+        Some(_) => s.key(by_rank[x as usize]),
+        None => evograph::Key::Id(x),
+    };
     // A name may hold spaces; a tab keeps the columns apart.
     let sep = if s.names().is_some() { '\t' } else { ' ' };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
     let res = (|| {
         for (x, y, w) in edges {
-            let (x, y) = (s.key(x), s.key(y));
+            let (x, y) = (key(x), key(y));
             if weighted {
                 writeln!(out, "{x}{sep}{y}{sep}{w}")?;
             } else {
