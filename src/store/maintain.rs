@@ -62,45 +62,48 @@ impl Inner {
         Ok(())
     }
 
-    /// Seals the oldest frozen memtable into a committed run file; whether there was one.
+    /// Seals the oldest frozen memtable into a committed run file (committing runs sealed
+    /// into DRAM by snapshots first); whether anything was committed.
     ///
     /// The memtable is written to its run file under the seal lock, then persisted and
     /// committed after the lock is released: a snapshot waiting for the seal lock waits for
     /// the writing, never for the `fdatasync`. `maint` is held throughout, so no commit can
     /// name the run before it is durable.
     fn seal_next_file(&self) -> Result<bool> {
-        loop {
-            let mut m = self.maint.lock().unwrap();
-            // Runs sealed into DRAM for snapshots are older than every frozen memtable, and
-            // the manifest lists runs in order: they are committed first.
-            self.flush_dram(&mut m)?;
-            let (run, unpersisted) = {
-                let _g = self.seal_lock.lock().unwrap();
-                if self.has_dram_runs() {
-                    continue; // a snapshot sealed more in between
-                }
-                let Some((f, older)) = self.oldest_frozen()? else {
-                    return Ok(false);
-                };
-                let mem = self.take_frozen(&f)?;
-                let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
-                let (run, unpersisted) = self
-                    .pool
-                    .install(|| mem.seal_to_file(&older, id, &self.medium))
-                    .inspect_err(|e| self.poison(e))?;
-                let run = Arc::new(run);
-                self.publish_sealed(&f, run.clone());
-                (run, unpersisted)
+        let mut m = self.maint.lock().unwrap();
+        // Runs sealed into DRAM for snapshots are older than every frozen memtable, and
+        // the manifest lists runs in order: they are committed first.
+        self.flush_dram(&mut m)?;
+        let (run, unpersisted) = {
+            let _g = self.seal_lock.lock().unwrap();
+            if self.has_dram_runs() {
+                // A snapshot sealed more in between. Report progress instead of looping
+                // here: the caller merges levels before coming back, and a writer that
+                // snapshots after every batch kept this loop busy while level 0 grew
+                // unmerged past what a manifest slot can list.
+                return Ok(true);
+            }
+            let Some((f, older)) = self.oldest_frozen()? else {
+                return Ok(false);
             };
-            self.run_bytes
-                .flushed
-                .fetch_add(run.header.file_len, Ordering::Relaxed);
-            unpersisted
-                .persist()
-                .and_then(|()| self.commit_flushed(&mut m, &run, None))
+            let mem = self.take_frozen(&f)?;
+            let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
+            let (run, unpersisted) = self
+                .pool
+                .install(|| mem.seal_to_file(&older, id, &self.medium))
                 .inspect_err(|e| self.poison(e))?;
-            return Ok(true);
-        }
+            let run = Arc::new(run);
+            self.publish_sealed(&f, run.clone());
+            (run, unpersisted)
+        };
+        self.run_bytes
+            .flushed
+            .fetch_add(run.header.file_len, Ordering::Relaxed);
+        unpersisted
+            .persist()
+            .and_then(|()| self.commit_flushed(&mut m, &run, None))
+            .inspect_err(|e| self.poison(e))?;
+        Ok(true)
     }
 
     /// The oldest frozen memtable and the runs older than it, verified: its seal resolves
@@ -243,18 +246,21 @@ impl Inner {
 
     /// Writes sealed in-DRAM runs to files, oldest first, committing each.
     fn flush_dram(&self, m: &mut Maint) -> Result<()> {
-        loop {
-            let dram = {
-                let st = self.state.lock().unwrap();
-                st.runs.iter().find(|r| r.in_dram()).cloned()
-            };
-            let Some(r) = dram else { return Ok(()) };
+        // Only the runs sealed before this call: snapshots may keep sealing more, and
+        // flushing until none were left never ended for a writer that took a snapshot after
+        // every batch (no merge ran meanwhile, and level 0 outgrew the manifest).
+        let pending: Vec<Arc<Run>> = {
+            let st = self.state.lock().unwrap();
+            st.runs.iter().filter(|r| r.in_dram()).cloned().collect()
+        };
+        for r in pending {
             let file_run = Arc::new(run::file::write(&r, &self.medium)?);
             self.run_bytes
                 .flushed
                 .fetch_add(file_run.header.file_len, Ordering::Relaxed);
             self.commit_flushed(m, &file_run, Some(&r))?;
         }
+        Ok(())
     }
 
     /// The commit point of a flush: the dictionary entries the run needs are made durable,

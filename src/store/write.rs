@@ -39,7 +39,21 @@ fn set_deleted(bits: &mut Arc<Vec<u64>>, v: VertexId, del: bool) {
     }
 }
 
+/// Frozen memtables and runs sealed into DRAM (a snapshot seals what it reads) waiting to
+/// become run files, past which writers wait for the flusher: each becomes a run file with
+/// an `fdatasync` of its own, and a writer that snapshots after every small batch makes
+/// them faster than that.
+const MAX_PENDING_RUNS: usize = 64;
+
+fn pending_runs(st: &super::State) -> usize {
+    st.frozen.len() + st.runs.iter().filter(|r| r.in_dram()).count()
+}
+
 impl Inner {
+    fn pending_runs(&self) -> usize {
+        pending_runs(&self.state.lock().unwrap())
+    }
+
     pub(super) fn submit(&self, recs: &[Record]) -> Result<Ticket> {
         self.check_poisoned()?;
         if self.opts.read_only {
@@ -61,10 +75,13 @@ impl Inner {
         };
         w.next_lsn = end;
         w.mem.max_lsn = end;
-        if w.mem.bytes() >= self.freeze_bytes() {
+        let full = w.mem.bytes() >= self.freeze_bytes();
+        if full {
             self.freeze_locked(&mut w);
-            // Wait without the writer lock: snapshots need it, and the wait is for flushes.
-            drop(w);
+        }
+        // Wait without the writer lock: snapshots need it, and the wait is for flushes.
+        drop(w);
+        if full || self.pending_runs() > MAX_PENDING_RUNS {
             self.backpressure()?;
         }
         Ok(Ticket(end))
@@ -353,9 +370,8 @@ impl Inner {
                     .filter(|r| r.in_dram())
                     .map(|r| r.bytes() as usize)
                     .sum::<usize>();
-            if pending <= limit
-                || st.frozen.len() + st.runs.iter().filter(|r| r.in_dram()).count() <= 1
-            {
+            let runs = pending_runs(&st);
+            if (pending <= limit || runs <= 1) && runs <= MAX_PENDING_RUNS {
                 return Ok(());
             }
             self.check_poisoned()?;
