@@ -33,6 +33,10 @@ pub const FORMAT_VERSION: u32 = 1;
 /// numbers as integer ids.
 pub const FORMAT_VERSION_KEYS: u32 = 2;
 
+/// The format of a store whose runs are compressed (`compression: "packed"`), keyed either
+/// way: builds from before compression refuse it instead of failing on its first run.
+pub const FORMAT_VERSION_PACKED: u32 = 3;
+
 /// A live run as the manifest names it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunRef {
@@ -91,6 +95,26 @@ pub struct Root {
     /// (external ids number the names in `KEYS`). Absent means "u64".
     #[serde(default = "default_keys")]
     pub keys: String,
+    /// How runs store neighbor lists: "none" or "packed". Absent means "none".
+    #[serde(default = "default_compression")]
+    pub compression: String,
+}
+
+fn default_compression() -> String {
+    "none".into()
+}
+
+impl Root {
+    /// The format version a root with these options must carry.
+    pub fn expected_format(&self) -> u32 {
+        if self.compression != "none" {
+            FORMAT_VERSION_PACKED
+        } else if self.keys == "string" {
+            FORMAT_VERSION_KEYS
+        } else {
+            FORMAT_VERSION
+        }
+    }
 }
 
 fn default_keys() -> String {
@@ -124,6 +148,7 @@ impl Root {
             logged: true,
             durability: None,
             keys: default_keys(),
+            compression: default_compression(),
         }
     }
 }
@@ -256,14 +281,9 @@ impl Manifest {
                 why.join("; ")
             )));
         };
-        let want = if root.keys == "string" {
-            FORMAT_VERSION_KEYS
-        } else {
-            FORMAT_VERSION
-        };
-        if root.format_version != want {
+        if root.format_version != root.expected_format() {
             return Err(Error::corrupt(format!(
-                "store format {} is not supported by this build (format {FORMAT_VERSION}, {FORMAT_VERSION_KEYS} with names)",
+                "store format {} is not supported by this build (format {FORMAT_VERSION}, {FORMAT_VERSION_KEYS} with names, {FORMAT_VERSION_PACKED} compressed)",
                 root.format_version
             )));
         }

@@ -144,6 +144,7 @@ impl Memtable {
             vertex_space: self.vertex_space as u64,
             weighted: self.weighted,
             part_shift: 0,
+            compression: crate::store::Compression::None,
         }
     }
 
@@ -153,15 +154,20 @@ impl Memtable {
         seal::seal(self, older, meta)
     }
 
-    /// Seals the memtable straight into run file `id`, resolved against `older`: written in
-    /// full, durable once the returned [`Unpersisted`] is persisted.
+    /// Seals the memtable straight into run file `id`, resolved against `older`, its lists
+    /// stored as `compression` says: written in full, durable once the returned
+    /// [`Unpersisted`] is persisted.
     pub fn seal_to_file(
         self,
         older: &[Arc<Run>],
         id: u64,
         medium: &Arc<dyn crate::medium::Medium>,
+        compression: crate::store::Compression,
     ) -> crate::Result<(Run, crate::run::file::Unpersisted)> {
-        let meta = self.meta(id);
+        let meta = RunMeta {
+            compression,
+            ..self.meta(id)
+        };
         seal::seal_to_file(self, older, meta, medium)
     }
 }

@@ -49,7 +49,7 @@ pub(super) fn seal_to_file(
 ) -> Result<(Run, Unpersisted)> {
     let space = meta.vertex_space;
     let vops = last_vertex_ops(&m.vertex_ops);
-    let mut w = RunWriter::create(medium, meta.id)?;
+    let mut w = RunWriter::create(medium, meta.id, meta.compression)?;
     let mut built = Vec::new();
     let dirs = if m.undirected {
         vec![(m.out, Dir::Out)]
@@ -60,7 +60,7 @@ pub(super) fn seal_to_file(
         let mut ix = IndexBuilder::new(space);
         seal_dir(blocks, older, d, m.weighted, |parts| {
             for p in &parts {
-                w.put_adds(&p.adds, &p.wts)?;
+                w.put_part(p)?;
                 ix.add(p);
             }
             Ok(())
@@ -109,7 +109,8 @@ fn seal_block(b: usize, blk: &BlockLog, older: &[Arc<Run>], d: Dir, weighted: bo
     let mut adds = Vec::new();
     let mut addw = Vec::new();
     let mut tombs = Vec::new();
-    let mut prior: Vec<(&[VertexId], &[VertexId])> = Vec::with_capacity(older.len());
+    // Older runs holding v, each with v's index there.
+    let mut prior: Vec<(&DirData, usize)> = Vec::with_capacity(older.len());
     let grouped = blk.by_vertex();
     // Older runs that can hold the block's vertices (not other partitions' runs), newest
     // first, each with a cursor into its index: vertices come in increasing order, so each
@@ -135,7 +136,7 @@ fn seal_block(b: usize, blk: &BlockLog, older: &[Arc<Run>], d: Dir, weighted: bo
             let (next, hit) = dd.seek(*at, v);
             *at = next;
             if let Some(i) = hit {
-                prior.push((dd.adds_at(i), dd.tombs_at(i)));
+                prior.push((dd, i));
             }
         }
         // Common case, inserts of a vertex no older run holds (unweighted): sort and dedup
@@ -163,10 +164,11 @@ fn seal_block(b: usize, blk: &BlockLog, older: &[Arc<Run>], d: Dir, weighted: bo
         // Whether x was an edge before this memtable: the newest run that mentions it
         // decides (an add there means yes, even beside a tombstone: a weight update).
         let existed = |x: VertexId| {
-            for &(a, t) in &prior {
-                if a.binary_search(&x).is_ok() {
+            for &(dd, i) in &prior {
+                if dd.position_at(i, x).is_some() {
                     return true;
                 }
+                let t = dd.tombs_at(i);
                 if !t.is_empty() && t.binary_search(&x).is_ok() {
                     return false;
                 }

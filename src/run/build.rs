@@ -63,6 +63,21 @@ impl DirPart {
     pub fn is_empty(&self) -> bool {
         self.vids.is_empty()
     }
+
+    /// Each pushed vertex's neighbors and their weights (empty when unweighted), in order.
+    pub fn lists(&self) -> impl Iterator<Item = (&[VertexId], &[f64])> {
+        let mut at = 0usize;
+        self.counts.iter().map(move |&c| {
+            let r = at..at + c as usize;
+            at = r.end;
+            let w = if self.wts.is_empty() {
+                &[][..]
+            } else {
+                &self.wts[r.clone()]
+            };
+            (&self.adds[r], w)
+        })
+    }
 }
 
 /// The index of one direction, built from parts in vertex order.
@@ -221,6 +236,7 @@ impl IndexBuilder {
             toffs: Sec::owned(toffs),
             tombs: Sec::owned(self.tombs),
             n_adds: self.n_adds,
+            packed: None,
         }
     }
 }
@@ -329,6 +345,8 @@ pub struct RunMeta {
     /// Partition shift: 0 for a run of any vertices, else the run holds the partition
     /// ending at `vertex_space` (see [`super::format::RunHeader::span`]).
     pub part_shift: u32,
+    /// How a run file stores the lists (DRAM runs are always plain).
+    pub compression: crate::store::Compression,
 }
 
 /// The header of a run with these directions and vertex states.
@@ -384,6 +402,7 @@ pub fn finish(meta: RunMeta, out: DirData, inn: Option<DirData>, vertex_ops: Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::{Compression, Verify};
 
     fn parts() -> Vec<DirPart> {
         let mut a = DirPart::default();
@@ -412,19 +431,29 @@ mod tests {
             vertex_space: space,
             weighted: false,
             part_shift: 0,
+            compression: Compression::None,
         };
         let run = finish(meta, out, None, vec![top | crate::batch::DEL]);
-        let medium: std::sync::Arc<dyn Medium> = std::sync::Arc::new(MemoryMedium::new());
-        let back = crate::run::file::write(&run, &medium).unwrap();
-        back.verify().unwrap();
-        assert_eq!(back.out.adds(3), &[top]);
-        assert_eq!(back.out.adds(top), &[0, 3, top - 1]);
-        assert_eq!(back.out.tombs(top), &[7]);
-        assert_eq!(back.vertex_ops.get(), &[top | crate::batch::DEL]);
-        assert_eq!(
-            back.header.flags & super::super::format::WIDE_IDS != 0,
-            crate::types::ID_WIDTH == 64
-        );
+        for c in [Compression::None, Compression::Packed] {
+            let medium: std::sync::Arc<dyn Medium> = std::sync::Arc::new(MemoryMedium::new());
+            let written = crate::run::file::write(&run, &medium, c).unwrap();
+            assert_eq!(written.header.is_packed(), c == Compression::Packed);
+            // Read back from the medium, checked as a reader of another process would.
+            let back = crate::run::file::open(&medium, &Run::file_name(1), Verify::AtOpen).unwrap();
+            let d = &back.out;
+            let mut buf = Vec::new();
+            let i = |v| d.index_of(v).unwrap();
+            assert_eq!(d.adds_into(i(3), &mut buf), &[top]);
+            assert_eq!(d.adds_into(i(top), &mut buf), &[0, 3, top - 1]);
+            assert_eq!(d.position_at(i(top), top - 1), Some(2));
+            assert_eq!(d.position_at(i(top), 4), None);
+            assert_eq!(back.out.tombs(top), &[7]);
+            assert_eq!(back.vertex_ops.get(), &[top | crate::batch::DEL]);
+            assert_eq!(
+                back.header.flags & super::super::format::WIDE_IDS != 0,
+                crate::types::ID_WIDTH == 64
+            );
+        }
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! writes the indexes, the checksum table and finally the header, and persists the file:
 //! this is where a run's bytes become durable.
 
-use super::build::{self, RunMeta};
-use super::format::{self, RunHeader, CRC_BLOCK, HAS_IN, HEADER_LEN, IN_DENSE, OUT_DENSE};
-use super::{DirData, Run, RunFile, Sec};
+use super::build::{self, DirPart, RunMeta};
+use super::format::{self, RunHeader, CRC_BLOCK, HAS_IN, IN_DENSE, OUT_DENSE};
+use super::{packed, DirData, Packed, PackedIndex, Run, RunFile, Sec};
+use crate::store::Compression;
 use crate::medium::{Mapped, Medium, SegmentFile};
 use crate::types::{VertexId, ID_BYTES};
 use crate::{Error, Result};
@@ -29,25 +30,101 @@ pub struct RunWriter {
     dir: usize,
     /// Weights of the current direction, written after its neighbor ids.
     wts: Vec<f64>,
+    compression: Compression,
+    /// Packed runs: where the current direction's streams started in the file.
+    dir_start: u64,
+    /// Packed runs: the end of each non-empty stream, relative to its direction's start.
+    ends: [Vec<u64>; 2],
+    /// Packed runs: each direction's stream bytes.
+    packed_len: [u64; 2],
+    /// Packed runs: streams encoded but not yet written.
+    buf: Vec<u8>,
 }
 
 impl RunWriter {
-    /// Starts the file of run `id`.
-    pub fn create(medium: &Arc<dyn Medium>, id: u64) -> Result<RunWriter> {
+    /// Starts the file of run `id`, its neighbor lists stored as `compression` says.
+    pub fn create(
+        medium: &Arc<dyn Medium>,
+        id: u64,
+        compression: Compression,
+    ) -> Result<RunWriter> {
         let name = Run::file_name(id);
         let seg = medium.create(&name)?;
+        let at = match compression {
+            Compression::None => format::HEADER_LEN,
+            Compression::Packed => format::PACKED_HEADER_LEN,
+        } as u64;
         Ok(RunWriter {
             medium: medium.clone(),
             name,
             seg,
-            at: HEADER_LEN as u64,
+            at,
             crc: 0,
             fill: 0,
             crcs: Vec::new(),
             adds: [0; 2],
             dir: 0,
             wts: Vec::new(),
+            compression,
+            dir_start: at,
+            ends: [Vec::new(), Vec::new()],
+            packed_len: [0; 2],
+            buf: Vec::new(),
         })
+    }
+
+    /// Appends the lists of a part of the current direction (vertices ascending, after
+    /// those already put).
+    pub fn put_part(&mut self, p: &DirPart) -> Result<()> {
+        match self.compression {
+            Compression::None => self.put_adds(&p.adds, &p.wts),
+            Compression::Packed => {
+                for (adds, wts) in p.lists() {
+                    self.put_list(adds, wts);
+                }
+                self.flush_buf()
+            }
+        }
+    }
+
+    /// Appends every list of `d` as the current direction.
+    pub fn put_dir(&mut self, d: &DirData) -> Result<()> {
+        match self.compression {
+            Compression::None => self.put_adds(d.adds.get(), d.wts.get()),
+            Compression::Packed => {
+                let mut tmp = Vec::new();
+                for i in 0..d.n_index() {
+                    let adds = d.adds_into(i, &mut tmp);
+                    let wts = d.wts_at(i);
+                    self.put_list(adds, wts);
+                    if self.buf.len() >= 1 << 20 {
+                        self.flush_buf()?;
+                    }
+                }
+                self.flush_buf()
+            }
+        }
+    }
+
+    /// Encodes one vertex's list (packed runs); an empty list has no stream.
+    fn put_list(&mut self, adds: &[VertexId], wts: &[f64]) {
+        if adds.is_empty() {
+            return;
+        }
+        let eoff = (!wts.is_empty()).then_some(self.adds[self.dir]);
+        packed::encode(adds, eoff, &mut self.buf);
+        self.adds[self.dir] += adds.len() as u64;
+        self.wts.extend_from_slice(wts);
+        let end = self.at - self.dir_start + self.buf.len() as u64;
+        self.ends[self.dir].push(end);
+    }
+
+    fn flush_buf(&mut self) -> Result<()> {
+        let buf = std::mem::take(&mut self.buf);
+        self.put(&buf)?;
+        self.buf = buf;
+        self.buf.clear();
+        Ok(())
     }
 
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
@@ -77,8 +154,10 @@ impl RunWriter {
     }
 
     /// Appends neighbor ids of the current direction (out first, then in), with their
-    /// weights in weighted runs (else `wts` is empty).
-    pub fn put_adds(&mut self, adds: &[VertexId], wts: &[f64]) -> Result<()> {
+    /// weights in weighted runs (else `wts` is empty). Plain runs only: a packed run needs
+    /// the lists' bounds ([`RunWriter::put_part`]).
+    fn put_adds(&mut self, adds: &[VertexId], wts: &[f64]) -> Result<()> {
+        debug_assert_eq!(self.compression, Compression::None);
         self.adds[self.dir] += adds.len() as u64;
         self.wts.extend_from_slice(wts);
         self.put(bytemuck::cast_slice(adds))
@@ -86,10 +165,16 @@ impl RunWriter {
 
     /// Ends the current direction: its neighbor ids, then its weights.
     pub fn end_direction(&mut self) -> Result<()> {
+        if self.compression == Compression::Packed {
+            self.flush_buf()?;
+            self.packed_len[self.dir] = self.at - self.dir_start;
+            self.put(&[0u8; packed::SLACK])?;
+        }
         self.pad8()?;
         let wts = std::mem::take(&mut self.wts);
         self.put(bytemuck::cast_slice(&wts))?;
         self.dir += 1;
+        self.dir_start = self.at;
         Ok(())
     }
 
@@ -132,14 +217,31 @@ impl RunWriter {
             self.end_direction()?;
         }
         let mut header = build::header(meta, out, inn, vertex_ops.len() as u64);
-        debug_assert_eq!(self.adds[0], out.n_adds());
-        debug_assert_eq!(self.adds[1], inn.map_or(0, |d| d.n_adds()));
+        if self.compression == Compression::Packed {
+            header.flags |= format::PACKED;
+            header.packed_len = self.packed_len;
+            header.lay_out();
+        }
+        assert_eq!(self.adds[0], out.n_adds(), "out lists written and indexed differ");
+        assert_eq!(self.adds[1], inn.map_or(0, |d| d.n_adds()), "in lists differ");
         for (d, dd) in [(0, Some(out)), (1, inn)] {
             let Some(dd) = dd else { continue };
             debug_assert_eq!(self.at, header.section_off[format::vids(d)]);
             self.put(bytemuck::cast_slice(dd.vids.get()))?;
             self.pad8()?;
-            self.put(bytemuck::cast_slice(dd.offs.get()))?;
+            match self.compression {
+                Compression::None => self.put(bytemuck::cast_slice(dd.offs.get()))?,
+                Compression::Packed => {
+                    let idx = stream_index(dd, &self.ends[d], self.packed_len[d]);
+                    if header.index_width(d) == 4 {
+                        let narrow: Vec<u32> = idx.iter().map(|&x| x as u32).collect();
+                        self.put(bytemuck::cast_slice(&narrow))?;
+                        self.pad8()?;
+                    } else {
+                        self.put(bytemuck::cast_slice(&idx))?;
+                    }
+                }
+            }
             self.put(bytemuck::cast_slice(dd.toffs.get()))?;
             self.put(bytemuck::cast_slice(dd.tombs.get()))?;
             self.pad8()?;
@@ -153,6 +255,7 @@ impl RunWriter {
         debug_assert_eq!(self.at, header.crc_table_off);
         let mut table: Vec<u8> = bytemuck::cast_slice(&self.crcs).to_vec();
         header.crc_table_crc = crc32c::crc32c(&table) as u64;
+        debug_assert_eq!(self.dir, 2);
         table.resize(table.len().next_multiple_of(8), 0);
         self.seg.write_at(header.crc_table_off, &table)?;
         self.seg.write_at(0, &header.encode())?;
@@ -166,6 +269,25 @@ impl RunWriter {
             },
         ))
     }
+}
+
+/// The stream positions of `dd`'s index slots: a slot with neighbors takes the next of
+/// `ends` (streams were written in slot order), an empty one the position before it.
+fn stream_index(dd: &DirData, ends: &[u64], len: u64) -> Vec<u64> {
+    let offs = dd.offs.get();
+    let mut idx = Vec::with_capacity(offs.len());
+    idx.push(0u64);
+    let mut next = ends.iter();
+    let mut cur = 0u64;
+    for w in offs.windows(2) {
+        if w[1] > w[0] {
+            cur = *next.next().expect("a stream per vertex with neighbors");
+        }
+        idx.push(cur);
+    }
+    assert!(next.next().is_none(), "more streams than vertices with neighbors");
+    assert_eq!(cur, len, "the index ends where the streams do");
+    idx
 }
 
 /// A run file written in full but not yet durable.
@@ -184,8 +306,9 @@ impl Unpersisted {
     }
 }
 
-/// Writes an in-DRAM `run` to its file (see [`RunWriter::finish`]).
-pub fn write(run: &Run, medium: &Arc<dyn Medium>) -> Result<Run> {
+/// Writes an in-DRAM `run` to its file (see [`RunWriter::finish`]), its lists stored as
+/// `compression` says.
+pub fn write(run: &Run, medium: &Arc<dyn Medium>, compression: Compression) -> Result<Run> {
     let h = &run.header;
     let meta = RunMeta {
         id: h.id,
@@ -195,12 +318,13 @@ pub fn write(run: &Run, medium: &Arc<dyn Medium>) -> Result<Run> {
         vertex_space: h.vertex_space,
         weighted: h.flags & format::WEIGHTED != 0,
         part_shift: h.part_shift(),
+        compression,
     };
-    let mut w = RunWriter::create(medium, h.id)?;
-    w.put_adds(run.out.adds.get(), run.out.wts.get())?;
+    let mut w = RunWriter::create(medium, h.id, compression)?;
+    w.put_dir(&run.out)?;
     w.end_direction()?;
     if let Some(i) = &run.inn {
-        w.put_adds(i.adds.get(), i.wts.get())?;
+        w.put_dir(i)?;
     }
     w.end_direction()?;
     w.finish(&meta, &run.out, run.inn.as_ref(), run.vertex_ops.get())
@@ -252,15 +376,39 @@ fn open_mapped(map: Mapped, name: &str, medium: Arc<dyn Medium>, checked: Checke
     let sec64 =
         |i: usize| Sec::mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 8);
     let secf = |i: usize| Sec::mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 8);
-    let dir = |d: usize, dense: bool| DirData {
-        dense,
-        vids: ids(format::vids(d)),
-        offs: sec64(format::offs(d)),
-        adds: ids(format::adds(d)),
-        wts: secf(format::wts(d)),
-        toffs: sec64(format::toffs(d)),
-        tombs: ids(format::tombs(d)),
-        n_adds: h.dirs[d].n_adds,
+    let weighted = h.flags & format::WEIGHTED != 0;
+    let packed = |d: usize| {
+        let at = |i: usize| h.section_off[i] as usize;
+        let n = h.dirs[d].n_index as usize + 1;
+        let index = if h.index_width(d) == 4 {
+            PackedIndex::Narrow(Sec::mapped(map.clone(), at(format::offs(d)), n))
+        } else {
+            PackedIndex::Wide(Sec::mapped(map.clone(), at(format::offs(d)), n))
+        };
+        let bytes = Sec::mapped(map.clone(), at(format::adds(d)), lens[format::adds(d)] as usize);
+        Packed::new(bytes, index, weighted, checked == Checked::Written)
+    };
+    let dir = |d: usize, dense: bool| {
+        let is_packed = h.is_packed();
+        DirData {
+            dense,
+            vids: ids(format::vids(d)),
+            offs: if is_packed {
+                Sec::default()
+            } else {
+                sec64(format::offs(d))
+            },
+            adds: if is_packed {
+                Sec::default()
+            } else {
+                ids(format::adds(d))
+            },
+            wts: secf(format::wts(d)),
+            toffs: sec64(format::toffs(d)),
+            tombs: ids(format::tombs(d)),
+            n_adds: h.dirs[d].n_adds,
+            packed: is_packed.then(|| packed(d)),
+        }
     };
     let run = Run {
         out: dir(0, h.flags & OUT_DENSE != 0),
@@ -288,7 +436,8 @@ pub fn verify_blocks(b: &[u8], h: &RunHeader) -> std::result::Result<(), String>
     if crc32c::crc32c(table) as u64 != h.crc_table_crc {
         return Err("checksum table is damaged".into());
     }
-    let body = &b[HEADER_LEN..t0];
+    let hl = h.header_len();
+    let body = &b[hl..t0];
     let crcs: &[u32] = bytemuck::cast_slice(table);
     let bad = body
         .par_chunks(CRC_BLOCK)
@@ -297,8 +446,8 @@ pub fn verify_blocks(b: &[u8], h: &RunHeader) -> std::result::Result<(), String>
     match bad {
         Some(i) => Err(format!(
             "checksum mismatch in block {i} (bytes {}..{})",
-            HEADER_LEN + i * CRC_BLOCK,
-            (HEADER_LEN + (i + 1) * CRC_BLOCK).min(t0)
+            hl + i * CRC_BLOCK,
+            (hl + (i + 1) * CRC_BLOCK).min(t0)
         )),
         None => Ok(()),
     }
@@ -318,6 +467,9 @@ pub(super) fn check_offsets(run: &Run) -> std::result::Result<(), String> {
         if !inside(vids.first()) || !inside(vids.last()) {
             return Err(format!("{name}: vertices outside the run's partition"));
         }
+        if let Some(p) = &d.packed {
+            check_packed(p, d, run.header.vertex_space).map_err(|m| format!("{name}: {m}"))?;
+        }
         for (what, offs, n) in [
             ("neighbor", d.offs.get(), d.n_adds()),
             ("tombstone", d.toffs.get(), d.n_tombs()),
@@ -330,5 +482,58 @@ pub(super) fn check_offsets(run: &Run) -> std::result::Result<(), String> {
             }
         }
     }
+    Ok(())
+}
+
+/// Checks every stream of a packed direction the way readers walk it (see
+/// [`packed::check_stream`]), in parallel, then marks the direction checked.
+fn check_packed(p: &Packed, d: &DirData, space: u64) -> std::result::Result<(), String> {
+    let n = d.n_index();
+    let b = p.bytes.get();
+    let len = b.len() - packed::SLACK;
+    if p.index.len() != n + 1 || p.index.at(0) != 0 || p.index.at(n) != len {
+        return Err("stream index does not span the streams".into());
+    }
+    if b[len..].iter().any(|&x| x != 0) {
+        return Err("bytes after the last stream are not zero".into());
+    }
+    const SPAN: usize = 1 << 14;
+    // Per span of slots: its total degree and, in weighted runs, whether its weight
+    // positions follow each other from where the span's first list says.
+    let spans: Vec<(u64, Option<u64>)> = (0..n.div_ceil(SPAN))
+        .into_par_iter()
+        .map(|c| {
+            let mut total = 0u64;
+            let mut first_eoff = None;
+            for i in c * SPAN..((c + 1) * SPAN).min(n) {
+                let (s, e) = (p.index.at(i), p.index.at(i + 1));
+                if s > e {
+                    return Err("stream index decreases".to_string());
+                }
+                let Some(h) = packed::check_stream(b, s, e, p.weighted, space)? else {
+                    continue;
+                };
+                if p.weighted {
+                    let at = *first_eoff.get_or_insert(h.eoff);
+                    if h.eoff != at + total {
+                        return Err("weight positions do not follow the lists".into());
+                    }
+                }
+                total += h.degree as u64;
+            }
+            Ok((total, first_eoff))
+        })
+        .collect::<std::result::Result<_, String>>()?;
+    let mut sum = 0u64;
+    for (total, first) in spans {
+        if first.is_some_and(|f| f != sum) {
+            return Err("weight positions do not follow the lists".into());
+        }
+        sum += total;
+    }
+    if sum != d.n_adds() || (p.weighted && d.wts.get().len() as u64 != sum) {
+        return Err("streams hold a different number of neighbors than the header".into());
+    }
+    p.checked.store(true, std::sync::atomic::Ordering::Release);
     Ok(())
 }

@@ -10,6 +10,12 @@
 //!                 vertex_ops id[] (top bit = deleted)
 //! crc table:      u32 crc32c per 1 MiB block of the body, then padding to 8 bytes
 //! ```
+//! A *packed* run (flag [`PACKED`], format version 2, written by stores created with
+//! compression) has a 512-byte header: the same 31 words, then the byte length of each
+//! direction's streams (words 31 and 32), zeros, and the crc32c in the last 8 bytes. In it,
+//! each direction's `adds` section holds the vertices' streams (see [`super::packed`])
+//! followed by 8 zero bytes, and its `offs` section the stream positions: `n_index + 1`
+//! entries, u32 when the streams are shorter than 4 GiB, else u64.
 //! An `id` is a dense vertex id: u32, or u64 when the header has [`WIDE_IDS`] (a store of a
 //! `wide-ids` build). The neighbor arrays come first so that a merge can stream them to the file as it
 //! produces them and write the (small) indexes at the end. `wts` (weights, parallel to
@@ -21,13 +27,17 @@
 
 use crate::{Error, Result};
 
-/// Bytes before the first section.
+/// Bytes before the first section of a plain run.
 pub const HEADER_LEN: usize = 256;
+/// Bytes before the first section of a packed run.
+pub const PACKED_HEADER_LEN: usize = 512;
 /// Body bytes covered by one checksum.
 pub const CRC_BLOCK: usize = 1 << 20;
 const MAGIC: u64 = u64::from_le_bytes(*b"EVGRUN01");
-/// Format version written by this build.
+/// Format version of plain runs.
 pub const VERSION: u64 = 1;
+/// Format version of packed runs.
+pub const VERSION_PACKED: u64 = 2;
 /// Number of sections in the body.
 pub const SECTIONS: usize = 13;
 
@@ -68,6 +78,8 @@ pub const IN_DENSE: u64 = 4;
 pub const WEIGHTED: u64 = 8;
 /// Flag: vertex ids are 64-bit (else 32-bit).
 pub const WIDE_IDS: u64 = 16;
+/// Flag: neighbor lists are compressed (format version 2).
+pub const PACKED: u64 = 32;
 /// Per partition of `2^shift` ids among `parts`, the positions (ascending) of the runs
 /// that can hold its vertices, in one pass over `runs`: O(runs + partitions x runs that
 /// are not confined to a partition).
@@ -141,9 +153,34 @@ pub struct RunHeader {
     pub crc_table_crc: u64,
     /// Total file length.
     pub file_len: u64,
+    /// Byte length of each direction's streams (packed runs; 0 otherwise).
+    pub packed_len: [u64; 2],
 }
 
 impl RunHeader {
+    /// Whether neighbor lists are compressed.
+    pub fn is_packed(&self) -> bool {
+        self.flags & PACKED != 0
+    }
+
+    /// Bytes of the header.
+    pub fn header_len(&self) -> usize {
+        if self.is_packed() {
+            PACKED_HEADER_LEN
+        } else {
+            HEADER_LEN
+        }
+    }
+
+    /// Bytes per stream position of direction `d` of a packed run.
+    pub fn index_width(&self, d: usize) -> u64 {
+        if self.packed_len[d] <= u32::MAX as u64 {
+            4
+        } else {
+            8
+        }
+    }
+
     /// The partition shift (0: the run is not confined to a partition).
     pub fn part_shift(&self) -> u32 {
         ((self.flags & PART_SHIFT_MASK) >> PART_SHIFT_AT) as u32
@@ -175,11 +212,20 @@ impl RunHeader {
             let dense = self.flags & if d == 0 { OUT_DENSE } else { IN_DENSE } != 0;
             let present = d == 0 || self.flags & HAS_IN != 0;
             if !present {
+                // A packed run's writer ends every direction with the slack, present or not.
+                if self.is_packed() {
+                    l[adds(d)] = super::packed::SLACK as u64;
+                }
                 continue;
             }
             l[vids(d)] = if dense { 0 } else { c.n_index * id };
-            l[offs(d)] = (c.n_index + 1) * 8;
-            l[adds(d)] = c.n_adds * id;
+            if self.is_packed() {
+                l[offs(d)] = (c.n_index + 1) * self.index_width(d);
+                l[adds(d)] = self.packed_len[d] + super::packed::SLACK as u64;
+            } else {
+                l[offs(d)] = (c.n_index + 1) * 8;
+                l[adds(d)] = c.n_adds * id;
+            }
             l[wts(d)] = if self.flags & WEIGHTED != 0 {
                 c.n_adds * 8
             } else {
@@ -198,21 +244,26 @@ impl RunHeader {
 
     /// Fills in section offsets, the crc table position and the file length.
     pub fn lay_out(&mut self) {
-        let mut at = HEADER_LEN as u64;
+        let mut at = self.header_len() as u64;
         for (i, len) in self.section_lens().into_iter().enumerate() {
             self.section_off[i] = at;
             at = (at + len).next_multiple_of(8);
         }
         self.crc_table_off = at;
-        self.crc_blocks = (at - HEADER_LEN as u64).div_ceil(CRC_BLOCK as u64);
+        self.crc_blocks = (at - self.header_len() as u64).div_ceil(CRC_BLOCK as u64);
         self.file_len = (at + self.crc_blocks * 4).next_multiple_of(8);
     }
 
-    /// The 256 header bytes.
-    pub fn encode(&self) -> [u8; HEADER_LEN] {
+    /// The header bytes ([`RunHeader::header_len`] of them).
+    pub fn encode(&self) -> Vec<u8> {
+        let version = if self.is_packed() {
+            VERSION_PACKED
+        } else {
+            VERSION
+        };
         let mut w: Vec<u64> = vec![
             MAGIC,
-            VERSION | (self.flags << 32),
+            version | (self.flags << 32),
             self.id,
             self.level,
             self.min_lsn,
@@ -230,13 +281,17 @@ impl RunHeader {
             self.crc_table_crc,
             self.file_len,
         ]);
-        let mut out = [0u8; HEADER_LEN];
+        if self.is_packed() {
+            w.extend(self.packed_len);
+        }
+        let len = self.header_len();
+        let mut out = vec![0u8; len];
         for (i, x) in w.iter().enumerate() {
             out[i * 8..i * 8 + 8].copy_from_slice(&x.to_le_bytes());
         }
         // The last word checksums every byte before it, the zero padding included.
-        let crc = crc32c::crc32c(&out[..HEADER_LEN - 8]) as u64;
-        out[HEADER_LEN - 8..].copy_from_slice(&crc.to_le_bytes());
+        let crc = crc32c::crc32c(&out[..len - 8]) as u64;
+        out[len - 8..].copy_from_slice(&crc.to_le_bytes());
         out
     }
 
@@ -250,21 +305,23 @@ impl RunHeader {
         if w(0) != MAGIC {
             return Err(bad("bad magic"));
         }
-        let last = HEADER_LEN / 8 - 1;
-        if crc32c::crc32c(&b[..HEADER_LEN - 8]) as u64 != w(last) {
+        let (len, words) = match w(1) & 0xffff_ffff {
+            VERSION if (w(1) >> 32) & PACKED == 0 => (HEADER_LEN, 8 + 6 + SECTIONS + 4),
+            VERSION_PACKED if (w(1) >> 32) & PACKED != 0 => {
+                (PACKED_HEADER_LEN, 8 + 6 + SECTIONS + 4 + 2)
+            }
+            VERSION | VERSION_PACKED => return Err(bad("compression flag and version disagree")),
+            v => return Err(bad(&format!("unsupported format version {v}"))),
+        };
+        if b.len() < len {
+            return Err(bad("shorter than its header"));
+        }
+        let last = len / 8 - 1;
+        if crc32c::crc32c(&b[..len - 8]) as u64 != w(last) {
             return Err(bad("header checksum mismatch"));
         }
-        if b[(8 + 6 + SECTIONS + 4) * 8..HEADER_LEN - 8]
-            .iter()
-            .any(|&x| x != 0)
-        {
+        if b[words * 8..len - 8].iter().any(|&x| x != 0) {
             return Err(bad("header padding is not zero"));
-        }
-        if w(1) & 0xffff_ffff != VERSION {
-            return Err(bad(&format!(
-                "unsupported format version {}",
-                w(1) & 0xffff_ffff
-            )));
         }
         if (w(1) >> 32) & WIDE_IDS != THIS_WIDTH {
             let width = if (w(1) >> 32) & WIDE_IDS != 0 { 64 } else { 32 };
@@ -301,6 +358,12 @@ impl RunHeader {
         h.crc_blocks = w(15 + SECTIONS);
         h.crc_table_crc = w(16 + SECTIONS);
         h.file_len = w(17 + SECTIONS);
+        if h.is_packed() {
+            h.packed_len = [w(18 + SECTIONS), w(19 + SECTIONS)];
+            if h.packed_len.iter().any(|&l| l >= 1 << 48) {
+                return Err(bad("stream length out of range"));
+            }
+        }
         // The offsets must be the ones the counts imply; anything else is damage.
         let mut expect = h.clone();
         expect.lay_out();
@@ -387,11 +450,39 @@ mod tests {
 
     #[test]
     fn any_flip_is_caught() {
-        let b = sample().encode();
-        for i in 0..HEADER_LEN {
-            let mut c = b;
-            c[i] ^= 0x20;
-            assert!(RunHeader::decode(&c, "t").is_err(), "flip at {i}");
+        for h in [sample(), packed_sample()] {
+            let b = h.encode();
+            for i in 0..b.len() {
+                let mut c = b.clone();
+                c[i] ^= 0x20;
+                assert!(RunHeader::decode(&c, "t").is_err(), "flip at {i}");
+            }
         }
+    }
+
+    fn packed_sample() -> RunHeader {
+        let mut h = sample();
+        h.flags |= PACKED;
+        h.packed_len = [7001, 5 << 32];
+        h.lay_out();
+        h
+    }
+
+    #[test]
+    fn a_packed_header_round_trips_with_its_stream_lengths() {
+        let h = packed_sample();
+        let b = h.encode();
+        assert_eq!(b.len(), PACKED_HEADER_LEN);
+        assert_eq!(RunHeader::decode(&b, "t").unwrap(), h);
+        assert_eq!(h.section_off[0], PACKED_HEADER_LEN as u64);
+        assert_eq!(h.index_width(0), 4);
+        assert_eq!(h.index_width(1), 8);
+        let lens = h.section_lens();
+        assert_eq!(lens[offs(0)], 1001 * 4);
+        assert_eq!(lens[adds(1)], (5 << 32) + 8);
+        // A plain build's reader of version 1 headers would stop at the version.
+        let mut c = b.clone();
+        c[8] = 1;
+        assert!(RunHeader::decode(&c, "t").is_err());
     }
 }

@@ -139,7 +139,7 @@ fn merge_range_to_file(
     } else {
         &[Dir::Out]
     };
-    let mut w = RunWriter::create(medium, meta.id)?;
+    let mut w = RunWriter::create(medium, meta.id, meta.compression)?;
     let mut built = Vec::new();
     let chunk = CHUNK as u64;
     let chunks: Vec<(VertexId, VertexId)> = (range.start / chunk..range.end.div_ceil(chunk))
@@ -170,7 +170,7 @@ fn merge_range_to_file(
                 .map(|&(lo, hi)| merge_range(inputs, d, lo, hi, base))
                 .collect::<Result<Vec<DirPart>>>()?;
             for p in &parts {
-                w.put_adds(&p.adds, &p.wts)?;
+                w.put_part(p)?;
                 ix.add(p);
             }
         }
@@ -210,6 +210,7 @@ fn merge_range(
     let mut addw: Vec<f64> = Vec::new();
     let mut tombs: Vec<VertexId> = Vec::new();
     let mut hits: Vec<usize> = Vec::with_capacity(inputs.len());
+    let mut bufs: Vec<Vec<VertexId>> = vec![Vec::new(); dirs.len()];
     let weights_of = |i: usize, k: usize, n: usize| -> Vec<f64> {
         if weighted {
             dirs[i].wts_at(k).to_vec()
@@ -236,9 +237,14 @@ fn merge_range(
         tombs.clear();
         if !any_tomb && !weighted {
             if let [i] = hits[..] {
-                part.push(v, dirs[i].adds_at(cur[i].start), &[]);
+                part.push(v, dirs[i].adds_into(cur[i].start, &mut bufs[i]), &[]);
             } else {
-                adds.extend(hits.iter().flat_map(|&i| dirs[i].adds_at(cur[i].start)));
+                for &i in &hits {
+                    dirs[i].find_at(cur[i].start, |x| {
+                        adds.push(x);
+                        false
+                    });
+                }
                 adds.sort_unstable();
                 part.push(v, &adds, &[]);
             }
@@ -246,7 +252,7 @@ fn merge_range(
             scratch.clear();
             for &i in &hits {
                 let k = cur[i].start;
-                let a = dirs[i].adds_at(k);
+                let a = dirs[i].adds_into(k, &mut bufs[i]);
                 scratch.extend(a.iter().copied().zip(weights_of(i, k, a.len())));
             }
             scratch.sort_unstable_by_key(|e| e.0);
@@ -258,7 +264,7 @@ fn merge_range(
             for &i in &hits {
                 let k = cur[i].start;
                 let tag = (i as u32) << 1;
-                let a = dirs[i].adds_at(k);
+                let a = dirs[i].adds_into(k, &mut bufs[i]);
                 events.extend(
                     a.iter()
                         .zip(weights_of(i, k, a.len()))
@@ -339,6 +345,7 @@ fn merge_vertex_ops(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Compression;
     use crate::medium::memory::MemoryMedium;
     use crate::memtable::Memtable;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -372,6 +379,7 @@ mod tests {
             vertex_space: 1024,
             weighted: false,
             part_shift: 0,
+            compression: Compression::Packed,
         };
         let ids = AtomicUsize::new(10);
         let next = || ids.fetch_add(1, Ordering::Relaxed) as u64;
@@ -387,13 +395,13 @@ mod tests {
                 .flat_map(|r| {
                     let dd = r.dir(d);
                     assert!(!dd.dense, "a partition's run is sparse");
-                    (0..dd.n_index()).map(move |i| (dd.vid_at(i), dd.adds_at(i).to_vec()))
+                    (0..dd.n_index()).map(move |i| (dd.vid_at(i), dd.adds_into(i, &mut Vec::new()).to_vec()))
                 })
                 .filter(|(_, a)| !a.is_empty())
                 .collect();
             let wd = whole.dir(d);
             let all: Vec<(VertexId, Vec<VertexId>)> = (0..wd.n_index())
-                .map(|i| (wd.vid_at(i), wd.adds_at(i).to_vec()))
+                .map(|i| (wd.vid_at(i), wd.adds_into(i, &mut Vec::new()).to_vec()))
                 .filter(|(_, a)| !a.is_empty())
                 .collect();
             assert_eq!(split, all, "direction {d:?}");
@@ -424,6 +432,7 @@ mod tests {
             vertex_space: 1 << 16,
             weighted: false,
             part_shift: 0,
+            compression: Compression::Packed,
         };
         let asked = AtomicUsize::new(0);
         let stop_second_time = || asked.fetch_add(1, Ordering::Relaxed) >= 1;

@@ -9,14 +9,16 @@
 //! - [`build`]: assembling a run from per-vertex output.
 //! - [`file`]: writing a run to a medium and opening (and verifying) one.
 //! - [`merge`]: compaction of consecutive runs.
+//! - [`packed`]: the compressed form of a direction's neighbor lists.
 
 pub mod build;
 pub mod file;
 pub mod format;
 pub mod merge;
+pub mod packed;
 
 use crate::medium::{Mapped, Medium};
-use crate::types::VertexId;
+use crate::types::{VertexId, ID_BYTES};
 pub use format::RunHeader;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -89,7 +91,93 @@ impl<T: bytemuck::Pod> Default for Sec<T> {
     }
 }
 
+/// The byte index of a packed direction: where each indexed vertex's stream starts, plus
+/// the end. 32-bit while the streams fit in 4 GiB.
+pub enum PackedIndex {
+    /// Positions below 2^32.
+    Narrow(Sec<u32>),
+    /// Any positions.
+    Wide(Sec<u64>),
+}
+
+impl PackedIndex {
+    /// Number of entries (indexed vertices plus one).
+    pub fn len(&self) -> usize {
+        match self {
+            PackedIndex::Narrow(s) => s.get().len(),
+            PackedIndex::Wide(s) => s.get().len(),
+        }
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Entry `i`.
+    #[inline]
+    pub fn at(&self, i: usize) -> usize {
+        match self {
+            PackedIndex::Narrow(s) => s.get()[i] as usize,
+            PackedIndex::Wide(s) => s.get()[i] as usize,
+        }
+    }
+}
+
+/// A direction whose neighbor lists are compressed ([`packed`]).
+pub struct Packed {
+    /// The vertices' streams, then [`packed::SLACK`] zero bytes.
+    pub bytes: Sec<u8>,
+    /// Stream positions.
+    pub index: PackedIndex,
+    /// Whether streams carry the position of their weights.
+    pub weighted: bool,
+    /// Set once every stream passed [`packed::check_stream`] (or this process wrote them):
+    /// decoding reads without bounds checks and relies on it.
+    checked: AtomicBool,
+}
+
+impl Packed {
+    /// A packed direction; `checked` says its streams are known good.
+    pub fn new(bytes: Sec<u8>, index: PackedIndex, weighted: bool, checked: bool) -> Packed {
+        Packed {
+            bytes,
+            index,
+            weighted,
+            checked: AtomicBool::new(checked),
+        }
+    }
+
+    /// Whether the streams were checked.
+    pub fn is_checked(&self) -> bool {
+        self.checked.load(Ordering::Acquire)
+    }
+
+    /// The head of indexed vertex `i`'s stream (`None` when it holds no neighbors).
+    #[inline]
+    pub fn head(&self, i: usize) -> Option<packed::Head> {
+        debug_assert!(self.is_checked(), "a packed direction read before its check");
+        let b = self.bytes.get();
+        packed::head(b, self.index.at(i), self.index.at(i + 1), self.weighted)
+    }
+
+    /// Calls `f` on the neighbors of indexed vertex `i`, ascending, until it returns true.
+    #[inline]
+    pub fn find_at<F: FnMut(VertexId) -> bool>(&self, i: usize, f: F) -> bool {
+        match self.head(i) {
+            // SAFETY: the streams were checked (`checked`, asserted in `head`) and `h` is
+            // the head of one of them.
+            Some(h) => unsafe { packed::find(self.bytes.get(), h, f) },
+            None => false,
+        }
+    }
+}
+
 /// One direction of a run: a vertex index, sorted neighbors, tombstones.
+///
+/// Neighbor lists are plain (`offs` and `adds`) or, in compressed runs, packed (`packed`,
+/// with `offs` and `adds` empty). Readers that do not care which go through
+/// [`DirData::degree_at`], [`DirData::find_at`] and [`DirData::adds_into`].
 #[derive(Default)]
 pub struct DirData {
     /// Whether index `i` is vertex `i` (else `vids` names the indexed vertices).
@@ -109,6 +197,8 @@ pub struct DirData {
     /// Number of neighbor ids (kept apart from `adds`, which is empty while a merge
     /// streams them to the file).
     pub n_adds: u64,
+    /// The compressed neighbor lists of a packed direction.
+    pub packed: Option<Packed>,
 }
 
 impl DirData {
@@ -116,7 +206,7 @@ impl DirData {
     #[inline]
     pub fn index_of(&self, v: VertexId) -> Option<usize> {
         if self.dense {
-            let n = self.offs.get().len().saturating_sub(1);
+            let n = self.n_index();
             ((v as usize) < n).then_some(v as usize)
         } else {
             self.vids.get().binary_search(&v).ok()
@@ -147,8 +237,71 @@ impl DirData {
     }
 
     /// Number of indexed vertices.
+    #[inline]
     pub fn n_index(&self) -> usize {
-        self.offs.get().len().saturating_sub(1)
+        match &self.packed {
+            Some(p) => p.index.len().saturating_sub(1),
+            None => self.offs.get().len().saturating_sub(1),
+        }
+    }
+
+    /// Whether the neighbor lists are compressed.
+    #[inline]
+    pub fn is_packed(&self) -> bool {
+        self.packed.is_some()
+    }
+
+    /// Number of neighbors at index `i`.
+    #[inline]
+    pub fn degree_at(&self, i: usize) -> usize {
+        match &self.packed {
+            Some(p) => p.head(i).map_or(0, |h| h.degree),
+            None => {
+                let o = self.offs.get();
+                (o[i + 1] - o[i]) as usize
+            }
+        }
+    }
+
+    /// Calls `f` on the neighbors at index `i`, ascending, until it returns true; returns
+    /// whether it did.
+    #[inline]
+    pub fn find_at<F: FnMut(VertexId) -> bool>(&self, i: usize, mut f: F) -> bool {
+        match &self.packed {
+            Some(p) => p.find_at(i, f),
+            None => self.adds_at(i).iter().any(|&x| f(x)),
+        }
+    }
+
+    /// The neighbors at index `i`: borrowed from a plain run, decoded into `buf` from a
+    /// packed one.
+    #[inline]
+    pub fn adds_into<'a>(&'a self, i: usize, buf: &'a mut Vec<VertexId>) -> &'a [VertexId] {
+        match &self.packed {
+            Some(p) => {
+                buf.clear();
+                if let Some(h) = p.head(i) {
+                    // SAFETY: as in `Packed::find_at`.
+                    unsafe { packed::decode_into(p.bytes.get(), h, buf) };
+                }
+                buf
+            }
+            None => self.adds_at(i),
+        }
+    }
+
+    /// The position of `x` among the neighbors at index `i`, if it is one: a binary search
+    /// (plain), or a skip-table search and one chunk decoded (packed).
+    #[inline]
+    pub fn position_at(&self, i: usize, x: VertexId) -> Option<usize> {
+        match &self.packed {
+            Some(p) => {
+                let h = p.head(i)?;
+                // SAFETY: as in `Packed::find_at`.
+                unsafe { packed::position(p.bytes.get(), h, x) }
+            }
+            None => self.adds_at(i).binary_search(&x).ok(),
+        }
     }
 
     /// Vertex id at index `i`.
@@ -161,9 +314,10 @@ impl DirData {
         }
     }
 
-    /// Neighbors at index `i`.
+    /// Neighbors at index `i` of a plain direction (see [`DirData::adds_into`] for either).
     #[inline]
     pub fn adds_at(&self, i: usize) -> &[VertexId] {
+        debug_assert!(self.packed.is_none(), "adds_at on a packed direction");
         let o = self.offs.get();
         &self.adds.get()[o[i] as usize..o[i + 1] as usize]
     }
@@ -174,6 +328,11 @@ impl DirData {
         let w = self.wts.get();
         if w.is_empty() {
             return &[];
+        }
+        if let Some(p) = &self.packed {
+            return p.head(i).map_or(&[], |h| {
+                &w[h.eoff as usize..h.eoff as usize + h.degree]
+            });
         }
         let o = self.offs.get();
         &w[o[i] as usize..o[i + 1] as usize]
@@ -189,7 +348,7 @@ impl DirData {
         &self.tombs.get()[t[i] as usize..t[i + 1] as usize]
     }
 
-    /// Neighbors this run adds for `v`.
+    /// Neighbors this run adds for `v` (plain directions).
     #[inline]
     pub fn adds(&self, v: VertexId) -> &[VertexId] {
         self.index_of(v).map_or(&[], |i| self.adds_at(i))
@@ -227,12 +386,22 @@ impl DirData {
 
     /// DRAM or medium bytes the direction occupies.
     pub fn bytes(&self) -> u64 {
-        (self.vids.get().len() * 4
-            + self.offs.get().len() * 8
-            + self.n_adds as usize * 4
+        let lists = match &self.packed {
+            Some(p) => {
+                p.bytes.get().len()
+                    + p.index.len()
+                        * match p.index {
+                            PackedIndex::Narrow(_) => 4,
+                            PackedIndex::Wide(_) => 8,
+                        }
+            }
+            None => self.offs.get().len() * 8 + self.n_adds as usize * ID_BYTES,
+        };
+        (self.vids.get().len() * ID_BYTES
+            + lists
             + self.wts.get().len() * 8
             + self.toffs.get().len() * 8
-            + self.tombs.get().len() * 4) as u64
+            + self.tombs.get().len() * ID_BYTES) as u64
     }
 }
 
@@ -333,7 +502,7 @@ impl Run {
     pub fn bytes(&self) -> u64 {
         self.out.bytes()
             + self.inn.as_ref().map_or(0, |d| d.bytes())
-            + self.vertex_ops.get().len() as u64 * 4
+            + (self.vertex_ops.get().len() * ID_BYTES) as u64
     }
 
     /// Name of the file of run `id`.

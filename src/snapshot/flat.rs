@@ -16,7 +16,7 @@ pub(crate) struct Adj<'a> {
 impl<'a> Adj<'a> {
     /// The direction's slices, if it is dense and holds no tombstones.
     pub(crate) fn of(d: &'a DirData) -> Option<Adj<'a>> {
-        (d.dense && d.n_tombs() == 0).then(|| Adj {
+        (d.dense && d.n_tombs() == 0 && !d.is_packed()).then(|| Adj {
             offs: d.offs.get(),
             adds: d.adds.get(),
             wts: d.wts.get(),
@@ -238,14 +238,18 @@ impl GraphView for FlatView<'_> {
 }
 
 /// Runs `$body` with `$g` bound to the fastest view of snapshot `$s`: its [`FlatView`] when
-/// it is one compacted run, its [`LayeredView`](crate::snapshot::LayeredView) when it is a
-/// compacted base plus one run of newer edges, else the snapshot itself. The body is
-/// compiled for all three.
+/// it is one compacted run, its [`PackedView`](crate::snapshot::PackedView) when that run is
+/// compressed, its [`LayeredView`](crate::snapshot::LayeredView) when it is a compacted
+/// base plus one run of newer edges, else the snapshot itself. The body is compiled for all
+/// four.
 #[macro_export]
 macro_rules! with_view {
     ($s:expr, |$g:ident| $body:expr) => {
         if let Some(flat) = $s.flat() {
             let $g = &flat;
+            $body
+        } else if let Some(packed) = $s.packed_flat() {
+            let $g = &packed;
             $body
         } else if let Some(layered) = $s.layered() {
             let $g = &layered;

@@ -10,6 +10,7 @@ mod csr;
 mod export;
 mod flat;
 mod layered;
+mod packed;
 mod view;
 
 pub use crate::medium::Access;
@@ -17,11 +18,12 @@ pub use csr::Csr;
 pub use export::{live_values, CsrArrays};
 pub use flat::FlatView;
 pub use layered::LayeredView;
+pub use packed::PackedView;
 pub use view::GraphView;
 
 pub use crate::keys::{KeyKind, Names};
 
-use crate::run::{Dir, Run};
+use crate::run::{Dir, DirData, Run};
 use crate::types::VertexId;
 use std::sync::Arc;
 
@@ -243,7 +245,7 @@ impl Snapshot {
         for r in self.runs_of(v) {
             let dd = r.dir(d);
             if let Some(i) = dd.index_of(v) {
-                n += dd.adds_at(i).len() as i64 - dd.tombs_at(i).len() as i64;
+                n += dd.degree_at(i) as i64 - dd.tombs_at(i).len() as i64;
             }
         }
         n.max(0) as usize
@@ -258,10 +260,8 @@ impl Snapshot {
             for r in self.runs_of(v) {
                 let dd = r.dir(d);
                 if let Some(i) = dd.index_of(v) {
-                    for &x in dd.adds_at(i) {
-                        if f(x) {
-                            return true;
-                        }
+                    if dd.find_at(i, &mut f) {
+                        return true;
                     }
                 }
             }
@@ -282,10 +282,13 @@ impl Snapshot {
                 let dd = r.dir(d);
                 if let Some(i) = dd.index_of(v) {
                     let w = dd.wts_at(i);
-                    for (k, &x) in dd.adds_at(i).iter().enumerate() {
-                        if f(x, w.get(k).copied().unwrap_or(1.0)) {
-                            return true;
-                        }
+                    let mut k = 0;
+                    let stop = dd.find_at(i, |x| {
+                        k += 1;
+                        f(x, w.get(k - 1).copied().unwrap_or(1.0))
+                    });
+                    if stop {
+                        return true;
                     }
                 }
             }
@@ -303,14 +306,34 @@ impl Snapshot {
         v: VertexId,
         mut f: F,
     ) -> bool {
-        // Runs are few (the compaction policy bounds them): no allocation per vertex.
+        // Runs are few (the compaction policy bounds them): no allocation per vertex, but
+        // for the lists of packed runs, decoded here.
         let mut buf: [(&[VertexId], &[f64], &[VertexId]); 32] = [(&[], &[], &[]); 32];
         let mut k = 0;
         let mut spill = Vec::new();
+        let decoded: Vec<Vec<VertexId>> = self
+            .runs_of(v)
+            .map(|r| r.dir(d))
+            .filter(|dd| dd.is_packed())
+            .map(|dd| {
+                let mut out = Vec::new();
+                if let Some(i) = dd.index_of(v) {
+                    dd.adds_into(i, &mut out);
+                }
+                out
+            })
+            .collect();
+        let mut next_decoded = decoded.iter();
         for r in self.runs_of(v) {
             let dd = r.dir(d);
+            let lists: &[VertexId] = if dd.is_packed() {
+                next_decoded.next().expect("one per packed run")
+            } else {
+                &[]
+            };
             if let Some(i) = dd.index_of(v) {
-                let p = (dd.adds_at(i), dd.wts_at(i), dd.tombs_at(i));
+                let adds = if dd.is_packed() { lists } else { dd.adds_at(i) };
+                let p = (adds, dd.wts_at(i), dd.tombs_at(i));
                 if k < buf.len() {
                     buf[k] = p;
                     k += 1;
@@ -353,20 +376,25 @@ impl Snapshot {
     fn sorted(&self, d: Dir, v: VertexId, out: &mut Vec<VertexId>) {
         out.clear();
         let mut holders = 0;
-        let mut only: &[VertexId] = &[];
+        let mut only: Option<(&DirData, usize)> = None;
         if !self.tombs[dir_index(d)] {
             for r in self.runs_of(v) {
                 let dd = r.dir(d);
                 if let Some(i) = dd.index_of(v) {
-                    let a = dd.adds_at(i);
-                    if !a.is_empty() {
+                    if dd.degree_at(i) > 0 {
                         holders += 1;
-                        only = a;
+                        only = Some((dd, i));
                     }
                 }
             }
             if holders <= 1 {
-                out.extend_from_slice(only);
+                if let Some((dd, i)) = only {
+                    out.reserve(dd.degree_at(i));
+                    dd.find_at(i, |x| {
+                        out.push(x);
+                        false
+                    });
+                }
                 return;
             }
         }
@@ -464,13 +492,39 @@ impl GraphView for Snapshot {
 }
 
 impl Snapshot {
+    /// Whether the edge `u -> v` exists, by dense ids (see [`crate::Graph::dense_id`]; ids
+    /// past [`GraphView::num_vertices`] have no edges). Each run holding `u` answers with a
+    /// binary search of `u`'s sorted list, or in compressed runs a search of the list's skip
+    /// table and one block of at most 129 ids decoded: O(log d) per run, newest run first.
+    pub fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
+        self.has_dir_edge(Dir::Out, u, v)
+    }
+
+    /// The weight of the edge `u -> v` by dense ids, if it exists: 1 in unweighted stores.
+    /// O(log d) per run holding `u`, as [`Snapshot::has_edge`].
+    pub fn edge_weight(&self, u: VertexId, v: VertexId) -> Option<f64> {
+        for r in self.runs_of(u).rev() {
+            let d = r.dir(Dir::Out);
+            if let Some(i) = d.index_of(u) {
+                // An add beside a tombstone in one run is a weight update: the add wins.
+                if let Some(k) = d.position_at(i, v) {
+                    return Some(d.wts_at(i).get(k).copied().unwrap_or(1.0));
+                }
+                if d.tombs_at(i).binary_search(&v).is_ok() {
+                    return None;
+                }
+            }
+        }
+        None
+    }
+
     /// Whether `v` is in `u`'s adjacency in direction `d`.
     pub(crate) fn has_dir_edge(&self, dir: Dir, u: VertexId, v: VertexId) -> bool {
         for r in self.runs_of(u).rev() {
             let d = r.dir(dir);
             if let Some(i) = d.index_of(u) {
                 // An add beside a tombstone in one run is a weight update: the edge exists.
-                if d.adds_at(i).binary_search(&v).is_ok() {
+                if d.position_at(i, v).is_some() {
                     return true;
                 }
                 if d.tombs_at(i).binary_search(&v).is_ok() {

@@ -75,15 +75,20 @@ fn check_run(r: &Run, space: u64, retire: Retire, gone: &mut bool) -> Vec<String
                 "{name} {dname}: vertex index not strictly ascending"
             ));
         }
-        let bad = (0..d.n_index()).into_par_iter().find_any(|&i| {
-            let a = d.adds_at(i);
-            let t = d.tombs_at(i);
-            a.windows(2).any(|w| w[0] >= w[1])
-                || t.windows(2).any(|w| w[0] >= w[1])
-                || a.iter().chain(t).any(|&x| x as u64 >= space)
-                || d.vid_at(i) as u64 >= space
-                || !r.header.span().contains(&(d.vid_at(i) as u64))
-        });
+        let bad = (0..d.n_index())
+            .into_par_iter()
+            .map_init(Vec::new, |buf, i| {
+                let a = d.adds_into(i, buf);
+                let t = d.tombs_at(i);
+                let bad = a.windows(2).any(|w| w[0] >= w[1])
+                    || t.windows(2).any(|w| w[0] >= w[1])
+                    || a.iter().chain(t).any(|&x| x as u64 >= space)
+                    || d.vid_at(i) as u64 >= space
+                    || !r.header.span().contains(&(d.vid_at(i) as u64));
+                bad.then_some(i)
+            })
+            .find_any(|x| x.is_some())
+            .flatten();
         if let Some(i) = bad {
             p.push(format!(
                 "{name} {dname}: neighbors of vertex {} unsorted, duplicated or out of range",
@@ -207,6 +212,7 @@ impl Inner {
                             );
                             let dd = runs[j].dir(d);
                             let mut out = Vec::new();
+                            let mut buf = Vec::new();
                             for i in 0..dd.n_index() {
                                 let v = dd.vid_at(i);
                                 // In v's own direction: only v's chain of runs orders
@@ -215,7 +221,7 @@ impl Inner {
                                 // An add of a live edge is a weight update only beside its tombstone.
                                 let t = dd.tombs_at(i);
                                 if let Some(&x) = dd
-                                    .adds_at(i)
+                                    .adds_into(i, &mut buf)
                                     .iter()
                                     .find(|&&x| live(x) && t.binary_search(&x).is_err())
                                 {

@@ -90,7 +90,7 @@ impl Inner {
             let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
             let (run, unpersisted) = self
                 .pool
-                .install(|| mem.seal_to_file(&older, id, &self.medium))
+                .install(|| mem.seal_to_file(&older, id, &self.medium, self.compression))
                 .inspect_err(|e| self.poison(e))?;
             let run = Arc::new(run);
             self.publish_sealed(&f, run.clone());
@@ -254,7 +254,7 @@ impl Inner {
             st.runs.iter().filter(|r| r.in_dram()).cloned().collect()
         };
         for r in pending {
-            let file_run = Arc::new(run::file::write(&r, &self.medium)?);
+            let file_run = Arc::new(run::file::write(&r, &self.medium, self.compression)?);
             self.run_bytes
                 .flushed
                 .fetch_add(file_run.header.file_len, Ordering::Relaxed);
@@ -363,6 +363,7 @@ impl Inner {
                 .unwrap_or(0),
             weighted: self.weighted,
             part_shift: 0,
+            compression: self.compression,
         };
         let stop = || until == Until::Shutdown && self.shutdown.load(Ordering::Acquire);
         let next_id = || self.next_run_id.fetch_add(1, Ordering::AcqRel);

@@ -65,7 +65,7 @@ mod write;
 
 pub use check::CheckReport;
 pub use open::{is_store_file, recorded_key_kind};
-pub use options::{MediumKind, Options, Verify};
+pub use options::{Compression, MediumKind, Options, Verify};
 pub use stats::{LevelStats, Stats};
 
 use crate::dict::Dict;
@@ -141,6 +141,8 @@ struct Inner {
     opts: Options,
     undirected: bool,
     weighted: bool,
+    /// How flushes and merges write runs (fixed at creation).
+    compression: Compression,
     /// The names of a string-keyed store (see [`crate::keys`] for its locks, which are
     /// never held with the ones below).
     keys: Option<Keys>,

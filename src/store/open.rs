@@ -6,7 +6,7 @@
 //! manifest's start LSN into a fresh memtable.
 
 use super::lock::StoreLock;
-use super::{Graph, Inner, Maint, MediumKind, Options, State, Writer};
+use super::{Compression, Graph, Inner, Maint, MediumKind, Options, State, Writer};
 use crate::batch::{id_of, is_del, Section};
 use crate::dict::{self, Dict};
 use crate::keys::{self, KeyKind, Keys};
@@ -228,6 +228,7 @@ pub(super) fn open_on(
         medium: medium.clone(),
         undirected: root.undirected,
         weighted: root.weighted,
+        compression: compression(&root)?,
         keys,
         pool,
         writer: Mutex::new(Writer {
@@ -293,9 +294,8 @@ fn load_manifest(path: &Path, medium: &dyn Medium, opts: &Options) -> Result<Man
     r.logged = opts.durability != Durability::None;
     r.durability = Some(opts.durability.to_string());
     r.keys = opts.keys.unwrap_or_default().as_str().into();
-    if r.keys == "string" {
-        r.format_version = manifest::FORMAT_VERSION_KEYS;
-    }
+    r.compression = opts.compression.unwrap_or_default().as_str().into();
+    r.format_version = r.expected_format();
     Manifest::create(medium, r)
 }
 
@@ -324,6 +324,13 @@ fn check_shape(path: &Path, root: &Root, opts: &Options) -> Result<()> {
     if let Some(w) = opts.weighted.filter(|&w| w != root.weighted) {
         return Err(clash(["unweighted", "weighted"], root.weighted, w));
     }
+    let packed = compression(root)?;
+    if let Some(c) = opts.compression.filter(|&c| c != packed) {
+        return Err(Error::Invalid(format!(
+            "store {} was created with compression {packed}; it cannot be opened with compression {c}",
+            path.display()
+        )));
+    }
     let stored = key_kind(root)?;
     if let Some(k) = opts.keys.filter(|&k| k != stored) {
         return Err(Error::Invalid(format!(
@@ -334,6 +341,13 @@ fn check_shape(path: &Path, root: &Root, opts: &Options) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The compression a root records.
+fn compression(root: &Root) -> Result<Compression> {
+    root.compression
+        .parse()
+        .map_err(|e: String| Error::corrupt(format!("MANIFEST: {e}")))
 }
 
 /// The key kind a root records.
