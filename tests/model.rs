@@ -6,7 +6,7 @@ mod common;
 use common::{assert_matches, read_weights, Model};
 use evograph::store::Options;
 use evograph::VertexId;
-use evograph::{Durability, Graph, GraphView, Record, Snapshot};
+use evograph::{Compression, Durability, Graph, GraphView, Record, Snapshot};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -73,7 +73,45 @@ fn opts(undirected: bool, background: bool, durability: Durability) -> Options {
 }
 
 fn run(steps: Vec<Step>, undirected: bool, background: bool, durability: Durability) {
-    run_with(steps, undirected, background, durability, false)
+    run_with(
+        steps,
+        undirected,
+        background,
+        durability,
+        false,
+        Compression::None,
+    )
+}
+
+/// The compressed fast path (a compacted packed store read in place) against the general
+/// walk over the same runs: lists, degrees, lookups and weights.
+fn assert_packed_view_matches(s: &Snapshot, ctx: &str) {
+    let Some(p) = s.packed_flat() else { return };
+    let n = s.num_vertices() as VertexId;
+    for v in 0..n {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        s.for_each_out_weighted(v, |w, x| a.push((w, x.to_bits())));
+        p.for_each_out_weighted(v, |w, x| b.push((w, x.to_bits())));
+        assert_eq!(a, b, "{ctx}: packed out-list of {v}");
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        s.in_neighbors_sorted(v, &mut a);
+        p.in_neighbors_sorted(v, &mut b);
+        assert_eq!(a, b, "{ctx}: packed in-list of {v}");
+        assert_eq!(s.out_degree(v), p.out_degree(v), "{ctx}: out-degree of {v}");
+        assert_eq!(s.in_degree(v), p.in_degree(v), "{ctx}: in-degree of {v}");
+        for w in 0..n {
+            assert_eq!(
+                s.has_edge(v, w),
+                p.has_edge(v, w),
+                "{ctx}: has_edge({v}, {w})"
+            );
+            assert_eq!(
+                s.edge_weight(v, w).map(f64::to_bits),
+                p.edge_weight(v, w).map(f64::to_bits),
+                "{ctx}: edge_weight({v}, {w})"
+            );
+        }
+    }
 }
 
 fn run_with(
@@ -82,11 +120,13 @@ fn run_with(
     background: bool,
     durability: Durability,
     weighted: bool,
+    compression: Compression,
 ) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
     let opts = || Options {
         weighted: Some(weighted),
+        compression: Some(compression),
         ..opts(undirected, background, durability)
     };
     let mut g = Graph::open(&path, opts()).unwrap();
@@ -108,6 +148,7 @@ fn run_with(
         }
         let snap = g.snapshot().unwrap();
         assert_matches(&snap, &model, &format!("after step {i}"));
+        assert_packed_view_matches(&snap, &format!("after step {i}"));
         if weighted {
             assert_eq!(read_weights(&snap), model.weights, "weights after step {i}");
         }
@@ -121,6 +162,16 @@ fn run_with(
     let g = Graph::open(&path, opts()).unwrap();
     let snap = g.snapshot().unwrap();
     assert_matches(&snap, &model, "after final reopen");
+    if compression == Compression::Packed {
+        g.compact().unwrap();
+        let snap = g.snapshot().unwrap();
+        assert!(
+            snap.num_edges() == 0 || snap.packed_flat().is_some(),
+            "a compacted compressed store reads in place"
+        );
+        assert_packed_view_matches(&snap, "compacted after reopen");
+        assert_matches(&snap, &model, "compacted after reopen");
+    }
     if weighted {
         assert_eq!(
             read_weights(&snap),
@@ -184,7 +235,17 @@ proptest! {
 
     #[test]
     fn weighted_matches_model(steps in prop::collection::vec(weighted_step(), 1..30), u in any::<bool>(), bg in any::<bool>()) {
-        run_with(steps, u, bg, Durability::Sync, true);
+        run_with(steps, u, bg, Durability::Sync, true, Compression::None);
+    }
+
+    #[test]
+    fn compressed_matches_model(steps in prop::collection::vec(step(), 1..30), u in any::<bool>(), bg in any::<bool>()) {
+        run_with(steps, u, bg, Durability::Sync, false, Compression::Packed);
+    }
+
+    #[test]
+    fn compressed_weighted_matches_model(steps in prop::collection::vec(weighted_step(), 1..30), u in any::<bool>(), bg in any::<bool>()) {
+        run_with(steps, u, bg, Durability::Sync, true, Compression::Packed);
     }
 
     #[test]

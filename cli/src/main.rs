@@ -9,6 +9,7 @@ mod export;
 mod generate;
 mod ingest;
 mod progress;
+mod query;
 mod run;
 mod stats;
 
@@ -37,6 +38,7 @@ enum Cmd {
     Check(check::Args),
     Compact(compact::Args),
     Run(run::Args),
+    Query(query::Args),
 }
 
 fn main() -> ExitCode {
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Cmd::Check(a) => check::run(a),
         Cmd::Compact(a) => compact::run(a),
         Cmd::Run(a) => run::run(a),
+        Cmd::Query(a) => query::run(a),
     };
     match res {
         Ok(code) => code,

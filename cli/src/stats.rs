@@ -78,6 +78,9 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     if s.keys == "string" {
         println!("keys            string (vertex names)");
     }
+    if s.compression != "none" {
+        println!("compression     {} (runs' neighbor lists)", s.compression);
+    }
     println!("vertices        {} ({} ids)", s.vertices, s.vertex_ids);
     println!(
         "edges           {edges} ({}, as export lists them; {} adjacency entries)",
@@ -129,9 +132,11 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         open_seconds, s.wal_bytes_replayed
     );
     if edges > 0 {
+        let runs: u64 = s.levels.iter().map(|l| l.bytes).sum();
         println!(
-            "bytes per edge  {:.2} at rest, {:.2} written",
+            "bytes per edge  {:.2} at rest ({:.2} in runs), {:.2} written",
             s.medium_bytes as f64 / edges as f64,
+            runs as f64 / edges as f64,
             s.bytes_written_total as f64 / edges as f64
         );
     }

@@ -15,7 +15,7 @@ mod common;
 use common::{
     assert_no_panic, copy_dir, dir_files, evograph, parse_export, quiet_forks, read, Rng,
 };
-use evograph::{Durability, Error, Graph, Options};
+use evograph::{Compression, Durability, Error, Graph, Options};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -97,6 +97,11 @@ struct Clean {
 }
 
 fn clean_store() -> Clean {
+    clean_store_with(Compression::None)
+}
+
+/// The clean store, its runs written as `compression` says.
+fn clean_store_with(compression: Compression) -> Clean {
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
     let mut rng = Rng(0x5eed_c0de);
@@ -106,7 +111,7 @@ fn clean_store() -> Clean {
     for (name, edges) in [("a.el", &a), ("b.el", &b)] {
         let input = tmp.path().join(name);
         write_el(&input, edges);
-        let out = evograph([
+        let mut args = vec![
             "ingest".as_ref(),
             store.as_os_str(),
             input.as_os_str(),
@@ -114,7 +119,11 @@ fn clean_store() -> Clean {
             "sync".as_ref(),
             "--batch".as_ref(),
             "500".as_ref(),
-        ]);
+        ];
+        if compression == Compression::Packed {
+            args.push("--compress".as_ref());
+        }
+        let out = evograph(args);
         assert!(
             out.status.success(),
             "ingest {name}: {}",
@@ -417,7 +426,15 @@ fn run_layout(bytes: &[u8]) -> RunLayout {
 /// Flips each position of each run file (positions computed per file) and requires a
 /// refused open or first snapshot with `Corrupt`, and a `check` that fails naming the run.
 fn run_flips(positions: impl Fn(&RunLayout) -> Vec<usize>, what: &str) {
-    let c = clean_store();
+    run_flips_with(Compression::None, positions, what)
+}
+
+fn run_flips_with(
+    compression: Compression,
+    positions: impl Fn(&RunLayout) -> Vec<usize>,
+    what: &str,
+) {
+    let c = clean_store_with(compression);
     let work = c._tmp.path().join("work");
     let runs = files_matching(&c.store, is_run);
     assert_eq!(
@@ -477,6 +494,32 @@ fn run_section_flip_is_corrupt() {
             v
         },
         "run section",
+    )
+}
+
+/// Compressed runs: a flipped byte anywhere in a packed stream, its index or the 512-byte
+/// header is refused as damage, never decoded into other neighbors.
+#[test]
+fn packed_run_flip_is_corrupt() {
+    run_flips_with(
+        Compression::Packed,
+        |l| {
+            // The 512-byte header's defined words and its checksum, then every 61st byte of
+            // the sections (streams, stream positions, the rest) and their last bytes.
+            let mut v: Vec<usize> = vec![0, 9, 17, 100, 230, 250, 252, 258, 500, 504, 511];
+            v.extend((512..l.crc_table_off).step_by(61));
+            for i in 0..11 {
+                let start = l.section_off[i];
+                let end = l.section_off.get(i + 1).copied().unwrap_or(l.crc_table_off);
+                if end > start {
+                    v.push(end - 1);
+                }
+            }
+            v.sort_unstable();
+            v.dedup();
+            v
+        },
+        "packed run",
     )
 }
 

@@ -99,6 +99,7 @@ def open(
     threads: int = 0,
     read_only: bool = False,
     keys: Optional[str] = None,
+    compress: bool = False,
 ) -> "Graph":
     """Opens the store at ``path``; with ``create=True``, creates it if there is none.
 
@@ -116,6 +117,10 @@ def open(
     ``"string"`` (names); a new store is keyed by integers unless told otherwise, and
     ``None`` opens an existing store whatever it is keyed by, while asking for the other
     kind raises ``ValueError``.
+
+    ``compress=True`` creates the store with compressed runs (neighbor lists delta-encoded
+    and bit-packed, about 2.4x smaller, read in place by every kernel). It is recorded in
+    the store; opening a plain store with it raises ``ValueError``.
     """
     if not isinstance(durability, str):
         raise TypeError(f"durability must be a str, got {type(durability).__name__}")
@@ -134,6 +139,7 @@ def open(
         threads,
         bool(read_only),
         keys,
+        bool(compress),
     )
     return Graph(inner)
 

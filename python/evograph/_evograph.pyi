@@ -31,6 +31,7 @@ def open(
     threads: int,
     read_only: bool,
     keys: Optional[str] = None,
+    compress: bool = False,
 ) -> Graph: ...
 def kernels() -> List[str]: ...
 

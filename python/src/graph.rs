@@ -25,10 +25,11 @@ pub struct Graph {
 }
 
 /// Opens (or, with `create`, creates) the store at `path`; `keys` (`"u64"`, `"string"`)
-/// keys a new store, and is checked against an existing one.
+/// keys a new store, and is checked against an existing one; `compress` makes a new store
+/// write compressed runs.
 #[pyfunction]
 #[pyo3(signature = (path, create, durability, undirected, weighted, memtable_mb, threads, read_only,
-    keys=None))]
+    keys=None, compress=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn open(
     py: Python<'_>,
@@ -41,6 +42,7 @@ pub fn open(
     threads: usize,
     read_only: bool,
     keys: Option<&str>,
+    compress: bool,
 ) -> PyResult<Graph> {
     let durability: Durability = durability.parse().map_err(PyValueError::new_err)?;
     let keys = match keys {
@@ -49,6 +51,7 @@ pub fn open(
     };
     let mut opts = Options {
         keys,
+        compression: compress.then_some(evograph::Compression::Packed),
         undirected: undirected.then_some(true),
         weighted: weighted.then_some(true),
         durability,

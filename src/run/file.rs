@@ -7,8 +7,8 @@
 use super::build::{self, DirPart, RunMeta};
 use super::format::{self, RunHeader, CRC_BLOCK, HAS_IN, IN_DENSE, OUT_DENSE};
 use super::{packed, DirData, Packed, PackedIndex, Run, RunFile, Sec};
-use crate::store::Compression;
 use crate::medium::{Mapped, Medium, SegmentFile};
+use crate::store::Compression;
 use crate::types::{VertexId, ID_BYTES};
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -222,8 +222,16 @@ impl RunWriter {
             header.packed_len = self.packed_len;
             header.lay_out();
         }
-        assert_eq!(self.adds[0], out.n_adds(), "out lists written and indexed differ");
-        assert_eq!(self.adds[1], inn.map_or(0, |d| d.n_adds()), "in lists differ");
+        assert_eq!(
+            self.adds[0],
+            out.n_adds(),
+            "out lists written and indexed differ"
+        );
+        assert_eq!(
+            self.adds[1],
+            inn.map_or(0, |d| d.n_adds()),
+            "in lists differ"
+        );
         for (d, dd) in [(0, Some(out)), (1, inn)] {
             let Some(dd) = dd else { continue };
             debug_assert_eq!(self.at, header.section_off[format::vids(d)]);
@@ -285,7 +293,10 @@ fn stream_index(dd: &DirData, ends: &[u64], len: u64) -> Vec<u64> {
         }
         idx.push(cur);
     }
-    assert!(next.next().is_none(), "more streams than vertices with neighbors");
+    assert!(
+        next.next().is_none(),
+        "more streams than vertices with neighbors"
+    );
     assert_eq!(cur, len, "the index ends where the streams do");
     idx
 }
@@ -385,7 +396,11 @@ fn open_mapped(map: Mapped, name: &str, medium: Arc<dyn Medium>, checked: Checke
         } else {
             PackedIndex::Wide(Sec::mapped(map.clone(), at(format::offs(d)), n))
         };
-        let bytes = Sec::mapped(map.clone(), at(format::adds(d)), lens[format::adds(d)] as usize);
+        let bytes = Sec::mapped(
+            map.clone(),
+            at(format::adds(d)),
+            lens[format::adds(d)] as usize,
+        );
         Packed::new(bytes, index, weighted, checked == Checked::Written)
     };
     let dir = |d: usize, dense: bool| {

@@ -345,9 +345,9 @@ fn merge_vertex_ops(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Compression;
     use crate::medium::memory::MemoryMedium;
     use crate::memtable::Memtable;
+    use crate::store::Compression;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn sealed(edges: &[[VertexId; 2]], older: &[Arc<Run>], id: u64) -> Arc<Run> {
@@ -395,7 +395,8 @@ mod tests {
                 .flat_map(|r| {
                     let dd = r.dir(d);
                     assert!(!dd.dense, "a partition's run is sparse");
-                    (0..dd.n_index()).map(move |i| (dd.vid_at(i), dd.adds_into(i, &mut Vec::new()).to_vec()))
+                    (0..dd.n_index())
+                        .map(move |i| (dd.vid_at(i), dd.adds_into(i, &mut Vec::new()).to_vec()))
                 })
                 .filter(|(_, a)| !a.is_empty())
                 .collect();

@@ -156,7 +156,10 @@ impl Packed {
     /// The head of indexed vertex `i`'s stream (`None` when it holds no neighbors).
     #[inline]
     pub fn head(&self, i: usize) -> Option<packed::Head> {
-        debug_assert!(self.is_checked(), "a packed direction read before its check");
+        debug_assert!(
+            self.is_checked(),
+            "a packed direction read before its check"
+        );
         let b = self.bytes.get();
         packed::head(b, self.index.at(i), self.index.at(i + 1), self.weighted)
     }
@@ -330,9 +333,9 @@ impl DirData {
             return &[];
         }
         if let Some(p) = &self.packed {
-            return p.head(i).map_or(&[], |h| {
-                &w[h.eoff as usize..h.eoff as usize + h.degree]
-            });
+            return p
+                .head(i)
+                .map_or(&[], |h| &w[h.eoff as usize..h.eoff as usize + h.degree]);
         }
         let o = self.offs.get();
         &w[o[i] as usize..o[i + 1] as usize]

@@ -56,7 +56,9 @@ impl<'a> PackedAdj<'a> {
         self.head(v).map_or(0, |h| h.degree)
     }
 
-    #[inline]
+    // Inlined into the kernel, so that its accumulators stay locals the compiler keeps in
+    // registers (through a call they are memory the decoder's raw reads might alias).
+    #[inline(always)]
     fn find<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
         match self.head(v) {
             // SAFETY: `of` admits only checked directions, and `h` heads one of its streams.
@@ -65,7 +67,7 @@ impl<'a> PackedAdj<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn find_weighted<F: FnMut(VertexId, f64) -> bool>(&self, v: VertexId, mut f: F) -> bool {
         let Some(h) = self.head(v) else { return false };
         let w = if self.wts.is_empty() {
@@ -172,25 +174,25 @@ impl GraphView for PackedView<'_> {
     fn in_degree(&self, v: VertexId) -> usize {
         self.inn.degree(v)
     }
-    #[inline]
+    #[inline(always)]
     fn for_each_out<F: FnMut(VertexId)>(&self, v: VertexId, mut f: F) {
         self.out.find(v, |x| {
             f(x);
             false
         });
     }
-    #[inline]
+    #[inline(always)]
     fn for_each_in<F: FnMut(VertexId)>(&self, v: VertexId, mut f: F) {
         self.inn.find(v, |x| {
             f(x);
             false
         });
     }
-    #[inline]
+    #[inline(always)]
     fn find_out<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
         self.out.find(v, f)
     }
-    #[inline]
+    #[inline(always)]
     fn find_in<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
         self.inn.find(v, f)
     }
@@ -200,7 +202,7 @@ impl GraphView for PackedView<'_> {
     fn is_weighted(&self) -> bool {
         self.weighted
     }
-    #[inline]
+    #[inline(always)]
     fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, mut f: F) {
         self.out.find_weighted(v, |x, w| {
             f(x, w);

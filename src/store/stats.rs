@@ -38,6 +38,8 @@ pub struct Stats {
     pub weighted: bool,
     /// How vertices are keyed: "u64" or "string".
     pub keys: String,
+    /// How runs store neighbor lists: "none" or "packed".
+    pub compression: String,
     /// Durability mode: this handle's for a writer; for a read-only handle, that of the
     /// last writer that opened the store ("unknown" for stores from before it was recorded).
     pub durability: String,
@@ -167,6 +169,7 @@ impl Inner {
                 Some(_) => "string".into(),
                 None => "u64".into(),
             },
+            compression: self.compression.as_str().into(),
             durability,
             read_only: self.opts.read_only,
             medium,

@@ -10,8 +10,10 @@
 //! edges and compact. Figures are medians over the trials.
 
 mod capped;
+mod compress;
 mod crash;
 mod kernels;
+mod lookup;
 mod pregel;
 mod report;
 mod sys;
@@ -19,7 +21,7 @@ mod sys;
 use evograph::io::{self, Format};
 use evograph::snapshot::Csr;
 use evograph::store::MediumKind;
-use evograph::{Durability, Graph, GraphView, Options, Record, Snapshot, VertexId};
+use evograph::{Compression, Durability, Graph, GraphView, Options, Record, Snapshot, VertexId};
 use report::Trial;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -141,6 +143,11 @@ pub struct Args {
     /// faults. Needs root. `--kernels all` means gap-pr, gap-cc, gap-bfs, pr, wcc here.
     #[arg(long, value_parser = crate::args::bytes)]
     memory_limit: Option<u64>,
+    /// Also run the protocol on a store created with compressed runs, and report its
+    /// sizes, ingest rate, kernel times and lookups as ratios to the plain store's
+    /// (`compress.*`, `lookup.*.packed_*`).
+    #[arg(long)]
+    compress: bool,
 }
 
 fn invalid(msg: impl Into<String>) -> evograph::Error {
@@ -433,8 +440,14 @@ fn quantile(xs: &mut [f64], q: f64) -> Option<f64> {
     Some(xs[rank - 1])
 }
 
-fn open_store(p: &Plan, path: &Path, create: bool) -> evograph::Result<Graph> {
+fn open_store(
+    p: &Plan,
+    path: &Path,
+    create: bool,
+    compression: Compression,
+) -> evograph::Result<Graph> {
     let opts = Options {
+        compression: create.then_some(compression),
         durability: p.a.durability,
         threads: p.threads,
         memtable_bytes: p.a.memtable_mb << 20,
@@ -483,7 +496,7 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
     let (warm, cut) = (m / 10, m - m / 10);
     let bench_rss = sys::rss().unwrap_or(0);
     let rss_reset = sys::reset_peak_rss();
-    let g = open_store(p, &store_dir, true)?;
+    let g = open_store(p, &store_dir, true, Compression::None)?;
 
     // Ingest: warm-up, the timed 90% (with the untimed compaction before the last 10%).
     let mut lat = Vec::new();
@@ -591,14 +604,25 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
             time_kernel(p, k, [&live, &comp], &csr, &setup, &mut t)?;
         }
     }
-    drop((live, comp, csr));
+    let queries = p.pool.install(|| lookup::Queries::new(&comp, a.seed));
+    queries.measure_hash_set(&mut t)?;
+    p.pool.install(|| {
+        queries.measure("csr", |u, v| csr.has_edge(u, v), &mut t)?;
+        queries.measure("live", |u, v| live.has_edge(u, v), &mut t)?;
+        queries.measure("compacted", |u, v| comp.has_edge(u, v), &mut t)
+    })?;
+    if a.compress {
+        let plain_runs: u64 = st.levels.iter().map(|l| l.bytes).sum();
+        compress::leg(p, &comp, plain_runs, &setup, &queries, &mut t)?;
+    }
+    drop((live, comp, csr, queries));
     let file = p.medium != MediumKind::Memory;
     // Restarts: clean, then after a crash. Space at rest is measured on the closed store
     // (no WAL, no retired runs), or on the memory medium once no snapshot holds old runs.
     let (g, before) = if file {
         let ((), close) = secs(|| g.close())?;
         let before = dir_bytes(&store_dir)?;
-        let (g, clean) = secs(|| open_store(p, &store_dir, false))?;
+        let (g, clean) = secs(|| open_store(p, &store_dir, false, Compression::None))?;
         t.set("restart.close_seconds", close);
         t.set("restart.clean_seconds", clean);
         let c = crash_leg(p)?;
