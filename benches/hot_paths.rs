@@ -15,7 +15,7 @@ use evograph::internals::memtable::Memtable;
 use evograph::internals::run::build::RunMeta;
 use evograph::internals::run::merge::merge_to_file;
 use evograph::internals::wal::{recover, Wal};
-use evograph::{Durability, Graph, GraphView, Options, Record, VertexId};
+use evograph::{Compression, Durability, Graph, GraphView, Options, Record, VertexId};
 use std::sync::Arc;
 
 const SCALE: u32 = 16;
@@ -117,21 +117,26 @@ fn flush(c: &mut Criterion) {
     g.throughput(Throughput::Elements(e.len() as u64));
     g.sample_size(20);
     let mut id = 0;
-    g.bench_function("seal_1m_edges_to_run_file", |b| {
-        b.iter_batched(
-            || memtable(&e),
-            |m| {
-                id += 1;
-                let (r, unpersisted) = m.seal_to_file(&[], id, &medium).unwrap();
-                unpersisted.persist().unwrap();
-                medium
-                    .remove(&evograph::internals::run::Run::file_name(id))
-                    .unwrap();
-                r
-            },
-            BatchSize::PerIteration,
-        )
-    });
+    for (name, c) in [
+        ("seal_1m_edges_to_run_file", Compression::None),
+        ("seal_1m_edges_to_packed_run_file", Compression::Packed),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || memtable(&e),
+                |m| {
+                    id += 1;
+                    let (r, unpersisted) = m.seal_to_file(&[], id, &medium, c).unwrap();
+                    unpersisted.persist().unwrap();
+                    medium
+                        .remove(&evograph::internals::run::Run::file_name(id))
+                        .unwrap();
+                    r
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
     g.finish();
 }
 
@@ -146,25 +151,31 @@ fn merge(c: &mut Criterion) {
     g.throughput(Throughput::Elements(e.len() as u64));
     g.sample_size(20);
     let mut id = 10;
-    g.bench_function("two_runs_of_512k_edges", |b| {
-        b.iter(|| {
-            id += 1;
-            let meta = RunMeta {
-                id,
-                level: 1,
-                min_lsn: 0,
-                max_lsn: e.len() as u64,
-                vertex_space: 1 << SCALE,
-                weighted: false,
-                part_shift: 0,
-            };
-            let r = merge_to_file(&inputs, meta, true, &medium).unwrap();
-            medium
-                .remove(&evograph::internals::run::Run::file_name(id))
-                .unwrap();
-            r
-        })
-    });
+    for (name, compression) in [
+        ("two_runs_of_512k_edges", Compression::None),
+        ("two_runs_of_512k_edges_to_packed", Compression::Packed),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                id += 1;
+                let meta = RunMeta {
+                    id,
+                    level: 1,
+                    min_lsn: 0,
+                    max_lsn: e.len() as u64,
+                    vertex_space: 1 << SCALE,
+                    weighted: false,
+                    part_shift: 0,
+                    compression,
+                };
+                let r = merge_to_file(&inputs, meta, true, &medium).unwrap();
+                medium
+                    .remove(&evograph::internals::run::Run::file_name(id))
+                    .unwrap();
+                r
+            })
+        });
+    }
     g.finish();
 }
 
