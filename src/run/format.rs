@@ -14,7 +14,7 @@
 //! compression) has a 512-byte header: the same 31 words, then the byte length of each
 //! direction's streams (words 31 and 32), zeros, and the crc32c in the last 8 bytes. In it,
 //! each direction's `adds` section holds the vertices' streams (see [`super::packed`])
-//! followed by 8 zero bytes, and its `offs` section the stream positions: `n_index + 1`
+//! followed by 16 zero bytes, and its `offs` section the stream positions: `n_index + 1`
 //! entries, u32 when the streams are shorter than 4 GiB, else u64.
 //! An `id` is a dense vertex id: u32, or u64 when the header has [`WIDE_IDS`] (a store of a
 //! `wide-ids` build). The neighbor arrays come first so that a merge can stream them to the file as it
@@ -479,7 +479,7 @@ mod tests {
         assert_eq!(h.index_width(1), 8);
         let lens = h.section_lens();
         assert_eq!(lens[offs(0)], 1001 * 4);
-        assert_eq!(lens[adds(1)], (5 << 32) + 8);
+        assert_eq!(lens[adds(1)], (5 << 32) + 16);
         // A plain build's reader of version 1 headers would stop at the version.
         let mut c = b.clone();
         c[8] = 1;

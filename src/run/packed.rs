@@ -27,10 +27,11 @@ use crate::types::{VertexId, ID_BYTES, ID_WIDTH};
 pub const CHUNK: usize = 129;
 /// Gaps per block.
 pub const BLOCK: usize = 16;
-/// Zero bytes after the last stream: a block is decoded with 8-byte loads.
-pub const SLACK: usize = 8;
-/// The widest gap a block may hold: a gap is read from one 8-byte load shifted by up to 7.
-pub const MAX_WIDTH: u32 = if ID_WIDTH < 56 { ID_WIDTH } else { 56 };
+/// Zero bytes after the last stream: a block is decoded with 8-byte loads (16-byte ones for
+/// gaps wider than 56 bits, in 64-bit builds).
+pub const SLACK: usize = 16;
+/// The widest gap a block may hold.
+pub const MAX_WIDTH: u32 = ID_WIDTH;
 
 /// Appends `x` as a LEB128 varint.
 #[inline]
@@ -113,8 +114,8 @@ fn put_gaps(ids: &[VertexId], out: &mut Vec<u8>) {
         out.resize(start + (blk.len() * w as usize).div_ceil(8), 0);
         let mut bit = 0usize;
         for &g in blk {
-            // Spread over at most 8 bytes: w <= 56 and the shift is below 8.
-            let v = g << (bit & 7);
+            // Spread over at most 9 bytes: w <= 64 and the shift is below 8.
+            let v = u128::from(g) << (bit & 7);
             for (k, byte) in v.to_le_bytes().iter().enumerate() {
                 if let Some(o) = out.get_mut(start + bit / 8 + k) {
                     *o |= byte;
@@ -194,9 +195,17 @@ unsafe fn unpack_partial(w: u32, q: *const u8, k: usize, x: VertexId, out: &mut 
     let mut x = x;
     for (i, o) in out.iter_mut().enumerate().take(k) {
         let bit = i * w as usize;
-        // SAFETY: as in `unpack16`.
-        let word = unsafe { std::ptr::read_unaligned(q.add(bit >> 3) as *const u64) };
-        x += ((u64::from_le(word) >> (bit & 7)) & mask) as VertexId + 1;
+        let gap = if w <= 56 {
+            // SAFETY: as in `unpack16`.
+            let word = unsafe { std::ptr::read_unaligned(q.add(bit >> 3) as *const u64) };
+            (u64::from_le(word) >> (bit & 7)) & mask
+        } else {
+            // A gap of up to 64 bits shifted by up to 7 spans 9 bytes.
+            // SAFETY: as in `unpack16`; SLACK covers a 16-byte load at the last gap.
+            let word = unsafe { std::ptr::read_unaligned(q.add(bit >> 3) as *const u128) };
+            ((u128::from_le(word) >> (bit & 7)) as u64) & mask
+        };
+        x += gap as VertexId + 1;
         *o = x;
     }
 }
@@ -395,12 +404,14 @@ pub fn check_stream(
             }
             for i in 0..k {
                 let bit = i * w as usize;
-                let mut word = [0u8; 8];
-                let avail = (end + SLACK).min(b.len()) - (*q + bit / 8);
-                word[..avail.min(8)].copy_from_slice(&b[*q + bit / 8..][..avail.min(8)]);
+                let mut word = [0u8; 16];
+                let avail = b.len().saturating_sub(*q + bit / 8);
+                word[..avail.min(16)].copy_from_slice(&b[*q + bit / 8..][..avail.min(16)]);
                 let mask = if w == 0 { 0 } else { u64::MAX >> (64 - w) };
+                let gap = ((u128::from_le_bytes(word) >> (bit & 7)) as u64) & mask;
                 x = x
-                    .checked_add(((u64::from_le_bytes(word) >> (bit & 7)) & mask) + 1)
+                    .checked_add(gap)
+                    .and_then(|x| x.checked_add(1))
                     .ok_or("neighbor id overflows")?;
             }
             *q += bytes;
