@@ -160,35 +160,11 @@ pub fn degree(b: &[u8], p: usize, end: usize) -> usize {
     head(b, p, end, false).map_or(0, |h| h.degree)
 }
 
-/// Decodes a full block of width `W` at `q` (16 gaps) after `x` into `out`.
-///
-/// The ids land in a local array first and the caller hands them on in a loop of its own:
-/// decoding reads through a raw pointer that the compiler cannot tell apart from the
-/// caller's accumulators, so calling the caller's closure inside this loop made it store
-/// and reload them for every id (PageRank ran 3x slower).
-///
-/// # Safety
-/// `q` must point into a checked packed section (see the module docs): `16 * W` bits at
-/// `q` plus 8 bytes are readable.
-#[inline(always)]
-unsafe fn unpack16<const W: u32>(q: *const u8, x: VertexId, out: &mut [VertexId; BLOCK]) {
-    let mask: u64 = if W == 0 { 0 } else { u64::MAX >> (64 - W) };
-    let mut x = x;
-    let mut i = 0usize;
-    while i < BLOCK {
-        let bit = i * W as usize;
-        // SAFETY: the caller guarantees the block plus SLACK bytes are readable.
-        let word = unsafe { std::ptr::read_unaligned(q.add(bit >> 3) as *const u64) };
-        x += ((u64::from_le(word) >> (bit & 7)) & mask) as VertexId + 1;
-        out[i] = x;
-        i += 1;
-    }
-}
-
 /// Decodes the first `k` gaps of a block of width `w` (any width; a chunk's last block).
 ///
 /// # Safety
-/// As for [`unpack16`], for `k * w` bits.
+/// `q` must point into a checked packed section: `k * w` bits at `q` plus SLACK bytes are
+/// readable.
 #[inline(never)]
 unsafe fn unpack_partial(w: u32, q: *const u8, k: usize, x: VertexId, out: &mut [VertexId; BLOCK]) {
     let mask: u64 = if w == 0 { 0 } else { u64::MAX >> (64 - w) };
@@ -196,12 +172,12 @@ unsafe fn unpack_partial(w: u32, q: *const u8, k: usize, x: VertexId, out: &mut 
     for (i, o) in out.iter_mut().enumerate().take(k) {
         let bit = i * w as usize;
         let gap = if w <= 56 {
-            // SAFETY: as in `unpack16`.
+            // SAFETY: the caller guarantees the gaps plus SLACK bytes are readable.
             let word = unsafe { std::ptr::read_unaligned(q.add(bit >> 3) as *const u64) };
             (u64::from_le(word) >> (bit & 7)) & mask
         } else {
             // A gap of up to 64 bits shifted by up to 7 spans 9 bytes.
-            // SAFETY: as in `unpack16`; SLACK covers a 16-byte load at the last gap.
+            // SAFETY: as above; SLACK covers a 16-byte load at the last gap.
             let word = unsafe { std::ptr::read_unaligned(q.add(bit >> 3) as *const u128) };
             ((u128::from_le(word) >> (bit & 7)) as u64) & mask
         };
@@ -210,17 +186,78 @@ unsafe fn unpack_partial(w: u32, q: *const u8, k: usize, x: VertexId, out: &mut 
     }
 }
 
-macro_rules! dispatch {
-    ($w:expr, $q:expr, $x:expr, $out:expr; $($n:literal)*) => {
+/// Decodes a full block of width `W` at `q` after `x`, handing each id to `f` until it
+/// returns true; leaves the last id decoded in `x`.
+///
+/// # Safety
+/// `q` must point into a checked packed section (see the module docs): `16 * W` bits at
+/// `q` plus 8 bytes are readable.
+#[inline(always)]
+unsafe fn emit16<const W: u32, F: FnMut(VertexId) -> bool>(
+    q: *const u8,
+    x: &mut VertexId,
+    f: &mut F,
+) -> bool {
+    let mask: u64 = if W == 0 { 0 } else { u64::MAX >> (64 - W) };
+    let mut i = 0usize;
+    while i < BLOCK {
+        let bit = i * W as usize;
+        // SAFETY: the caller guarantees the block plus SLACK bytes are readable.
+        let word = unsafe { std::ptr::read_unaligned(q.add(bit >> 3) as *const u64) };
+        *x += ((u64::from_le(word) >> (bit & 7)) & mask) as VertexId + 1;
+        if f(*x) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// The first `k` gaps of a block of width `w` (at most 56), handed to `f` as they are
+/// decoded: a chunk's last block, and every block of a short list.
+///
+/// # Safety
+/// As for [`emit16`], for `k * w` bits.
+#[inline(always)]
+unsafe fn emit_var<F: FnMut(VertexId) -> bool>(
+    w: u32,
+    q: *const u8,
+    k: usize,
+    x: &mut VertexId,
+    f: &mut F,
+) -> bool {
+    let mask: u64 = (1u64 << w) - 1;
+    for i in 0..k {
+        let bit = i * w as usize;
+        // SAFETY: the caller guarantees the gaps plus SLACK bytes are readable.
+        let word = unsafe { std::ptr::read_unaligned(q.add(bit >> 3) as *const u64) };
+        *x += ((u64::from_le(word) >> (bit & 7)) & mask) as VertexId + 1;
+        if f(*x) {
+            return true;
+        }
+    }
+    false
+}
+
+macro_rules! dispatch_emit {
+    ($w:expr, $q:expr, $x:expr, $f:expr, $buf:expr; $($n:literal)*) => {
         match $w {
-            $($n => unpack16::<$n>($q, $x, $out),)*
-            w => unpack_partial(w, $q, BLOCK, $x, $out),
+            $($n => emit16::<$n, _>($q, $x, $f),)*
+            w => {
+                unpack_partial(w, $q, BLOCK, *$x, $buf);
+                *$x = $buf[BLOCK - 1];
+                $buf.iter().any(|&y| $f(y))
+            }
         }
     };
 }
 
 /// Decodes `n` gaps in blocks starting at `*p`, continuing from `x`, handing each id to `f`
 /// until it returns true.
+///
+/// Full blocks hand ids to `f` as they are decoded: with the kernel's closure inlined (the
+/// views inline `find` on purpose) its accumulators are registers and the decode and the
+/// kernel's loads overlap.
 ///
 /// # Safety
 /// `b` must be a checked packed section and `*p..` the gap blocks of one chunk of a stream
@@ -242,20 +279,21 @@ unsafe fn gaps<F: FnMut(VertexId) -> bool>(
         let k = n.min(BLOCK);
         // SAFETY: as above; widths are at most MAX_WIDTH, and a full block's bytes (plus
         // SLACK) are readable.
-        unsafe {
+        let stop = unsafe {
             let q = base.add(*p);
             if k == BLOCK {
-                dispatch!(w, q, x, &mut buf; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32);
+                dispatch_emit!(w, q, &mut x, f, &mut buf; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32)
+            } else if w <= 56 {
+                emit_var(w, q, k, &mut x, f)
             } else {
                 unpack_partial(w, q, k, x, &mut buf);
+                x = buf[k - 1];
+                buf[..k].iter().any(|&y| f(y))
             }
+        };
+        if stop {
+            return true;
         }
-        for &y in &buf[..k] {
-            if f(y) {
-                return true;
-            }
-        }
-        x = buf[k - 1];
         *p += (k * w as usize).div_ceil(8);
         n -= k;
     }
