@@ -59,8 +59,8 @@ pub(super) fn seal_to_file(
     for (blocks, d) in dirs {
         let mut ix = IndexBuilder::new(space);
         seal_dir(blocks, older, d, m.weighted, |parts| {
+            w.put_parts(&parts)?;
             for p in &parts {
-                w.put_part(p)?;
                 ix.add(p);
             }
             Ok(())

@@ -37,8 +37,6 @@ pub struct RunWriter {
     ends: [Vec<u64>; 2],
     /// Packed runs: each direction's stream bytes.
     packed_len: [u64; 2],
-    /// Packed runs: streams encoded but not yet written.
-    buf: Vec<u8>,
 }
 
 impl RunWriter {
@@ -69,20 +67,23 @@ impl RunWriter {
             dir_start: at,
             ends: [Vec::new(), Vec::new()],
             packed_len: [0; 2],
-            buf: Vec::new(),
         })
     }
 
-    /// Appends the lists of a part of the current direction (vertices ascending, after
-    /// those already put).
-    pub fn put_part(&mut self, p: &DirPart) -> Result<()> {
+    /// Appends the lists of parts of the current direction (vertices ascending, after
+    /// those already put). Packed runs encode the parts in parallel.
+    pub fn put_parts(&mut self, parts: &[DirPart]) -> Result<()> {
         match self.compression {
-            Compression::None => self.put_adds(&p.adds, &p.wts),
-            Compression::Packed => {
-                for (adds, wts) in p.lists() {
-                    self.put_list(adds, wts);
+            Compression::None => {
+                for p in parts {
+                    self.put_adds(&p.adds, &p.wts)?;
                 }
-                self.flush_buf()
+                Ok(())
+            }
+            Compression::Packed => {
+                let lists: Vec<Vec<(&[VertexId], &[f64])>> =
+                    parts.iter().map(|p| p.lists().collect()).collect();
+                self.put_encoded(&lists)
             }
         }
     }
@@ -92,38 +93,64 @@ impl RunWriter {
         match self.compression {
             Compression::None => self.put_adds(d.adds.get(), d.wts.get()),
             Compression::Packed => {
-                let mut tmp = Vec::new();
-                for i in 0..d.n_index() {
-                    let adds = d.adds_into(i, &mut tmp);
-                    let wts = d.wts_at(i);
-                    self.put_list(adds, wts);
-                    if self.buf.len() >= 1 << 20 {
-                        self.flush_buf()?;
-                    }
+                debug_assert!(!d.is_packed(), "only DRAM runs (plain) are written whole");
+                const SPAN: usize = 1 << 14;
+                let n = d.n_index();
+                for wave in (0..n).step_by(SPAN * 16) {
+                    // Plain DRAM runs lend their lists without a copy.
+                    let lists: Vec<Vec<(&[VertexId], &[f64])>> = (wave..(wave + SPAN * 16).min(n))
+                        .step_by(SPAN)
+                        .map(|s| {
+                            (s..(s + SPAN).min(n))
+                                .map(|i| (d.adds_at(i), d.wts_at(i)))
+                                .collect()
+                        })
+                        .collect();
+                    self.put_encoded(&lists)?;
                 }
-                self.flush_buf()
+                Ok(())
             }
         }
     }
 
-    /// Encodes one vertex's list (packed runs); an empty list has no stream.
-    fn put_list(&mut self, adds: &[VertexId], wts: &[f64]) {
-        if adds.is_empty() {
-            return;
+    /// Encodes groups of lists in parallel (each group's streams in order; an empty list
+    /// has none) and appends them in order, with their weights.
+    fn put_encoded(&mut self, groups: &[Vec<(&[VertexId], &[f64])>]) -> Result<()> {
+        // Weight positions continue from the lists before: each group starts where the
+        // ones before it end.
+        let mut base = Vec::with_capacity(groups.len());
+        let mut at = self.adds[self.dir];
+        for g in groups {
+            base.push(at);
+            at += g.iter().map(|(a, _)| a.len() as u64).sum::<u64>();
         }
-        let eoff = (!wts.is_empty()).then_some(self.adds[self.dir]);
-        packed::encode(adds, eoff, &mut self.buf);
-        self.adds[self.dir] += adds.len() as u64;
-        self.wts.extend_from_slice(wts);
-        let end = self.at - self.dir_start + self.buf.len() as u64;
-        self.ends[self.dir].push(end);
-    }
-
-    fn flush_buf(&mut self) -> Result<()> {
-        let buf = std::mem::take(&mut self.buf);
-        self.put(&buf)?;
-        self.buf = buf;
-        self.buf.clear();
+        let encoded: Vec<(Vec<u8>, Vec<u64>)> = groups
+            .par_iter()
+            .zip(base.par_iter())
+            .map(|(g, &first)| {
+                let mut buf = Vec::new();
+                let mut ends = Vec::new();
+                let mut e = first;
+                for (adds, wts) in g {
+                    if adds.is_empty() {
+                        continue;
+                    }
+                    packed::encode(adds, (!wts.is_empty()).then_some(e), &mut buf);
+                    e += adds.len() as u64;
+                    ends.push(buf.len() as u64);
+                }
+                (buf, ends)
+            })
+            .collect();
+        for (g, (buf, ends)) in groups.iter().zip(encoded) {
+            let start = self.at - self.dir_start;
+            self.ends[self.dir].extend(ends.iter().map(|&e| start + e));
+            for (adds, wts) in g {
+                self.adds[self.dir] += adds.len() as u64;
+                self.wts.extend_from_slice(wts);
+            }
+            self.put(&buf)?;
+        }
         Ok(())
     }
 
@@ -155,7 +182,7 @@ impl RunWriter {
 
     /// Appends neighbor ids of the current direction (out first, then in), with their
     /// weights in weighted runs (else `wts` is empty). Plain runs only: a packed run needs
-    /// the lists' bounds ([`RunWriter::put_part`]).
+    /// the lists' bounds ([`RunWriter::put_parts`]).
     fn put_adds(&mut self, adds: &[VertexId], wts: &[f64]) -> Result<()> {
         debug_assert_eq!(self.compression, Compression::None);
         self.adds[self.dir] += adds.len() as u64;
@@ -166,7 +193,6 @@ impl RunWriter {
     /// Ends the current direction: its neighbor ids, then its weights.
     pub fn end_direction(&mut self) -> Result<()> {
         if self.compression == Compression::Packed {
-            self.flush_buf()?;
             self.packed_len[self.dir] = self.at - self.dir_start;
             self.put(&[0u8; packed::SLACK])?;
         }

@@ -169,8 +169,8 @@ fn merge_range_to_file(
                 .par_iter()
                 .map(|&(lo, hi)| merge_range(inputs, d, lo, hi, base))
                 .collect::<Result<Vec<DirPart>>>()?;
+            w.put_parts(&parts)?;
             for p in &parts {
-                w.put_part(p)?;
                 ix.add(p);
             }
         }
