@@ -83,17 +83,68 @@ impl<'a> Adj<'a> {
     }
 }
 
+/// What a single-run view knows besides the lists: counts, kind, deleted vertices and
+/// external ids (shared by [`FlatView`] and [`super::PackedView`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Meta<'a> {
+    pub(crate) n: usize,
+    pub(crate) undirected: bool,
+    pub(crate) weighted: bool,
+    pub(crate) edges: u64,
+    pub(crate) deleted: &'a [u64],
+    /// External ids by dense id; empty for a bare CSR (ids are then their own names).
+    pub(crate) externals: &'a [u64],
+}
+
+impl Snapshot {
+    /// The snapshot's [`Meta`].
+    pub(crate) fn meta(&self) -> Meta<'_> {
+        Meta {
+            n: self.n,
+            undirected: self.undirected,
+            weighted: self.is_weighted(),
+            edges: self.edges,
+            deleted: &self.deleted,
+            externals: self.external_ids(),
+        }
+    }
+}
+
+/// The [`GraphView`] methods a view answers from its `meta` field.
+macro_rules! meta_methods {
+    () => {
+        fn num_vertices(&self) -> usize {
+            self.meta.n
+        }
+        fn external_id(&self, v: VertexId) -> u64 {
+            self.meta
+                .externals
+                .get(v as usize)
+                .copied()
+                .unwrap_or(u64::from(v))
+        }
+        fn num_edges(&self) -> u64 {
+            self.meta.edges
+        }
+        fn is_undirected(&self) -> bool {
+            self.meta.undirected
+        }
+        fn is_weighted(&self) -> bool {
+            self.meta.weighted
+        }
+        #[inline]
+        fn vertex_exists(&self, v: VertexId) -> bool {
+            super::exists(self.meta.n, self.meta.deleted, v)
+        }
+    };
+}
+pub(crate) use meta_methods;
+
 /// A borrowed CSR view of a snapshot that is one run (see [`Snapshot::flat`]). Kernels
 /// monomorphized over it run the same inner loops as on an in-memory CSR.
 #[derive(Clone, Copy)]
 pub struct FlatView<'a> {
-    n: usize,
-    undirected: bool,
-    weighted: bool,
-    edges: u64,
-    deleted: &'a [u64],
-    /// External ids by dense id; empty for a bare CSR (ids are then their own names).
-    externals: &'a [u64],
+    meta: Meta<'a>,
     pub(crate) out: Adj<'a>,
     pub(crate) inn: Adj<'a>,
 }
@@ -113,12 +164,7 @@ impl Snapshot {
     pub(crate) fn flat_of(&self, i: usize) -> Option<FlatView<'_>> {
         let r = &self.runs[i];
         Some(FlatView {
-            n: self.n,
-            undirected: self.undirected,
-            weighted: self.is_weighted(),
-            edges: self.edges,
-            deleted: &self.deleted,
-            externals: self.external_ids(),
+            meta: self.meta(),
             out: Adj::of(r.dir(Dir::Out))?,
             inn: Adj::of(r.dir(Dir::In))?,
         })
@@ -141,12 +187,14 @@ impl<'a> FlatView<'a> {
             wts: &[],
         };
         FlatView {
-            n,
-            undirected,
-            weighted: false,
-            edges,
-            deleted: &[],
-            externals: &[],
+            meta: Meta {
+                n,
+                undirected,
+                weighted: false,
+                edges,
+                deleted: &[],
+                externals: &[],
+            },
             out: adj(out),
             inn: adj(inn),
         }
@@ -174,25 +222,7 @@ impl<'a> FlatView<'a> {
 }
 
 impl GraphView for FlatView<'_> {
-    fn num_vertices(&self) -> usize {
-        self.n
-    }
-    fn external_id(&self, v: VertexId) -> u64 {
-        self.externals
-            .get(v as usize)
-            .copied()
-            .unwrap_or(u64::from(v))
-    }
-    fn num_edges(&self) -> u64 {
-        self.edges
-    }
-    fn is_undirected(&self) -> bool {
-        self.undirected
-    }
-    #[inline]
-    fn vertex_exists(&self, v: VertexId) -> bool {
-        super::exists(self.n, self.deleted, v)
-    }
+    meta_methods!();
     #[inline]
     fn out_degree(&self, v: VertexId) -> usize {
         self.out(v).len()
@@ -219,9 +249,6 @@ impl GraphView for FlatView<'_> {
     }
     fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
         self.out(u).binary_search(&v).is_ok()
-    }
-    fn is_weighted(&self) -> bool {
-        self.weighted
     }
     #[inline]
     fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, f: F) {

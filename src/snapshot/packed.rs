@@ -1,6 +1,7 @@
 //! A compacted snapshot of a compressed store, read in place: each vertex's list is decoded
 //! inside the kernel's scan, block by block, with no list materialised.
 
+use super::flat::{meta_methods, Meta};
 use super::{GraphView, Snapshot};
 use crate::run::packed::{self, Head};
 use crate::run::{Dir, DirData, PackedIndex};
@@ -111,12 +112,7 @@ impl<'a> PackedAdj<'a> {
 /// [`Snapshot::packed_flat`]): kernels monomorphized over it decode each list as they scan it.
 #[derive(Clone, Copy)]
 pub struct PackedView<'a> {
-    n: usize,
-    undirected: bool,
-    weighted: bool,
-    edges: u64,
-    deleted: &'a [u64],
-    externals: &'a [u64],
+    meta: Meta<'a>,
     out: PackedAdj<'a>,
     inn: PackedAdj<'a>,
 }
@@ -127,12 +123,7 @@ impl Snapshot {
     pub fn packed_flat(&self) -> Option<PackedView<'_>> {
         let [r] = &*self.runs else { return None };
         Some(PackedView {
-            n: self.n,
-            undirected: self.undirected,
-            weighted: self.is_weighted(),
-            edges: self.edges,
-            deleted: &self.deleted,
-            externals: self.external_ids(),
+            meta: self.meta(),
             out: PackedAdj::of(r.dir(Dir::Out))?,
             inn: PackedAdj::of(r.dir(Dir::In))?,
         })
@@ -147,25 +138,7 @@ impl PackedView<'_> {
 }
 
 impl GraphView for PackedView<'_> {
-    fn num_vertices(&self) -> usize {
-        self.n
-    }
-    fn external_id(&self, v: VertexId) -> u64 {
-        self.externals
-            .get(v as usize)
-            .copied()
-            .unwrap_or(u64::from(v))
-    }
-    fn num_edges(&self) -> u64 {
-        self.edges
-    }
-    fn is_undirected(&self) -> bool {
-        self.undirected
-    }
-    #[inline]
-    fn vertex_exists(&self, v: VertexId) -> bool {
-        super::exists(self.n, self.deleted, v)
-    }
+    meta_methods!();
     #[inline]
     fn out_degree(&self, v: VertexId) -> usize {
         self.out.degree(v)
@@ -198,9 +171,6 @@ impl GraphView for PackedView<'_> {
     }
     fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
         self.out.position(u, v).is_some()
-    }
-    fn is_weighted(&self) -> bool {
-        self.weighted
     }
     #[inline(always)]
     fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, mut f: F) {
