@@ -503,12 +503,25 @@ impl Snapshot {
     /// The weight of the edge `u -> v` by dense ids, if it exists: 1 in unweighted stores.
     /// O(log d) per run holding `u`, as [`Snapshot::has_edge`].
     pub fn edge_weight(&self, u: VertexId, v: VertexId) -> Option<f64> {
+        let (d, i, k) = self.find_edge(Dir::Out, u, v)?;
+        Some(d.wts_at(i).get(k).copied().unwrap_or(1.0))
+    }
+
+    /// Whether `v` is in `u`'s adjacency in direction `d`.
+    pub(crate) fn has_dir_edge(&self, dir: Dir, u: VertexId, v: VertexId) -> bool {
+        self.find_edge(dir, u, v).is_some()
+    }
+
+    /// Where the live edge `u -> v` of direction `dir` is held: the newest run that
+    /// mentions it decides, and `(direction, index of u, position of v)` is returned if that
+    /// run adds it.
+    fn find_edge(&self, dir: Dir, u: VertexId, v: VertexId) -> Option<(&DirData, usize, usize)> {
         for r in self.runs_of(u).rev() {
-            let d = r.dir(Dir::Out);
+            let d = r.dir(dir);
             if let Some(i) = d.index_of(u) {
-                // An add beside a tombstone in one run is a weight update: the add wins.
+                // An add beside a tombstone in one run is a weight update: the edge exists.
                 if let Some(k) = d.position_at(i, v) {
-                    return Some(d.wts_at(i).get(k).copied().unwrap_or(1.0));
+                    return Some((d, i, k));
                 }
                 if d.tombs_at(i).binary_search(&v).is_ok() {
                     return None;
@@ -516,22 +529,5 @@ impl Snapshot {
             }
         }
         None
-    }
-
-    /// Whether `v` is in `u`'s adjacency in direction `d`.
-    pub(crate) fn has_dir_edge(&self, dir: Dir, u: VertexId, v: VertexId) -> bool {
-        for r in self.runs_of(u).rev() {
-            let d = r.dir(dir);
-            if let Some(i) = d.index_of(u) {
-                // An add beside a tombstone in one run is a weight update: the edge exists.
-                if d.position_at(i, v).is_some() {
-                    return true;
-                }
-                if d.tombs_at(i).binary_search(&v).is_ok() {
-                    return false;
-                }
-            }
-        }
-        false
     }
 }

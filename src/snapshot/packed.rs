@@ -94,8 +94,9 @@ impl<'a> PackedAdj<'a> {
     }
 
     fn weight(&self, v: VertexId, x: VertexId) -> Option<f64> {
-        let k = self.position(v, x)?;
         let h = self.head(v)?;
+        // SAFETY: as in `find`.
+        let k = unsafe { packed::position(self.bytes, h, x) }?;
         Some(self.wts.get(h.eoff as usize + k).copied().unwrap_or(1.0))
     }
 
