@@ -97,6 +97,35 @@ fn assert_packed_view_matches(s: &Snapshot, ctx: &str) {
         s.in_neighbors_sorted(v, &mut a);
         p.in_neighbors_sorted(v, &mut b);
         assert_eq!(a, b, "{ctx}: packed in-list of {v}");
+        let mut a = s.fold_in(v, Vec::new(), |mut l, u| {
+            l.push(u);
+            l
+        });
+        let mut b = p.fold_in(v, Vec::new(), |mut l, u| {
+            l.push(u);
+            l
+        });
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b, "{ctx}: packed fold over the in-list of {v}");
+        let mix = |c: u64, u: VertexId| {
+            c.wrapping_add((u64::from(u) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        };
+        assert_eq!(
+            s.fold_out(v, 0, mix),
+            p.fold_out(v, 0, mix),
+            "{ctx}: packed fold over the out-list of {v}"
+        );
+        // Every other id, and every third: the lookups a neighbourhood intersection makes.
+        for step in [2, 3] {
+            let ids: Vec<VertexId> = (0..n).step_by(step).collect();
+            let want = ids.iter().filter(|&&w| s.has_edge(v, w)).count();
+            assert_eq!(
+                p.count_out_among(v, &ids),
+                want,
+                "{ctx}: count_out_among({v})"
+            );
+        }
         assert_eq!(s.out_degree(v), p.out_degree(v), "{ctx}: out-degree of {v}");
         assert_eq!(s.in_degree(v), p.in_degree(v), "{ctx}: in-degree of {v}");
         for w in 0..n {

@@ -23,6 +23,9 @@
 
 use crate::types::{VertexId, ID_BYTES, ID_WIDTH};
 
+#[cfg(all(target_arch = "x86_64", not(feature = "wide-ids")))]
+mod simd;
+
 /// Ids per chunk of a long list (1 first id + 128 gaps: 8 full blocks).
 pub const CHUNK: usize = 129;
 /// Gaps per block.
@@ -330,6 +333,49 @@ pub unsafe fn find<F: FnMut(VertexId) -> bool>(b: &[u8], h: Head, mut f: F) -> b
     false
 }
 
+/// Folds the ids of the stream at `h` into `acc`, ascending. With AVX2 each chunk is
+/// decoded into a stack buffer (at most [`CHUNK`] ids) first and then folded in one loop,
+/// as a plain list is; that suits scans whose work per id is a cache hit (LCC's bitmap
+/// test: 1.48x a plain list with [`find`], 1.21x this way). [`find`] hands ids over as it
+/// decodes them instead, which is faster when the work per id is a load that misses
+/// (PageRank's, where a buffer made it 1.6x against 1.4x) and stops early.
+///
+/// # Safety
+/// As for [`find`].
+#[inline(always)]
+pub unsafe fn fold<A, F: FnMut(A, VertexId) -> A>(b: &[u8], h: Head, acc: A, mut f: F) -> A {
+    #[cfg(all(target_arch = "x86_64", not(feature = "wide-ids")))]
+    if simd::available() {
+        let mut acc = acc;
+        let mut buf = std::mem::MaybeUninit::<[VertexId; CHUNK]>::uninit();
+        for c in 0..h.degree.div_ceil(CHUNK) {
+            // SAFETY: forwarded from the caller; `c` is below the chunk count.
+            let Some((first, mut p)) = (unsafe { chunk_at(b, h, c) }) else {
+                return acc;
+            };
+            let len = CHUNK.min(h.degree - c * CHUNK);
+            // SAFETY: as in `find_by_chunks`.
+            let ids = unsafe {
+                simd::decode_chunk(b, &mut p, first, len, buf.as_mut_ptr().cast());
+                std::slice::from_raw_parts(buf.as_ptr().cast::<VertexId>(), len)
+            };
+            for &y in ids {
+                acc = f(acc, y);
+            }
+        }
+        return acc;
+    }
+    let mut acc = Some(acc);
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        find(b, h, |y| {
+            acc = acc.take().map(|a| f(a, y));
+            false
+        })
+    };
+    acc.expect("the fold keeps its value")
+}
+
 fn read_id(b: &[u8], at: usize) -> VertexId {
     VertexId::from_le_bytes(b[at..at + ID_BYTES].try_into().expect("id width"))
 }
@@ -340,33 +386,56 @@ fn read_pos(b: &[u8], at: usize) -> usize {
     u64::from_le_bytes(w) as usize
 }
 
+/// Where chunk `c` of the stream at `h` starts: its first id and the position of its gap
+/// blocks. Streams of at most [`CHUNK`] ids are one chunk whose first id is a varint.
+///
+/// # Safety
+/// As for [`find`], with `c` below `h.degree.div_ceil(CHUNK)`.
+#[inline]
+unsafe fn chunk_at(b: &[u8], h: Head, c: usize) -> Option<(VertexId, usize)> {
+    if h.degree <= CHUNK {
+        debug_assert_eq!(c, 0);
+        let mut p = h.body;
+        let first = get_varint(b, &mut p)? as VertexId;
+        return Some((first, p));
+    }
+    let chunks = h.degree.div_ceil(CHUNK);
+    debug_assert!(c < chunks);
+    let entry = 2 * ID_BYTES;
+    let at = h.body + c * entry;
+    Some((
+        read_id(b, at),
+        h.body + chunks * entry + read_pos(b, at + ID_BYTES),
+    ))
+}
+
+/// The chunk of the stream at `h` that would hold `x`: the last one at or after `from`
+/// whose first id is at most `x` (`from` itself when none is).
+fn chunk_of(b: &[u8], h: Head, from: usize, x: VertexId) -> usize {
+    if h.degree <= CHUNK {
+        return 0;
+    }
+    let (mut lo, mut hi) = (from, h.degree.div_ceil(CHUNK));
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if read_id(b, h.body + mid * 2 * ID_BYTES) <= x {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// The position of `x` among the ids of the stream at `h`, if it holds `x`: a binary search
 /// of the skip table, then one chunk decoded.
 ///
 /// # Safety
 /// As for [`find`].
 pub unsafe fn position(b: &[u8], h: Head, x: VertexId) -> Option<usize> {
-    let (chunk, mut p, first) = if h.degree <= CHUNK {
-        let mut p = h.body;
-        let first = get_varint(b, &mut p)? as VertexId;
-        (0, p, first)
-    } else {
-        let chunks = h.degree.div_ceil(CHUNK);
-        let entry = 2 * ID_BYTES;
-        // The last chunk whose first id is at most x.
-        let (mut lo, mut hi) = (0usize, chunks);
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            if read_id(b, h.body + mid * entry) <= x {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        let at = h.body + lo * entry;
-        let p = h.body + chunks * entry + read_pos(b, at + ID_BYTES);
-        (lo, p, read_id(b, at))
-    };
+    let chunk = chunk_of(b, h, 0, x);
+    // SAFETY: forwarded from the caller; `chunk_of` stays below the chunk count.
+    let (first, mut p) = unsafe { chunk_at(b, h, chunk) }?;
     if x < first {
         return None;
     }
@@ -384,6 +453,59 @@ pub unsafe fn position(b: &[u8], h: Head, x: VertexId) -> Option<usize> {
         };
     }
     hit.then_some(chunk * CHUNK + k)
+}
+
+/// How many of `ids` (ascending, no repeats) the stream at `h` holds. Each chunk that may
+/// hold some of them is decoded once and merged with them, so intersecting a few ids with a
+/// long list costs at most one chunk per id and never more than the list.
+///
+/// # Safety
+/// As for [`find`].
+pub unsafe fn count_among(b: &[u8], h: Head, mut ids: &[VertexId]) -> usize {
+    debug_assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    let chunks = h.degree.div_ceil(CHUNK);
+    let mut hits = 0;
+    let mut c = 0;
+    while let Some(&x) = ids.first() {
+        c = chunk_of(b, h, c, x);
+        // The ids this chunk may hold: those below the next chunk's first id.
+        let mine = if c + 1 < chunks {
+            let next = read_id(b, h.body + (c + 1) * 2 * ID_BYTES);
+            ids.partition_point(|&y| y < next)
+        } else {
+            ids.len()
+        };
+        let (here, later) = ids.split_at(mine);
+        ids = later;
+        // SAFETY: forwarded from the caller; `c` is below the chunk count.
+        let Some((first, mut p)) = (unsafe { chunk_at(b, h, c) }) else {
+            return hits;
+        };
+        let len = CHUNK.min(h.degree - c * CHUNK);
+        let mut i = 0;
+        let mut step = |y: VertexId| {
+            while here[i] < y {
+                i += 1;
+                if i == here.len() {
+                    return true;
+                }
+            }
+            if here[i] == y {
+                hits += 1;
+                i += 1;
+            }
+            i == here.len()
+        };
+        if !step(first) {
+            // SAFETY: forwarded from the caller.
+            unsafe { gaps(b, &mut p, len - 1, first, &mut step) };
+        }
+        c += 1;
+        if c == chunks {
+            break;
+        }
+    }
+    hits
 }
 
 /// Decodes the stream at `h` into `out` (cleared first).
@@ -546,6 +668,9 @@ mod tests {
                 // SAFETY: checked above.
                 unsafe { decode_into(&b, h, &mut out) };
                 prop_assert_eq!(&out, l);
+                // SAFETY: as above.
+                let folded = unsafe { fold(&b, h, Vec::new(), |mut v, x| { v.push(x); v }) };
+                prop_assert_eq!(&folded, l);
                 for (k, &x) in l.iter().enumerate() {
                     prop_assert_eq!(unsafe { position(&b, h, x) }, Some(k));
                     if x > 0 && (k == 0 || l[k - 1] != x - 1) {
@@ -560,6 +685,31 @@ mod tests {
                 let found = unsafe { find(&b, h, |x| { seen += 1; x == mid }) };
                 prop_assert!(found);
                 prop_assert_eq!(seen, l.len() / 2 + 1);
+            }
+        }
+
+        #[test]
+        fn count_among_is_the_size_of_the_intersection(
+            ls in lists(),
+            probes in proptest::collection::vec(
+                proptest::collection::btree_set(0..5000 as VertexId, 0..200),
+                8,
+            ),
+        ) {
+            let (b, idx) = section(&ls, false);
+            for (i, l) in ls.iter().enumerate() {
+                let h = check_stream(&b, idx[i], idx[i + 1], false, VertexId::MAX as u64).unwrap();
+                let Some(h) = h else { continue };
+                let set: std::collections::BTreeSet<VertexId> = l.iter().copied().collect();
+                // Probes drawn apart from the list, and some of its own ids mixed in.
+                let mut ids = probes[i].clone();
+                ids.extend(l.iter().step_by(3).copied());
+                let ids: Vec<VertexId> = ids.into_iter().collect();
+                let want = ids.iter().filter(|x| set.contains(x)).count();
+                // SAFETY: checked above.
+                prop_assert_eq!(unsafe { count_among(&b, h, &ids) }, want);
+                prop_assert_eq!(unsafe { count_among(&b, h, l) }, l.len());
+                prop_assert_eq!(unsafe { count_among(&b, h, &[]) }, 0);
             }
         }
     }

@@ -69,6 +69,15 @@ impl<'a> PackedAdj<'a> {
     }
 
     #[inline(always)]
+    fn fold<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
+        match self.head(v) {
+            // SAFETY: as in `find`.
+            Some(h) => unsafe { packed::fold(self.bytes, h, init, f) },
+            None => init,
+        }
+    }
+
+    #[inline(always)]
     fn find_weighted<F: FnMut(VertexId, f64) -> bool>(&self, v: VertexId, mut f: F) -> bool {
         let Some(h) = self.head(v) else { return false };
         let w = if self.wts.is_empty() {
@@ -91,6 +100,14 @@ impl<'a> PackedAdj<'a> {
         let h = self.head(v)?;
         // SAFETY: as in `find`.
         unsafe { packed::position(self.bytes, h, x) }
+    }
+
+    fn count_among(&self, v: VertexId, ids: &[VertexId]) -> usize {
+        match self.head(v) {
+            // SAFETY: as in `find`.
+            Some(h) => unsafe { packed::count_among(self.bytes, h, ids) },
+            None => 0,
+        }
     }
 
     fn weight(&self, v: VertexId, x: VertexId) -> Option<f64> {
@@ -163,6 +180,14 @@ impl GraphView for PackedView<'_> {
         });
     }
     #[inline(always)]
+    fn fold_out<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
+        self.out.fold(v, init, f)
+    }
+    #[inline(always)]
+    fn fold_in<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
+        self.inn.fold(v, init, f)
+    }
+    #[inline(always)]
     fn find_out<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
         self.out.find(v, f)
     }
@@ -172,6 +197,13 @@ impl GraphView for PackedView<'_> {
     }
     fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
         self.out.position(u, v).is_some()
+    }
+    fn count_out_among(&self, u: VertexId, ids: &[VertexId]) -> usize {
+        self.out.count_among(u, ids)
+    }
+    /// A lookup decodes the chunk that may hold the id: the whole list when it is short.
+    fn lookup_cost(&self, d: usize) -> usize {
+        d.min(packed::CHUNK)
     }
     #[inline(always)]
     fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, mut f: F) {

@@ -24,6 +24,20 @@ pub trait GraphView: Sync {
     fn for_each_out<F: FnMut(VertexId)>(&self, v: VertexId, f: F);
     /// Calls `f` for each in-neighbor of `v` (order unspecified).
     fn for_each_in<F: FnMut(VertexId)>(&self, v: VertexId, f: F);
+    /// Folds the out-neighbors of `v` into `init` (order unspecified). Views may decode
+    /// compressed lists a block at a time for it, where [`GraphView::for_each_out`] hands
+    /// each id over as it is decoded: prefer it for scans whose work per neighbor is small.
+    fn fold_out<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, mut f: F) -> A {
+        let mut acc = Some(init);
+        self.for_each_out(v, |u| acc = acc.take().map(|a| f(a, u)));
+        acc.expect("the fold keeps its value")
+    }
+    /// Folds the in-neighbors of `v` into `init`, as [`GraphView::fold_out`].
+    fn fold_in<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, mut f: F) -> A {
+        let mut acc = Some(init);
+        self.for_each_in(v, |u| acc = acc.take().map(|a| f(a, u)));
+        acc.expect("the fold keeps its value")
+    }
     /// Calls `f` on out-neighbors of `v` until it returns true; returns whether it did.
     fn find_out<F: FnMut(VertexId) -> bool>(&self, v: VertexId, mut f: F) -> bool {
         let mut found = false;
@@ -52,6 +66,18 @@ pub trait GraphView: Sync {
     }
     /// Whether the edge `u -> v` exists.
     fn has_edge(&self, u: VertexId, v: VertexId) -> bool;
+    /// How many of `ids` (ascending, no repeats) are out-neighbors of `u`: a lookup per id
+    /// unless the view knows better (compressed lists decode each block once for all the ids
+    /// it may hold).
+    fn count_out_among(&self, u: VertexId, ids: &[VertexId]) -> usize {
+        ids.iter().filter(|&&w| self.has_edge(u, w)).count()
+    }
+    /// About how many neighbors one lookup in a list of `d` reads, for kernels that choose
+    /// between looking ids up and scanning the list: a binary search's `log2 d`, unless the
+    /// view's lookups read more.
+    fn lookup_cost(&self, d: usize) -> usize {
+        (usize::BITS - d.leading_zeros()) as usize
+    }
     /// Out-neighbors of `v`, sorted ascending, into `out` (cleared first).
     fn out_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
         out.clear();

@@ -16,9 +16,10 @@
 //! For every vertex: build the sorted neighbourhood `N(v)` and mark it in a bitmap, then
 //! for each `u ∈ N(v)` count `u`'s out-neighbours that are marked, either by scanning `u`'s
 //! list (cost `d(u)`) or, when `u` is a hub next to a small neighbourhood, by probing `u`'s
-//! sorted list for each member of `N(v)` (cost `k·log d(u)`), whichever is cheaper. So a
-//! hub's list is never copied or merged for each of its many small neighbours, which made
-//! the straightforward merge quadratic on power-law graphs. Vertices are spread over
+//! sorted list for each member of `N(v)` (cost `k·log d(u)`; in compressed lists each block
+//! that may hold a member is decoded once), whichever is cheaper. So a hub's list is never
+//! copied or merged for each of its many small neighbours, which made the straightforward
+//! merge quadratic on power-law graphs. Vertices are spread over
 //! threads in small chunks (work stealing acts as dynamic scheduling for power-law
 //! degrees), and a hub's own neighbourhood is itself split.
 
@@ -93,13 +94,11 @@ fn links_from<G: GraphView>(g: &G, part: &[VertexId], nbrs: &[VertexId], marks: 
     part.iter()
         .map(|&u| {
             let d = g.out_degree(u);
-            let log_d = (usize::BITS - d.leading_zeros()) as usize;
-            if d > k.saturating_mul(log_d) {
-                nbrs.iter().filter(|&&w| w != u && g.has_edge(u, w)).count() as u64
+            if d > k.saturating_mul(g.lookup_cost(d)) {
+                // `u` itself is in `nbrs`; a self-loop must not count.
+                (g.count_out_among(u, nbrs) - usize::from(g.has_edge(u, u))) as u64
             } else {
-                let mut c = 0;
-                g.for_each_out(u, |w| c += u64::from(w != u && marks.has(w)));
-                c
+                g.fold_out(u, 0, |c, w| c + u64::from(w != u && marks.has(w)))
             }
         })
         .sum()
