@@ -138,8 +138,8 @@ pub(super) unsafe fn decode_chunk(
         let w = u32::from(unsafe { *b.get_unchecked(*p) });
         *p += 1;
         let k = (len - at).min(BLOCK);
-        // A block's 16 ids land at 1 + 16j <= 113: inside the CHUNK (129) slots.
-        // SAFETY: as above.
+        // SAFETY: a block's 16 slots start at 1 + 16j <= 113, inside the CHUNK (129) the
+        // caller provides; both decoders only write them, and `slot[k - 1]` is read after.
         let slot = unsafe { &mut *out.add(at).cast::<[VertexId; BLOCK]>() };
         if w <= MAX_W && *p + reach(w) <= b.len() {
             // SAFETY: AVX2 and the bytes reached are checked; the block is in the section.
