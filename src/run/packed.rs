@@ -86,7 +86,7 @@ pub fn encode(adds: &[VertexId], eoff: Option<u64>, out: &mut Vec<u8>) {
     }
     let table_at = out.len();
     let chunks = adds.chunks(CHUNK);
-    let entry = 2 * ID_BYTES;
+    let entry = ENTRY;
     out.resize(table_at + chunks.len() * entry, 0);
     let body = out.len();
     for (c, ids) in chunks.enumerate() {
@@ -321,9 +321,9 @@ pub unsafe fn find<F: FnMut(VertexId) -> bool>(b: &[u8], h: Head, mut f: F) -> b
         return f(x) || unsafe { gaps(b, &mut p, h.degree - 1, x, &mut f) };
     }
     let chunks = h.degree.div_ceil(CHUNK);
-    let mut p = h.body + chunks * 2 * ID_BYTES;
+    let mut p = h.body + chunks * ENTRY;
     for c in 0..chunks {
-        let x = read_id(b, h.body + c * 2 * ID_BYTES);
+        let x = chunk_first(b, h, c);
         let len = CHUNK.min(h.degree - c * CHUNK);
         // SAFETY: forwarded from the caller; chunks follow each other.
         if f(x) || unsafe { gaps(b, &mut p, len - 1, x, &mut f) } {
@@ -354,7 +354,8 @@ pub unsafe fn fold<A, F: FnMut(A, VertexId) -> A>(b: &[u8], h: Head, acc: A, mut
                 return acc;
             };
             let len = CHUNK.min(h.degree - c * CHUNK);
-            // SAFETY: as in `find_by_chunks`.
+            // SAFETY: forwarded; `buf` has room for CHUNK ids, and `decode_chunk` writes the
+            // first `len`, which are all that is read.
             let ids = unsafe {
                 simd::decode_chunk(b, &mut p, first, len, buf.as_mut_ptr().cast());
                 std::slice::from_raw_parts(buf.as_ptr().cast::<VertexId>(), len)
@@ -374,6 +375,14 @@ pub unsafe fn fold<A, F: FnMut(A, VertexId) -> A>(b: &[u8], h: Head, acc: A, mut
         })
     };
     acc.expect("the fold keeps its value")
+}
+
+/// Bytes per skip-table entry: a chunk's first id and its offset.
+const ENTRY: usize = 2 * ID_BYTES;
+
+/// The first id of chunk `c` of a long stream, from its skip table.
+fn chunk_first(b: &[u8], h: Head, c: usize) -> VertexId {
+    read_id(b, h.body + c * ENTRY)
 }
 
 fn read_id(b: &[u8], at: usize) -> VertexId {
@@ -401,11 +410,10 @@ unsafe fn chunk_at(b: &[u8], h: Head, c: usize) -> Option<(VertexId, usize)> {
     }
     let chunks = h.degree.div_ceil(CHUNK);
     debug_assert!(c < chunks);
-    let entry = 2 * ID_BYTES;
-    let at = h.body + c * entry;
+    let at = h.body + c * ENTRY;
     Some((
-        read_id(b, at),
-        h.body + chunks * entry + read_pos(b, at + ID_BYTES),
+        chunk_first(b, h, c),
+        h.body + chunks * ENTRY + read_pos(b, at + ID_BYTES),
     ))
 }
 
@@ -418,7 +426,7 @@ fn chunk_of(b: &[u8], h: Head, from: usize, x: VertexId) -> usize {
     let (mut lo, mut hi) = (from, h.degree.div_ceil(CHUNK));
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;
-        if read_id(b, h.body + mid * 2 * ID_BYTES) <= x {
+        if chunk_first(b, h, mid) <= x {
             lo = mid;
         } else {
             hi = mid;
@@ -470,7 +478,7 @@ pub unsafe fn count_among(b: &[u8], h: Head, mut ids: &[VertexId]) -> usize {
         c = chunk_of(b, h, c, x);
         // The ids this chunk may hold: those below the next chunk's first id.
         let mine = if c + 1 < chunks {
-            let next = read_id(b, h.body + (c + 1) * 2 * ID_BYTES);
+            let next = chunk_first(b, h, c + 1);
             ids.partition_point(|&y| y < next)
         } else {
             ids.len()
@@ -594,7 +602,7 @@ pub fn check_stream(
         chunk(first as VertexId, &mut q, h.degree)?;
     } else {
         let chunks = h.degree.div_ceil(CHUNK);
-        let entry = 2 * ID_BYTES;
+        let entry = ENTRY;
         let body = h
             .body
             .checked_add(chunks.checked_mul(entry).ok_or("degree out of range")?)

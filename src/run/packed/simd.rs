@@ -1,8 +1,9 @@
 //! AVX2 unpacking of gap blocks, chosen at run time: a block's 16 gaps are gathered into
 //! lanes with one byte shuffle per 8, shifted and masked per lane, and turned into ids by an
 //! in-register prefix sum, where the scalar decoder spends a load, shift, mask and add per
-//! id. Kernels whose work per neighbor is a cache hit (LCC's bitmap test, PageRank's
-//! contribution read) are bound by that per-id work.
+//! id. Used where a kernel folds over whole lists (LCC's bitmap scans, bound by that
+//! per-id work); kernels whose per-id work is a load that misses (PageRank) run faster on
+//! the scalar decoder inlined into their loop (see `packed::fold`).
 //!
 //! Only 32-bit id builds on x86-64: a lane holds a gap of at most [`MAX_W`] bits read from
 //! 4 bytes at its first byte.
@@ -181,26 +182,24 @@ mod tests {
                         }
                     })
                     .collect();
-                let mut bytes = vec![0u8; reach(w) + 8];
-                for (i, &g) in gaps.iter().enumerate() {
-                    let bit = i * w as usize;
-                    let v = u128::from(g) << (bit % 8);
-                    for (k, b) in v.to_le_bytes().iter().take(9).enumerate() {
-                        bytes[bit / 8 + k] |= b;
-                    }
-                }
                 let x = 1000 as VertexId;
-                let want: Vec<VertexId> = gaps
-                    .iter()
-                    .scan(x, |x, &g| {
+                let ids: Vec<VertexId> = std::iter::once(x)
+                    .chain(gaps.iter().scan(x, |x, &g| {
                         *x += g as VertexId + 1;
                         Some(*x)
-                    })
+                    }))
                     .collect();
+                // Packed by the encoder itself: a width byte, then the block.
+                let mut bytes = Vec::new();
+                super::super::put_gaps(&ids, &mut bytes);
+                assert_eq!(u32::from(bytes[0]), w, "round {round} uses the full width");
+                bytes.remove(0);
+                bytes.resize(reach(w) + 8, 0);
+                let want = &ids[1..];
                 let mut out = [0; 16];
                 // SAFETY: AVX2 checked, w <= MAX_W, `bytes` holds reach(w) bytes.
                 unsafe { unpack16(w, bytes.as_ptr(), x, &mut out) };
-                assert_eq!(&out[..], &want[..], "width {w}, round {round}");
+                assert_eq!(&out[..], want, "width {w}, round {round}");
             }
         }
     }
