@@ -17,11 +17,90 @@ use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
 
-/// Vertices handled by one parallel task.
-const CHUNK: VertexId = 1 << 14;
+/// How a merge cuts its vertex range into parallel tasks and the tasks into waves. A wave's
+/// output sits in DRAM until it is written, so waves are bounded by the neighbor ids they
+/// hold, not by vertex count: dense ids come by first appearance, so a skewed graph's hubs
+/// crowd the low ids, and a wave of 2^18 of them once held most of a Kron24 graph.
+#[derive(Clone, Copy, Debug)]
+struct Sizing {
+    /// Vertices one task starts from (split further while it holds over `task_load`).
+    task_vertices: u64,
+    /// Ids (neighbors and tombstones) one task merges, at most, unless it is one vertex.
+    task_load: u64,
+    /// Tasks one wave runs in parallel, at most.
+    wave_tasks: usize,
+    /// Ids one wave holds, at most, unless it is one task.
+    wave_load: u64,
+}
 
-/// Vertex chunks merged in parallel before their output is written.
-const WAVE: usize = 16;
+impl Sizing {
+    /// A wave holds about 2^23 ids: 32 MiB of them (64 with 64-bit ids), plus as much again
+    /// in encoded bytes for a packed run and twice that in weights for a weighted one.
+    const DEFAULT: Sizing = Sizing {
+        task_vertices: 1 << 14,
+        task_load: 1 << 20,
+        wave_tasks: 16,
+        wave_load: 1 << 23,
+    };
+}
+
+/// One parallel task: the vertices `lo..hi` and the ids the inputs hold for them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Task {
+    lo: VertexId,
+    hi: VertexId,
+    load: u64,
+}
+
+/// Cuts `range` into tasks of direction `d` that each hold at most `s.task_load` ids, by
+/// halving vertex ranges (a hub may end up a task on its own, however large).
+fn plan_tasks(inputs: &[Arc<Run>], d: Dir, range: &std::ops::Range<u64>, s: Sizing) -> Vec<Task> {
+    let load = |lo: VertexId, hi: VertexId| -> u64 {
+        (inputs.iter().map(|r| r.dir(d)))
+            .map(|x| x.load(x.index_range(lo, hi)))
+            .sum()
+    };
+    let step = s.task_vertices;
+    let mut todo: Vec<(VertexId, VertexId)> = (range.start / step..range.end.div_ceil(step))
+        .rev()
+        .map(|c| {
+            let lo = (c * step).max(range.start);
+            let hi = ((c + 1) * step).min(range.end);
+            (lo as VertexId, hi as VertexId)
+        })
+        .collect();
+    let mut tasks = Vec::with_capacity(todo.len());
+    while let Some((lo, hi)) = todo.pop() {
+        let l = load(lo, hi);
+        if l > s.task_load && hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            todo.push((mid, hi));
+            todo.push((lo, mid));
+        } else {
+            tasks.push(Task { lo, hi, load: l });
+        }
+    }
+    tasks
+}
+
+/// Groups consecutive tasks into waves of at most `s.wave_tasks` tasks and `s.wave_load`
+/// ids (a task over that alone is a wave on its own).
+fn plan_waves(tasks: &[Task], s: Sizing) -> Vec<&[Task]> {
+    let mut waves = Vec::new();
+    let (mut start, mut load) = (0, 0u64);
+    for (i, t) in tasks.iter().enumerate() {
+        let n = i - start;
+        if n > 0 && (n == s.wave_tasks || load + t.load > s.wave_load) {
+            waves.push(&tasks[start..i]);
+            (start, load) = (i, 0);
+        }
+        load += t.load;
+    }
+    if start < tasks.len() {
+        waves.push(&tasks[start..]);
+    }
+    waves
+}
 
 /// Merges `inputs` (consecutive, oldest first) into run file `meta.id` and returns it,
 /// mapped. `base` says the inputs start at the oldest run, so no tombstone may survive.
@@ -52,7 +131,16 @@ pub fn merge_to_file_until(
         "a whole merge writes one run of any vertex"
     );
     let range = 0..meta.vertex_space;
-    match merge_range_to_file(inputs, &meta, base, range, Keep::Always, medium, stop)? {
+    match merge_range_to_file(
+        inputs,
+        &meta,
+        base,
+        range,
+        Keep::Always,
+        medium,
+        stop,
+        Sizing::DEFAULT,
+    )? {
         Step::Done(r) => Ok(Some(*r)),
         Step::Stopped => Ok(None),
         Step::Empty => unreachable!("Keep::Always writes empty runs"),
@@ -94,7 +182,16 @@ pub fn merge_partitions_until(
         } else {
             Keep::IfAny
         };
-        match merge_range_to_file(inputs, &m, base, lo..hi, keep, medium, stop)? {
+        match merge_range_to_file(
+            inputs,
+            &m,
+            base,
+            lo..hi,
+            keep,
+            medium,
+            stop,
+            Sizing::DEFAULT,
+        )? {
             Step::Done(r) => out.push(*r),
             Step::Empty => {}
             Step::Stopped => {
@@ -122,6 +219,7 @@ enum Step {
 }
 
 /// Merges the vertices `range` of `inputs` into run file `meta.id`.
+#[allow(clippy::too_many_arguments)]
 fn merge_range_to_file(
     inputs: &[Arc<Run>],
     meta: &RunMeta,
@@ -130,6 +228,7 @@ fn merge_range_to_file(
     keep: Keep,
     medium: &Arc<dyn Medium>,
     stop: &(dyn Fn() -> bool + Sync),
+    sizing: Sizing,
 ) -> Result<Step> {
     let space = meta.vertex_space;
     debug_assert!(range.end <= space);
@@ -141,14 +240,6 @@ fn merge_range_to_file(
     };
     let mut w = RunWriter::create(medium, meta.id, meta.compression)?;
     let mut built = Vec::new();
-    let chunk = CHUNK as u64;
-    let chunks: Vec<(VertexId, VertexId)> = (range.start / chunk..range.end.div_ceil(chunk))
-        .map(|c| {
-            let lo = (c * chunk).max(range.start);
-            let hi = ((c + 1) * chunk).min(range.end);
-            (lo as VertexId, hi as VertexId)
-        })
-        .collect();
     for &d in dirs {
         // A dense input lists a quarter of the space or more, and so will the output:
         // filling dense offsets as parts arrive needs less DRAM than listing vertices. A
@@ -160,14 +251,15 @@ fn merge_range_to_file(
         } else {
             IndexBuilder::new(space)
         };
-        for wave in chunks.chunks(WAVE) {
+        let tasks = plan_tasks(inputs, d, &range, sizing);
+        for wave in plan_waves(&tasks, sizing) {
             if stop() {
                 w.abandon();
                 return Ok(Step::Stopped);
             }
             let parts = wave
                 .par_iter()
-                .map(|&(lo, hi)| merge_range(inputs, d, lo, hi, base))
+                .map(|t| merge_range(inputs, d, t.lo, t.hi, base))
                 .collect::<Result<Vec<DirPart>>>()?;
             w.put_parts(&parts)?;
             for p in &parts {
@@ -446,5 +538,141 @@ mod tests {
         let done = merge_to_file(&inputs, meta(4), true, &medium).unwrap();
         let distinct: std::collections::BTreeSet<_> = edges.iter().collect();
         assert_eq!(done.out.n_adds() as usize, distinct.len());
+    }
+
+    /// Lists of every indexed vertex of direction `d`, with tombstones.
+    fn lists(r: &Run, d: Dir) -> Vec<(VertexId, Vec<VertexId>, Vec<VertexId>)> {
+        let dd = r.dir(d);
+        (0..dd.n_index())
+            .map(|i| {
+                let a = dd.adds_into(i, &mut Vec::new()).to_vec();
+                (dd.vid_at(i), a, dd.tombs_at(i).to_vec())
+            })
+            .filter(|(_, a, t)| !a.is_empty() || !t.is_empty())
+            .collect()
+    }
+
+    /// A hub at vertex 0 (4,000 neighbors), a few more around 300, and a sprinkling of
+    /// small lists; then a second run that deletes some of the hub's edges and adds more.
+    fn skewed() -> [Arc<Run>; 2] {
+        let mut first: Vec<[VertexId; 2]> = (1..4001).map(|x| [0, x]).collect();
+        first.extend((300..310).flat_map(|u| (0..700).map(move |x| [u, x * 3])));
+        first.extend((0..3000u64).map(|i| [((i * 7919) % 4096) as VertexId, (i % 97) as VertexId]));
+        let a = sealed(&first, &[], 1);
+        let mut m = Memtable::new(false, false, 0, 1 << 16);
+        let mut second: Vec<[VertexId; 2]> = (1..1500)
+            .map(|x| [0, (x * 2) | crate::batch::DEL])
+            .collect();
+        second.extend((5000..5600).map(|x| [0, x]));
+        m.apply_edges(&second, &[]);
+        let b = Arc::new(m.seal(std::slice::from_ref(&a), 2));
+        [a, b]
+    }
+
+    const TINY: Sizing = Sizing {
+        task_vertices: 64,
+        task_load: 500,
+        wave_tasks: 4,
+        wave_load: 1200,
+    };
+
+    #[test]
+    fn tasks_and_waves_are_bounded_by_ids_not_vertices() {
+        let inputs = skewed();
+        for d in [Dir::Out, Dir::In] {
+            let range = 0..1u64 << 13;
+            let tasks = plan_tasks(&inputs, d, &range, TINY);
+            assert_eq!(tasks[0].lo, 0);
+            assert_eq!(tasks.last().unwrap().hi as u64, range.end);
+            for (t, next) in tasks.iter().zip(&tasks[1..]) {
+                assert_eq!(t.hi, next.lo, "tasks must tile the range");
+            }
+            for t in &tasks {
+                assert!(
+                    t.load <= TINY.task_load || t.hi - t.lo == 1,
+                    "{t:?} too big"
+                );
+            }
+            // Plain inputs count exactly: every id and tombstone once.
+            let total: u64 = inputs
+                .iter()
+                .map(|r| r.dir(d).n_adds() + r.dir(d).n_tombs())
+                .sum();
+            assert_eq!(tasks.iter().map(|t| t.load).sum::<u64>(), total);
+            if d == Dir::Out {
+                let hub = tasks[0];
+                assert!(
+                    (hub.lo, hub.hi) == (0, 1) && hub.load > TINY.task_load,
+                    "{hub:?}"
+                );
+            }
+            let waves = plan_waves(&tasks, TINY);
+            assert_eq!(waves.iter().map(|w| w.len()).sum::<usize>(), tasks.len());
+            for w in &waves {
+                let load: u64 = w.iter().map(|t| t.load).sum();
+                assert!(w.len() <= TINY.wave_tasks);
+                assert!(load <= TINY.wave_load || w.len() == 1, "wave of {load} ids");
+            }
+            assert!(waves.len() > 4, "the hub's ids must spread over waves");
+        }
+    }
+
+    #[test]
+    fn small_waves_merge_what_large_ones_do_plain_and_packed() {
+        let plain = skewed();
+        let medium: Arc<dyn Medium> = Arc::new(MemoryMedium::new());
+        let meta = |id, compression| RunMeta {
+            id,
+            level: 1,
+            min_lsn: 0,
+            max_lsn: 10_000,
+            vertex_space: 1 << 13,
+            weighted: false,
+            part_shift: 0,
+            compression,
+        };
+        let never = || false;
+        let merge = |inputs: &[Arc<Run>], id, c, base, s| -> Run {
+            let range = 0..1u64 << 13;
+            match merge_range_to_file(
+                inputs,
+                &meta(id, c),
+                base,
+                range,
+                Keep::Always,
+                &medium,
+                &never,
+                s,
+            )
+            .unwrap()
+            {
+                Step::Done(r) => *r,
+                _ => panic!("Keep::Always writes the run"),
+            }
+        };
+        // Packed inputs too: the first run rewritten packed, the second kept in DRAM.
+        let packed_first = Arc::new(merge(
+            &plain[..1],
+            10,
+            Compression::Packed,
+            true,
+            Sizing::DEFAULT,
+        ));
+        let packed = [packed_first, plain[1].clone()];
+        let mut id = 20;
+        for inputs in [&plain, &packed] {
+            for c in [Compression::None, Compression::Packed] {
+                for base in [true, false] {
+                    let big = merge(inputs, id, c, base, Sizing::DEFAULT);
+                    let small = merge(inputs, id + 1, c, base, TINY);
+                    id += 2;
+                    for d in [Dir::Out, Dir::In] {
+                        let l = lists(&big, d);
+                        assert!(l.len() > 100);
+                        assert_eq!(l, lists(&small, d), "{c:?} base {base} {d:?}");
+                    }
+                }
+            }
+        }
     }
 }

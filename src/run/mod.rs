@@ -377,6 +377,36 @@ impl DirData {
         }
     }
 
+    /// About how many neighbor ids and tombstones indexes `r` hold, for sizing work: exact
+    /// for plain lists; for packed ones, the range's share of the stream bytes at the
+    /// run's average bytes per id, doubled, because hubs (dense lists, narrow gaps) pack
+    /// tighter than the average and a merge must not under-count them.
+    pub fn load(&self, r: std::ops::Range<usize>) -> u64 {
+        if r.is_empty() {
+            return 0;
+        }
+        let t = self.toffs.get();
+        let tombs = if t.is_empty() {
+            0
+        } else {
+            t[r.end] - t[r.start]
+        };
+        let ids = match &self.packed {
+            Some(p) => {
+                let total = p.index.at(p.index.len() - 1) as u128;
+                let bytes = (p.index.at(r.end) - p.index.at(r.start)) as u128;
+                (2 * bytes * self.n_adds as u128)
+                    .div_ceil(total.max(1))
+                    .min(u64::MAX as u128) as u64
+            }
+            None => {
+                let o = self.offs.get();
+                o[r.end] - o[r.start]
+            }
+        };
+        ids + tombs
+    }
+
     /// Total neighbor ids.
     pub fn n_adds(&self) -> u64 {
         self.n_adds
