@@ -8,7 +8,7 @@
 //! Only 32-bit id builds on x86-64: a lane holds a gap of at most [`MAX_W`] bits read from
 //! 4 bytes at its first byte.
 
-use super::{unpack_partial, BLOCK, CHUNK};
+use super::{BLOCK, CHUNK};
 use crate::types::VertexId;
 use std::arch::x86_64::*;
 
@@ -137,20 +137,27 @@ pub(super) unsafe fn decode_chunk(
     while at < len {
         // SAFETY: the checker saw a width byte here, and a block of this width after it.
         let w = u32::from(unsafe { *b.get_unchecked(*p) });
-        *p += 1;
         let k = (len - at).min(BLOCK);
         // SAFETY: a block's 16 slots start at 1 + 16j <= 113, inside the CHUNK (129) the
         // caller provides; both decoders only write them, and `slot[k - 1]` is read after.
         let slot = unsafe { &mut *out.add(at).cast::<[VertexId; BLOCK]>() };
-        if w <= MAX_W && *p + reach(w) <= b.len() {
+        if w <= MAX_W && *p + 1 + reach(w) <= b.len() {
             // SAFETY: AVX2 and the bytes reached are checked; the block is in the section.
-            unsafe { unpack16(w, b.as_ptr().add(*p), x, slot) };
+            unsafe { unpack16(w, b.as_ptr().add(*p + 1), x, slot) };
+            *p += 1 + (k * w as usize).div_ceil(8);
         } else {
-            // SAFETY: a checked block of `k` gaps with SLACK bytes after the section.
-            unsafe { unpack_partial(w, b.as_ptr().add(*p), k, x, slot) };
+            let mut j = 0;
+            // SAFETY: a checked block of `k` gaps at `*p`, with SLACK bytes after the
+            // section; the scalar decoder moves `*p` past it.
+            unsafe {
+                super::gaps(b, p, k, x, &mut |y| {
+                    slot[j] = y;
+                    j += 1;
+                    false
+                })
+            };
         }
         x = slot[k - 1];
-        *p += (k * w as usize).div_ceil(8);
         at += k;
     }
 }
