@@ -28,6 +28,19 @@ const MERGE_BYTES_PER_VERTEX: u64 = 16;
 /// count, tombstone count, then the offset, per direction.
 const PART_BYTES_PER_VERTEX: u64 = 48;
 
+/// Neighbor ids one wave of a merge holds before it writes them, at most (the library's
+/// merge sizing; a single vertex with more is a wave of its own).
+const MERGE_WAVE_IDS: u64 = 1 << 23;
+
+/// DRAM one merge wave's output needs: the ids, their encoding in a compressed store (at
+/// most as large), and weights.
+fn merge_wave_bytes(s: &evograph::store::Stats) -> u64 {
+    let id = evograph::types::ID_BYTES as u64;
+    let encoded = if s.compression == "none" { 0 } else { id };
+    let weight = if s.weighted { 8 } else { 0 };
+    MERGE_WAVE_IDS * (id + encoded + weight)
+}
+
 /// DRAM a background merge's index needs at most: a dense run of every id while the ids
 /// fit one partition, else a partition's sparse index.
 fn merge_index_bytes(s: &evograph::store::Stats) -> u64 {
@@ -57,6 +70,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             "dictionary_bytes": DICT_BYTES_PER_ID * s.vertex_ids,
             "merge_index_bytes": merge_index_bytes(&s),
             "compact_index_bytes": MERGE_BYTES_PER_VERTEX * s.vertex_ids,
+            "merge_wave_bytes": merge_wave_bytes(&s),
         });
         println!(
             "{}",
@@ -115,10 +129,11 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     );
     let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
     println!(
-        "dram model      a writer needs its memtable budget + {:.0} MiB dictionary ({DICT_BYTES_PER_ID} B per id) + {:.0} MiB for a merge's index (one partition's; `compact`, which writes one dense run: {:.0} MiB) + allocator slack (README, Memory)",
+        "dram model      a writer needs its memtable budget + {:.0} MiB dictionary ({DICT_BYTES_PER_ID} B per id) + {:.0} MiB for a merge's index (one partition's; `compact`, which writes one dense run: {:.0} MiB) + up to {:.0} MiB for a merge's wave of output + allocator slack (README, Memory)",
         mib(DICT_BYTES_PER_ID * s.vertex_ids),
         mib(merge_index_bytes(&s)),
         mib(MERGE_BYTES_PER_VERTEX * s.vertex_ids),
+        mib(merge_wave_bytes(&s)),
     );
     println!(
         "medium          {} (persists by {})",
