@@ -324,3 +324,37 @@ fn bench_under_a_memory_limit_reports_both_legs() {
         .collect();
     assert!(left.is_empty(), "cgroups left behind: {left:?}");
 }
+
+#[test]
+fn bench_with_compress_reports_sizes_kernel_ratios_and_packed_lookups() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kernels = ["gap-pr", "bfs", "lcc"];
+    let j = bench(tmp.path(), &["--compress", "--kernels", &kernels.join(",")]);
+    let (packed, plain) = (
+        number(&j, "compress.bytes_per_edge.runs"),
+        number(&j, "compress.bytes_per_edge.runs_plain"),
+    );
+    assert!(
+        packed > 0.0 && packed < plain,
+        "packed {packed}, plain {plain} B/edge"
+    );
+    assert!((number(&j, "compress.size_ratio") - packed / plain).abs() < 1e-9);
+    assert!(number(&j, "compress.ingest_ratio") > 0.0);
+    for k in kernels {
+        let r = number(&j, &format!("compress.kernels.{k}.ratio"));
+        assert!(r.is_finite() && r > 0.0, "{k}: ratio {r}");
+        assert!(number(&j, &format!("compress.kernels.{k}.seconds")) > 0.0);
+    }
+    for kind in ["existing", "absent"] {
+        for view in [
+            "packed_compacted_mlps",
+            "packed_live_mlps",
+            "compacted_mlps",
+        ] {
+            assert!(
+                number(&j, &format!("lookup.{kind}.{view}")) > 0.0,
+                "{kind} {view}"
+            );
+        }
+    }
+}

@@ -58,6 +58,9 @@ Figures (medians over --trials; the JSON file also keeps every trial's under tri
   pregel.P.push_seconds/_pull_seconds/_push_over_pull  each delivery mode (sssp: push only)
   pregel.P.gteps             edges processed (read by a sender or a gatherer) per second
   pregel.P.supersteps        supersteps to halting
+  compress.kernels.K.seconds/.ratio  with --compress: K on the compressed compacted store,
+                             and over the plain one's time (the median of each round's
+                             ratio; kernels alternate between the stores, up to 21 rounds)
   compact.seconds            full compaction of the whole graph
   flush.seconds              flushing the last memtable after ingest
   csr.build_seconds          building the plain CSR (out and in) from the edge list
