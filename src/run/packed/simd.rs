@@ -8,14 +8,14 @@
 //! Only 32-bit id builds on x86-64: a lane holds a gap of at most [`MAX_W`] bits read from
 //! 4 bytes at its first byte.
 
-use super::{BLOCK, CHUNK};
+use super::{Head, BLOCK, CHUNK};
 use crate::types::VertexId;
 use std::arch::x86_64::*;
 
 /// Widest gap unpacked here: a lane's 4 bytes hold its gap shifted by up to 7 bits.
 pub(super) const MAX_W: u32 = 25;
 
-/// Bytes past a block's first byte that [`unpack16`] may read: the second half's 16-byte
+/// Bytes past a block's first byte that [`steps16`] may read: the second half's 16-byte
 /// load starts at most `w + w / 2` bytes in.
 pub(super) const fn reach(w: u32) -> usize {
     (w + w / 2) as usize + 16
@@ -23,18 +23,20 @@ pub(super) const fn reach(w: u32) -> usize {
 
 /// How one width's 8 lanes are gathered: lane `i` takes the 4 bytes at its first byte
 /// (counted from its 128-bit half's base: byte 0 for lanes 0-3, byte `4w / 8` for 4-7) and
-/// shifts them right by its first bit within that byte.
+/// shifts them right by its first bit within that byte, then masks it to `w` bits.
 #[derive(Clone, Copy)]
 #[repr(C, align(32))]
 struct Plan {
     shuffle: [u8; 32],
     shift: [u32; 8],
+    mask: [u32; 8],
 }
 
 const fn plan(w: u32) -> Plan {
     let mut p = Plan {
         shuffle: [0; 32],
         shift: [0; 8],
+        mask: [((1u64 << w) - 1) as u32; 8],
     };
     let mut i = 0;
     while i < 8 {
@@ -62,104 +64,164 @@ static PLANS: [Plan; MAX_W as usize + 1] = {
     ps
 };
 
-/// Whether this CPU can run [`unpack16`] (cached by the standard library after the first
+/// Whether this CPU can run [`fold`] (cached by the standard library after the first
 /// call: a relaxed load).
 #[inline]
 pub(super) fn available() -> bool {
     std::is_x86_feature_detected!("avx2")
 }
 
-/// Decodes the 16 gaps of width `w` at `q` into the ids following `x`; returns the last.
+/// The 16 gaps of width `w` at `q`, each plus one, as two vectors of 8 (gaps 0-7, 8-15).
 ///
 /// # Safety
 /// The CPU must have AVX2 ([`available`]), `w` must be at most [`MAX_W`], and
 /// [`reach`]`(w)` bytes at `q` must be readable.
+#[inline]
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn unpack16(w: u32, q: *const u8, x: VertexId, out: &mut [VertexId; 16]) {
+unsafe fn steps16(w: u32, q: *const u8) -> [__m256i; 2] {
     debug_assert!(w <= MAX_W);
     let p = &PLANS[w as usize];
     // SAFETY: `Plan` is 32-byte aligned and its arrays are 32 bytes each.
-    let (shuffle, shift) = unsafe {
+    let (shuffle, shift, mask) = unsafe {
         (
             _mm256_load_si256(p.shuffle.as_ptr().cast()),
             _mm256_load_si256(p.shift.as_ptr().cast()),
+            _mm256_load_si256(p.mask.as_ptr().cast()),
         )
     };
-    let mask = _mm256_set1_epi32(((1u64 << w) - 1) as u32 as i32);
     let one = _mm256_set1_epi32(1);
-    let upper = _mm256_blend_epi32::<0xF0>(_mm256_setzero_si256(), _mm256_set1_epi32(-1));
-    let mut base = _mm256_set1_epi32(x as i32);
     let hi = (4 * w / 8) as usize;
-    for half in 0..2 {
-        // The second 8 gaps start at bit 8w: byte w, with the same lane plan.
-        let r = q.wrapping_add(half * w as usize);
+    // The second 8 gaps start at bit 8w: byte w, with the same lane plan.
+    [0, w as usize].map(|at| {
+        let r = q.wrapping_add(at);
         // SAFETY: the caller guarantees `reach(w)` readable bytes; this reads up to
         // `w + hi + 16` of them.
         let v = unsafe { _mm256_loadu2_m128i(r.add(hi).cast(), r.cast()) };
-        let gaps = _mm256_and_si256(
-            _mm256_srlv_epi32(_mm256_shuffle_epi8(v, shuffle), shift),
-            mask,
-        );
-        // Prefix sum of gap + 1 within each 128-bit half, then across the halves.
-        let mut s = _mm256_add_epi32(gaps, one);
-        s = _mm256_add_epi32(s, _mm256_slli_si256::<4>(s));
-        s = _mm256_add_epi32(s, _mm256_slli_si256::<8>(s));
-        let low_total = _mm256_permutevar8x32_epi32(s, _mm256_set1_epi32(3));
-        s = _mm256_add_epi32(s, _mm256_and_si256(low_total, upper));
-        s = _mm256_add_epi32(s, base);
-        // SAFETY: `out` has room for 16 ids; this writes 8 at 8 * half.
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(half * 8).cast(), s) };
-        base = _mm256_permutevar8x32_epi32(s, _mm256_set1_epi32(7));
+        let gaps = _mm256_srlv_epi32(_mm256_shuffle_epi8(v, shuffle), shift);
+        _mm256_add_epi32(_mm256_and_si256(gaps, mask), one)
+    })
+}
+
+/// Inclusive prefix sum of the 8 lanes of `s`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn prefix8(s: __m256i) -> __m256i {
+    let s = _mm256_add_epi32(s, _mm256_slli_si256::<4>(s));
+    let s = _mm256_add_epi32(s, _mm256_slli_si256::<8>(s));
+    // Lane 3's sum, added to the upper half (lanes 4-7).
+    let low3 = _mm256_shuffle_epi32::<0xFF>(s);
+    _mm256_add_epi32(s, _mm256_permute2x128_si256::<0x08>(low3, low3))
+}
+
+/// Lane 7 of `s` in every lane.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn last_lane(s: __m256i) -> __m256i {
+    _mm256_permutevar8x32_epi32(s, _mm256_set1_epi32(7))
+}
+
+/// Decodes the 16 gaps of width `w` at `q` into the ids following `x`.
+///
+/// # Safety
+/// The CPU must have AVX2 ([`available`]), `w` must be at most [`MAX_W`], and
+/// [`reach`]`(w)` bytes at `q` must be readable.
+#[cfg(test)]
+#[target_feature(enable = "avx2")]
+unsafe fn unpack16(w: u32, q: *const u8, x: VertexId, out: &mut [VertexId; 16]) {
+    // SAFETY: forwarded from the caller.
+    let [a, b] = unsafe { steps16(w, q) };
+    let (a, b) = (prefix8(a), prefix8(b));
+    let base = _mm256_set1_epi32(x as i32);
+    let b = _mm256_add_epi32(b, last_lane(a));
+    // SAFETY: `out` has room for 16 ids.
+    unsafe {
+        _mm256_storeu_si256(out.as_mut_ptr().cast(), _mm256_add_epi32(a, base));
+        _mm256_storeu_si256(out.as_mut_ptr().add(8).cast(), _mm256_add_epi32(b, base));
     }
 }
 
-/// Decodes a chunk: `first`, then `len - 1` gaps in blocks at `b[*p..]`, into
-/// `out[..len]`, and moves `*p` past the blocks. Blocks wider than [`MAX_W`], or too near
-/// the end of `b` for the vector loads, are decoded by the scalar decoder.
+/// Folds the ids of the stream at `h` into `acc`, ascending, a block at a time: a block's
+/// 16 gaps are unpacked in registers, stored to a 16-id buffer and folded before the next
+/// block is unpacked, so that the kernel's work on one block (PageRank's loads) overlaps
+/// the unpacking of the next, and no call separates the two. Blocks wider than [`MAX_W`],
+/// or too near the end of `b` for the vector loads, go through the scalar decoder.
+///
+/// The running id stays a vector of 8 equal lanes: a block's prefix sums do not depend on
+/// it, so the only step from one block to the next is one vector add (and the width byte
+/// of the next block, whose position depends on this one's width).
 ///
 /// # Safety
-/// The CPU must have AVX2 ([`available`]); `b` must be a checked packed section and `*p..`
-/// the gap blocks of a chunk of `len` ids of a stream [`super::check_stream`] accepted.
-/// `out` must point to room for [`CHUNK`] ids.
+/// The CPU must have AVX2 ([`available`]); `b` must be a checked packed section and `h`
+/// the head of a stream [`super::check_stream`] accepted.
+#[inline]
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn decode_chunk(
+pub(super) unsafe fn fold<A, F: FnMut(A, VertexId) -> A>(
     b: &[u8],
-    p: &mut usize,
-    first: VertexId,
-    len: usize,
-    out: *mut VertexId,
-) {
-    debug_assert!((1..=CHUNK).contains(&len));
-    // SAFETY: room for CHUNK ids per the caller.
-    unsafe { out.write(first) };
-    let mut x = first;
-    let mut at = 1;
-    while at < len {
-        // SAFETY: the checker saw a width byte here, and a block of this width after it.
-        let w = u32::from(unsafe { *b.get_unchecked(*p) });
-        let k = (len - at).min(BLOCK);
-        // SAFETY: a block's 16 slots start at 1 + 16j <= 113, inside the CHUNK (129) the
-        // caller provides; both decoders only write them, and `slot[k - 1]` is read after.
-        let slot = unsafe { &mut *out.add(at).cast::<[VertexId; BLOCK]>() };
-        if w <= MAX_W && *p + 1 + reach(w) <= b.len() {
-            // SAFETY: AVX2 and the bytes reached are checked; the block is in the section.
-            unsafe { unpack16(w, b.as_ptr().add(*p + 1), x, slot) };
-            *p += 1 + (k * w as usize).div_ceil(8);
-        } else {
-            let mut j = 0;
-            // SAFETY: a checked block of `k` gaps at `*p`, with SLACK bytes after the
-            // section; the scalar decoder moves `*p` past it.
-            unsafe {
-                super::gaps(b, p, k, x, &mut |y| {
-                    slot[j] = y;
-                    j += 1;
-                    false
-                })
-            };
+    h: Head,
+    mut acc: A,
+    f: &mut F,
+) -> A {
+    // Blocks starting before this have `reach(MAX_W)` bytes after their width byte.
+    let vector_until = b.len().saturating_sub(1 + reach(MAX_W));
+    let mut buf = [0 as VertexId; BLOCK];
+    for c in 0..h.degree.div_ceil(CHUNK) {
+        // SAFETY: forwarded from the caller; `c` is below the chunk count.
+        let Some((first, mut q)) = (unsafe { super::chunk_at(b, h, c) }) else {
+            return acc;
+        };
+        acc = f(acc, first);
+        let mut base = _mm256_set1_epi32(first as i32);
+        let mut left = CHUNK.min(h.degree - c * CHUNK) - 1;
+        while left > 0 {
+            // SAFETY: the checker saw a width byte here, and a block of this width after it.
+            let w = u32::from(unsafe { *b.get_unchecked(q) });
+            let k = left.min(BLOCK);
+            if w <= MAX_W && q < vector_until {
+                // SAFETY: AVX2, w <= MAX_W and reach(w) bytes after the width byte.
+                let [lo, hi] = unsafe { steps16(w, b.as_ptr().add(q + 1)) };
+                // Sums within the block first, off the chain from `base`.
+                let lo = prefix8(lo);
+                let hi = _mm256_add_epi32(prefix8(hi), last_lane(lo));
+                // SAFETY: `buf` holds 16 ids. Lanes past `k` (only in a chunk's last
+                // block, after which `base` is unused) are written and never read.
+                unsafe {
+                    _mm256_storeu_si256(buf.as_mut_ptr().cast(), _mm256_add_epi32(lo, base));
+                    _mm256_storeu_si256(buf.as_mut_ptr().add(8).cast(), _mm256_add_epi32(hi, base));
+                }
+                base = _mm256_add_epi32(base, last_lane(hi));
+                q += 1 + if k == BLOCK {
+                    2 * w as usize
+                } else {
+                    (k * w as usize).div_ceil(8)
+                };
+            } else {
+                let mut j = 0;
+                let x = _mm256_extract_epi32::<0>(base) as VertexId;
+                // SAFETY: a checked block of `k` gaps at `q`, with SLACK bytes after the
+                // section; the scalar decoder moves `q` past it.
+                unsafe {
+                    super::gaps(b, &mut q, k, x, &mut |y| {
+                        buf[j] = y;
+                        j += 1;
+                        false
+                    })
+                };
+                base = _mm256_set1_epi32(buf[k - 1] as i32);
+            }
+            // Full blocks fold in a loop of constant length, which the compiler unrolls.
+            if k == BLOCK {
+                for &y in &buf {
+                    acc = f(acc, y);
+                }
+            } else {
+                for &y in &buf[..k] {
+                    acc = f(acc, y);
+                }
+            }
+            left -= k;
         }
-        x = slot[k - 1];
-        at += k;
     }
+    acc
 }
 
 #[cfg(test)]
