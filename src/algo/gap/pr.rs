@@ -46,11 +46,8 @@ pub fn pagerank<G: GraphView>(
                 if !exists[v] {
                     return 0.0;
                 }
-                // Two sums taken in turn: one chain of dependent adds would bound the loop.
-                let (a, b) = g.fold_in(v as VertexId, (0.0, 0.0), |(a, b), u| {
-                    (b, a + contrib[u as usize] as f64)
-                });
-                let sum = a + b;
+                let mut sum = 0.0;
+                g.for_each_in(v as VertexId, |u| sum += contrib[u as usize] as f64);
                 let old = *s;
                 *s = base + damping * sum;
                 (*s - old).abs()

@@ -47,15 +47,9 @@ pub fn cdlp<G: GraphView>(g: &G, iterations: u32, label_of: &[u64]) -> Vec<u64> 
         crate::types::par_vertices(n)
             .map_init(Vec::new, |seen: &mut Vec<u64>, v| {
                 seen.clear();
-                let seen = g.fold_out(v, seen, |s, w| {
-                    s.push(labels[w as usize]);
-                    s
-                });
+                g.for_each_out(v, |w| seen.push(labels[w as usize]));
                 if directed {
-                    g.fold_in(v, &mut *seen, |s, u| {
-                        s.push(labels[u as usize]);
-                        s
-                    });
+                    g.for_each_in(v, |u| seen.push(labels[u as usize]));
                 }
                 most_frequent(seen).unwrap_or(labels[v as usize])
             })

@@ -68,11 +68,9 @@ pub fn pagerank<G: GraphView>(g: &G, damping: f64, iterations: u32) -> Vec<f64> 
         let base = (1.0 - damping) / nv + damping * sink_mass / nv;
         rank.par_iter_mut().enumerate().for_each(|(v, r)| {
             if exists[v] {
-                // Two sums taken in turn: one chain of dependent adds would bound the loop.
-                let (a, b) = g.fold_in(v as VertexId, (0.0, 0.0), |(a, b), u| {
-                    (b, a + contrib[u as usize])
-                });
-                *r = base + damping * (a + b);
+                let mut incoming = 0.0;
+                g.for_each_in(v as VertexId, |u| incoming += contrib[u as usize]);
+                *r = base + damping * incoming;
             }
         });
     }

@@ -8,7 +8,7 @@
 //! Only 32-bit id builds on x86-64: a lane holds a gap of at most [`MAX_W`] bits read from
 //! 4 bytes at its first byte.
 
-use super::{Head, BLOCK, CHUNK};
+use super::{BLOCK, CHUNK};
 use crate::types::VertexId;
 use std::arch::x86_64::*;
 
@@ -64,7 +64,7 @@ static PLANS: [Plan; MAX_W as usize + 1] = {
     ps
 };
 
-/// Whether this CPU can run [`fold`] (cached by the standard library after the first
+/// Whether this CPU can run [`decode_chunk`] (cached by the standard library after the first
 /// call: a relaxed load).
 #[inline]
 pub(super) fn available() -> bool {
@@ -140,88 +140,76 @@ unsafe fn unpack16(w: u32, q: *const u8, x: VertexId, out: &mut [VertexId; 16]) 
     }
 }
 
-/// Folds the ids of the stream at `h` into `acc`, ascending, a block at a time: a block's
-/// 16 gaps are unpacked in registers, stored to a 16-id buffer and folded before the next
-/// block is unpacked, so that the kernel's work on one block (PageRank's loads) overlaps
-/// the unpacking of the next, and no call separates the two. Blocks wider than [`MAX_W`],
-/// or too near the end of `b` for the vector loads, go through the scalar decoder.
+/// Decodes a chunk: `first`, then `len - 1` gaps in blocks at `b[*p..]`, into
+/// `out[..len]`, and moves `*p` past the blocks. Blocks wider than [`MAX_W`], or too near
+/// the end of `b` for the vector loads, are decoded by the scalar decoder.
 ///
 /// The running id stays a vector of 8 equal lanes: a block's prefix sums do not depend on
 /// it, so the only step from one block to the next is one vector add (and the width byte
 /// of the next block, whose position depends on this one's width).
 ///
 /// # Safety
-/// The CPU must have AVX2 ([`available`]); `b` must be a checked packed section and `h`
-/// the head of a stream [`super::check_stream`] accepted.
-#[inline]
+/// The CPU must have AVX2 ([`available`]); `b` must be a checked packed section and `*p..`
+/// the gap blocks of a chunk of `len` ids of a stream [`super::check_stream`] accepted.
+/// `out` must point to room for [`CHUNK`] ids.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn fold<A, F: FnMut(A, VertexId) -> A>(
+pub(super) unsafe fn decode_chunk(
     b: &[u8],
-    h: Head,
-    mut acc: A,
-    f: &mut F,
-) -> A {
+    p: &mut usize,
+    first: VertexId,
+    len: usize,
+    out: *mut VertexId,
+) {
+    debug_assert!((1..=CHUNK).contains(&len));
+    // SAFETY: room for CHUNK ids per the caller.
+    unsafe { out.write(first) };
+    let mut base = _mm256_set1_epi32(first as i32);
+    let mut at = 1;
+    let mut q = *p;
     // Blocks starting before this have `reach(MAX_W)` bytes after their width byte.
     let vector_until = b.len().saturating_sub(1 + reach(MAX_W));
-    let mut buf = [0 as VertexId; BLOCK];
-    for c in 0..h.degree.div_ceil(CHUNK) {
-        // SAFETY: forwarded from the caller; `c` is below the chunk count.
-        let Some((first, mut q)) = (unsafe { super::chunk_at(b, h, c) }) else {
-            return acc;
-        };
-        acc = f(acc, first);
-        let mut base = _mm256_set1_epi32(first as i32);
-        let mut left = CHUNK.min(h.degree - c * CHUNK) - 1;
-        while left > 0 {
-            // SAFETY: the checker saw a width byte here, and a block of this width after it.
-            let w = u32::from(unsafe { *b.get_unchecked(q) });
-            let k = left.min(BLOCK);
-            if w <= MAX_W && q < vector_until {
-                // SAFETY: AVX2, w <= MAX_W and reach(w) bytes after the width byte.
-                let [lo, hi] = unsafe { steps16(w, b.as_ptr().add(q + 1)) };
-                // Sums within the block first, off the chain from `base`.
-                let lo = prefix8(lo);
-                let hi = _mm256_add_epi32(prefix8(hi), last_lane(lo));
-                // SAFETY: `buf` holds 16 ids. Lanes past `k` (only in a chunk's last
-                // block, after which `base` is unused) are written and never read.
-                unsafe {
-                    _mm256_storeu_si256(buf.as_mut_ptr().cast(), _mm256_add_epi32(lo, base));
-                    _mm256_storeu_si256(buf.as_mut_ptr().add(8).cast(), _mm256_add_epi32(hi, base));
-                }
-                base = _mm256_add_epi32(base, last_lane(hi));
-                q += 1 + if k == BLOCK {
-                    2 * w as usize
-                } else {
-                    (k * w as usize).div_ceil(8)
-                };
-            } else {
-                let mut j = 0;
-                let x = _mm256_extract_epi32::<0>(base) as VertexId;
-                // SAFETY: a checked block of `k` gaps at `q`, with SLACK bytes after the
-                // section; the scalar decoder moves `q` past it.
-                unsafe {
-                    super::gaps(b, &mut q, k, x, &mut |y| {
-                        buf[j] = y;
-                        j += 1;
-                        false
-                    })
-                };
-                base = _mm256_set1_epi32(buf[k - 1] as i32);
+    while at < len {
+        // SAFETY: the checker saw a width byte here, and a block of this width after it.
+        let w = u32::from(unsafe { *b.get_unchecked(q) });
+        let k = (len - at).min(BLOCK);
+        // A block's 16 slots start at 1 + 16j <= 113, inside the CHUNK (129) the caller
+        // provides; lanes past `k` of a chunk's last block are written and never read.
+        let slot = out.wrapping_add(at);
+        if w <= MAX_W && q < vector_until {
+            // SAFETY: AVX2, w <= MAX_W and reach(w) bytes after the width byte, checked.
+            let [lo, hi] = unsafe { steps16(w, b.as_ptr().add(q + 1)) };
+            // Sums within the block first, off the chain from `base`.
+            let lo = prefix8(lo);
+            let hi = _mm256_add_epi32(prefix8(hi), last_lane(lo));
+            // SAFETY: 16 slots at `slot`, as above.
+            unsafe {
+                _mm256_storeu_si256(slot.cast(), _mm256_add_epi32(lo, base));
+                _mm256_storeu_si256(slot.add(8).cast(), _mm256_add_epi32(hi, base));
             }
-            // Full blocks fold in a loop of constant length, which the compiler unrolls.
-            if k == BLOCK {
-                for &y in &buf {
-                    acc = f(acc, y);
-                }
+            // Only a chunk's last block is partial, so `base` is wrong only when unused.
+            base = _mm256_add_epi32(base, last_lane(hi));
+            q += 1 + if k == BLOCK {
+                2 * w as usize
             } else {
-                for &y in &buf[..k] {
-                    acc = f(acc, y);
-                }
+                (k * w as usize).div_ceil(8)
+            };
+        } else {
+            let mut j = 0;
+            let x = _mm256_extract_epi32::<0>(base) as VertexId;
+            // SAFETY: a checked block of `k` gaps at `q`, with SLACK bytes after the
+            // section; the scalar decoder moves `q` past it. `slot` has room for 16.
+            unsafe {
+                super::gaps(b, &mut q, k, x, &mut |y| {
+                    slot.add(j).write(y);
+                    j += 1;
+                    false
+                });
+                base = _mm256_set1_epi32(slot.add(k - 1).read() as i32);
             }
-            left -= k;
         }
+        at += k;
     }
-    acc
+    *p = q;
 }
 
 #[cfg(test)]
