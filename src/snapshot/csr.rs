@@ -111,6 +111,14 @@ impl GraphView for Csr {
         self.view().for_each_in(v, f)
     }
     #[inline]
+    fn fold_out<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
+        self.view().fold_out(v, init, f)
+    }
+    #[inline]
+    fn fold_in<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
+        self.view().fold_in(v, init, f)
+    }
+    #[inline]
     fn find_out<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
         self.view().find_out(v, f)
     }
