@@ -93,6 +93,7 @@ fn pregel_values<P: Program>(s: &Snapshot, program: &P) -> Vec<P::Value> {
 }
 
 /// One output value per dense id, formatted as the validator expects.
+///
 /// Runs `kernel` as `evograph run` does: on the fastest view of `s` (the flat or packed
 /// view of a compacted store).
 fn run_kernel(kernel: &str, p: &LdbcProperties, graph: &Graph, s: &Snapshot) -> Vec<String> {

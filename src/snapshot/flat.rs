@@ -239,9 +239,9 @@ impl GraphView for FlatView<'_> {
     fn for_each_in<F: FnMut(VertexId)>(&self, v: VertexId, f: F) {
         self.inn(v).iter().copied().for_each(f)
     }
-    // A slice fold: the trait's default goes through `for_each` with the accumulator in
-    // an `Option`, which kept LCC's bitmap scans from unrolling (a sum over every in-list
-    // took 1.2x a `for_each` that way).
+    // A slice fold rather than the trait's default, which goes through `for_each` with the
+    // accumulator in an `Option` (measured: 1.01-1.13x a `for_each` sum over every
+    // in-list; a slice fold matches it).
     #[inline]
     fn fold_out<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
         self.out(v).iter().copied().fold(init, f)

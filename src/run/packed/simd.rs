@@ -120,26 +120,6 @@ fn last_lane(s: __m256i) -> __m256i {
     _mm256_permutevar8x32_epi32(s, _mm256_set1_epi32(7))
 }
 
-/// Decodes the 16 gaps of width `w` at `q` into the ids following `x`.
-///
-/// # Safety
-/// The CPU must have AVX2 ([`available`]), `w` must be at most [`MAX_W`], and
-/// [`reach`]`(w)` bytes at `q` must be readable.
-#[cfg(test)]
-#[target_feature(enable = "avx2")]
-unsafe fn unpack16(w: u32, q: *const u8, x: VertexId, out: &mut [VertexId; 16]) {
-    // SAFETY: forwarded from the caller.
-    let [a, b] = unsafe { steps16(w, q) };
-    let (a, b) = (prefix8(a), prefix8(b));
-    let base = _mm256_set1_epi32(x as i32);
-    let b = _mm256_add_epi32(b, last_lane(a));
-    // SAFETY: `out` has room for 16 ids.
-    unsafe {
-        _mm256_storeu_si256(out.as_mut_ptr().cast(), _mm256_add_epi32(a, base));
-        _mm256_storeu_si256(out.as_mut_ptr().add(8).cast(), _mm256_add_epi32(b, base));
-    }
-}
-
 /// Decodes a chunk: `first`, then `len - 1` gaps in blocks at `b[*p..]`, into
 /// `out[..len]`, and moves `*p` past the blocks. Blocks wider than [`MAX_W`], or too near
 /// the end of `b` for the vector loads, are decoded by the scalar decoder.
@@ -188,11 +168,7 @@ pub(super) unsafe fn decode_chunk(
             }
             // Only a chunk's last block is partial, so `base` is wrong only when unused.
             base = _mm256_add_epi32(base, last_lane(hi));
-            q += 1 + if k == BLOCK {
-                2 * w as usize
-            } else {
-                (k * w as usize).div_ceil(8)
-            };
+            q += 1 + (k * w as usize).div_ceil(8);
         } else {
             let mut j = 0;
             let x = _mm256_extract_epi32::<0>(base) as VertexId;
@@ -216,9 +192,11 @@ pub(super) unsafe fn decode_chunk(
 mod tests {
     use super::*;
 
-    /// Every width, against the scalar decoder, on gaps that use every bit of the width.
+    /// Every width through the vector path of [`decode_chunk`] (a chunk of one full block,
+    /// with room after it for the vector loads), against the encoder's input, on gaps that
+    /// use every bit of the width.
     #[test]
-    fn unpack16_matches_the_scalar_decoder() {
+    fn vector_blocks_decode_every_width() {
         if !available() {
             eprintln!("no AVX2 on this CPU: the scalar decoder is the only one");
             return;
@@ -250,13 +228,16 @@ mod tests {
                 let mut bytes = Vec::new();
                 super::super::put_gaps(&ids, &mut bytes);
                 assert_eq!(u32::from(bytes[0]), w, "round {round} uses the full width");
-                bytes.remove(0);
-                bytes.resize(reach(w) + 8, 0);
-                let want = &ids[1..];
-                let mut out = [0; 16];
-                // SAFETY: AVX2 checked, w <= MAX_W, `bytes` holds reach(w) bytes.
-                unsafe { unpack16(w, bytes.as_ptr(), x, &mut out) };
-                assert_eq!(&out[..], want, "width {w}, round {round}");
+                let used = bytes.len();
+                assert_eq!(used, 1 + 2 * w as usize, "a full block is 2w bytes");
+                bytes.resize(2 + reach(MAX_W) + 8, 0);
+                let mut out = [0 as VertexId; CHUNK];
+                let mut p = 0;
+                // SAFETY: AVX2 checked; `bytes` is one block of 16 gaps as the checker
+                // accepts them, and `out` has room for CHUNK ids.
+                unsafe { decode_chunk(&bytes, &mut p, x, 17, out.as_mut_ptr()) };
+                assert_eq!(&out[..17], &ids[..], "width {w}, round {round}");
+                assert_eq!(p, used, "width {w}: moved past the block");
             }
         }
     }
