@@ -76,11 +76,15 @@ fn run_program<G: GraphView>(name: &str, g: &G, s: &Setup, d: Delivery) -> Timed
             kernels::distinct(g, l)
         }),
         "pregel-bfs" => {
-            let p = programs::Bfs { source: s.source };
+            let p = programs::Bfs {
+                source: s.source(0),
+            };
             finish(t, g, &p, &cfg, kernels::depths)
         }
         "pregel-sssp" => {
-            let p = programs::Sssp { source: s.source };
+            let p = programs::Sssp {
+                source: s.source(0),
+            };
             finish(t, g, &p, &cfg, |d| kernels::weighted_sum(d.iter().copied()))
         }
         other => unreachable!("program names are checked when parsed: {other}"),
@@ -127,7 +131,7 @@ pub fn measure(
     while r < rounds {
         let mut row = Vec::new();
         let (th, dh) =
-            pool.install(|| evograph::with_view!(comp, |v| kernels::run(hand, v, setup)));
+            pool.install(|| evograph::with_view!(comp, |v| kernels::run(hand, v, setup, 0)));
         row.push(th);
         let mut runs = Vec::new();
         for &d in modes {
@@ -136,7 +140,7 @@ pub fn measure(
             runs.push(x);
         }
         let (tl, dl) =
-            pool.install(|| evograph::with_view!(live, |v| kernels::run(hand, v, setup)));
+            pool.install(|| evograph::with_view!(live, |v| kernels::run(hand, v, setup, 0)));
         row.push(tl);
         let xl =
             pool.install(|| evograph::with_view!(live, |v| run_program(name, v, setup, modes[0])));
