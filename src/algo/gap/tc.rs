@@ -64,6 +64,7 @@ pub fn ordered_count<G: GraphView>(g: &G) -> u64 {
     (0..n)
         .into_par_iter()
         .with_min_len(64)
+        .with_max_len(crate::types::VERTEX_TASK)
         .map(|u| {
             let nu = nb(u);
             let mut count = 0u64;

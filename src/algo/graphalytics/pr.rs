@@ -66,13 +66,16 @@ pub fn pagerank<G: GraphView>(g: &G, damping: f64, iterations: u32) -> Vec<f64> 
             .iter()
             .sum();
         let base = (1.0 - damping) / nv + damping * sink_mass / nv;
-        rank.par_iter_mut().enumerate().for_each(|(v, r)| {
-            if exists[v] {
-                let mut incoming = 0.0;
-                g.for_each_in(v as VertexId, |u| incoming += contrib[u as usize]);
-                *r = base + damping * incoming;
-            }
-        });
+        rank.par_iter_mut()
+            .enumerate()
+            .with_max_len(crate::types::VERTEX_TASK)
+            .for_each(|(v, r)| {
+                if exists[v] {
+                    let mut incoming = 0.0;
+                    g.for_each_in(v as VertexId, |u| incoming += contrib[u as usize]);
+                    *r = base + damping * incoming;
+                }
+            });
     }
     rank
 }
