@@ -206,3 +206,36 @@ fn kernels_that_pick_a_source_refuse_an_empty_graph() {
     let r = evograph(&["run", s, "pr"]);
     assert!(r.status.success() && r.stdout.is_empty());
 }
+
+/// `--trials N` runs the kernel N times on one snapshot and reports the median time and
+/// every trial's; 0 trials is refused.
+#[test]
+fn run_trials_report_each_time_and_their_median() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("g.el");
+    std::fs::write(&input, "1 2\n2 3\n3 1\n3 4\n").unwrap();
+    let store = dir.path().join("s");
+    let s = store.to_str().unwrap();
+    assert!(evograph(&["ingest", s, input.to_str().unwrap()])
+        .status
+        .success());
+    let r = evograph(&["run", s, "gap-pr", "--json", "--trials", "3"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let mut t: Vec<f64> = v["trial_seconds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(t.len(), 3, "{v}");
+    t.sort_by(f64::total_cmp);
+    assert_eq!(v["seconds"].as_f64(), Some(t[1]), "{v}");
+    let r = evograph(&["run", s, "gap-pr", "--trials", "0"]);
+    assert!(!r.status.success());
+    assert!(
+        String::from_utf8_lossy(&r.stderr).contains("--trials"),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+}
