@@ -116,11 +116,12 @@ impl std::fmt::Display for Durability {
 /// which left one thread a first piece holding most of the work: gap-pr on 2 threads ran
 /// 1.55x its one-thread speed, 2.0x with tasks of at most this many vertices. A task of
 /// 4096 vertices costs its scheduling many times over, even for a loop that does little.
-pub const VERTEX_TASK: usize = 4096;
+pub(crate) const VERTEX_TASK: usize = 4096;
 
 /// The vertices `0..n` as a parallel iterator that can be split by index (rayon indexes
-/// ranges of `usize` and `u32`, not of `u64`), whatever the id width, in tasks of at most
-/// [`VERTEX_TASK`] vertices.
+/// ranges of `usize` and `u32`, not of `u64`), whatever the id width, in rayon tasks of at
+/// most 4096 vertices, so that the hubs crowding the low dense ids do not leave one thread
+/// most of the work.
 #[inline]
 pub fn par_vertices(n: usize) -> impl rayon::iter::IndexedParallelIterator<Item = VertexId> {
     use rayon::prelude::*;

@@ -28,8 +28,8 @@ use std::process::ExitCode;
 /// - gap-bfs: the BFS *parent* of each vertex (the source is its own parent; GAPBS).
 ///   gap-sssp: delta-stepping distances. gap-pr: PageRank by Gauss-Seidel sweeps (GAPBS's
 ///   PageRankPullGS) until a sweep changes the scores by less than --tolerance (L1) or
-///   --iterations (20) sweeps ran; the last digits vary with thread timing. gap-cc: Afforest labels (a member's
-///   external id). bc: betweenness from --samples sources, normalized to a maximum of 1,
+///   --iterations (20) sweeps ran; the last digits vary with thread timing. gap-cc:
+///   Afforest labels (a member's external id). bc: betweenness from --samples sources, normalized to a maximum of 1,
 ///   GAPBS's convention: each source is credited with its own dependency (Brandes' paper
 ///   skips it).
 /// - tc: one line, the number of triangles of the undirected graph (a directed store's
@@ -132,7 +132,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         .map_err(|e| invalid(e.to_string()))?;
     let params = params(&a, source);
     let (out, trial_seconds) = run_trials(&pool, &s, a.kernel, &params, a.trials)?;
-    let seconds = median(&trial_seconds);
+    let seconds = crate::bench::median(&trial_seconds).expect("one trial at least");
     let (values, mut summary) = (&out.values, out.report.clone());
     if a.kernel == Kernel::Tc && !s.is_undirected() {
         eprintln!("evograph: tc counts triangles of the undirected graph: this directed store's edge directions are ignored");
@@ -196,19 +196,6 @@ fn run_trials(
         if times.len() == trials as usize {
             return Ok((out, times));
         }
-    }
-}
-
-/// The median of a non-empty list (the mean of the middle two for an even count).
-fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    assert!(n > 0, "median of no values");
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 

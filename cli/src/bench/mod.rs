@@ -18,6 +18,9 @@ mod pregel;
 mod report;
 mod sys;
 
+/// Shared with `run --trials`.
+pub(crate) use report::median;
+
 use evograph::io::{self, Format};
 use evograph::snapshot::Csr;
 use evograph::store::MediumKind;
