@@ -1,6 +1,6 @@
 //! The fast read views of a snapshot (`FlatView` for one compacted run, `LayeredView` for a
-//! compacted base plus one run of newer edges) read exactly what the snapshot reads: every
-//! `GraphView` method agrees, so every kernel does.
+//! compacted base plus newer runs, with deletes or without) read exactly what the snapshot
+//! reads: every `GraphView` method agrees, so every kernel does.
 
 use evograph::VertexId;
 use evograph::{Graph, GraphView, Options, Record, Snapshot};
@@ -16,7 +16,8 @@ struct Dump {
     inn: Vec<Vec<VertexId>>,
     sorted: Vec<(Vec<VertexId>, Vec<VertexId>)>,
     has_edge: Vec<bool>,
-    first_out_above: Vec<Option<VertexId>>,
+    /// Whether `find_out` finds a neighbor above the vertex, and `find_in` one below.
+    found: Vec<(bool, bool)>,
 }
 
 fn dump<G: GraphView>(g: &G) -> Dump {
@@ -34,7 +35,7 @@ fn dump<G: GraphView>(g: &G) -> Dump {
         inn: Vec::new(),
         sorted: Vec::new(),
         has_edge: Vec::new(),
-        first_out_above: Vec::new(),
+        found: Vec::new(),
     };
     for v in 0..n {
         let mut o = Vec::new();
@@ -42,20 +43,29 @@ fn dump<G: GraphView>(g: &G) -> Dump {
         let mut plain = Vec::new();
         g.for_each_out(v, |w| plain.push(w));
         assert_eq!(plain, o.iter().map(|p| p.0).collect::<Vec<_>>());
+        let folded = g.fold_out(v, Vec::new(), |mut acc, w| {
+            acc.push(w);
+            acc
+        });
+        assert_eq!(plain, folded, "fold_out visits what for_each_out does");
+        // Neighbor order is unspecified: compare sets.
+        o.sort_unstable();
         d.out.push(o);
         let mut i = Vec::new();
         g.for_each_in(v, |w| i.push(w));
+        let folded = g.fold_in(v, Vec::new(), |mut acc, w| {
+            acc.push(w);
+            acc
+        });
+        assert_eq!(i, folded, "fold_in visits what for_each_in does");
+        i.sort_unstable();
         d.inn.push(i);
         let (mut so, mut si) = (Vec::new(), Vec::new());
         g.out_neighbors_sorted(v, &mut so);
         g.in_neighbors_sorted(v, &mut si);
         d.sorted.push((so, si));
-        let mut seen = None;
-        g.find_out(v, |w| {
-            seen = Some(w);
-            w > v
-        });
-        d.first_out_above.push(seen);
+        d.found
+            .push((g.find_out(v, |w| w > v), g.find_in(v, |w| w < v)));
         d.has_edge.extend((0..n).map(|w| g.has_edge(v, w)));
     }
     d
@@ -102,8 +112,9 @@ fn two_layers(
     g.snapshot().unwrap()
 }
 
-/// Whether the snapshot has the shape a layered view serves.
-fn layerable(s: &Snapshot) -> bool {
+/// Whether the snapshot is a base plus one dense, tombstone-free run, which a layered view
+/// reads in place.
+fn base_plus_plain_delta(s: &Snapshot) -> bool {
     s.runs().len() == 2
         && s.runs().iter().all(|r| {
             [&r.out]
@@ -126,7 +137,7 @@ fn a_compacted_base_plus_a_dense_delta_is_layered() {
             .collect();
         let s = two_layers(20, &base, &delta, und, w);
         assert!(
-            layerable(&s),
+            base_plus_plain_delta(&s),
             "test setup: expected two dense tombstone-free runs"
         );
         let l = s.layered().expect("layered view of base + dense delta");
@@ -154,9 +165,9 @@ proptest! {
     #[test]
     fn fast_views_read_what_the_snapshot_reads((n, base, delta) in case(), und in any::<bool>(), w in any::<bool>()) {
         let s = two_layers(n, &base, &delta, und, w);
-        // Re-inserting a weighted edge with a new weight tombstones the old one: then no
-        // layered view, and the snapshot serves.
-        prop_assert_eq!(s.layered().is_some(), layerable(&s));
+        // Re-inserting a weighted edge with a new weight tombstones the old one, which the
+        // layered view reads too.
+        prop_assert_eq!(s.layered().is_some(), s.runs().len() >= 2);
         if let Some(l) = s.layered() {
             prop_assert_eq!(dump(&l), dump(&s));
         }
@@ -169,13 +180,158 @@ proptest! {
         let f = c.flat().expect("a compacted store is one dense run");
         prop_assert_eq!(dump(&f), dump(&c));
         // Both stores hold the same graph.
-        let mut a = dump(&s);
-        let mut b = dump(&c);
-        for d in [&mut a, &mut b] {
-            d.out.iter_mut().for_each(|o| o.sort_unstable());
-            d.inn.iter_mut().for_each(|o| o.sort_unstable());
-            d.first_out_above.clear();
+        prop_assert_eq!(dump(&s), dump(&c));
+    }
+}
+
+/// One update of a step after the compaction.
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Insert(VertexId, VertexId, u8),
+    Delete(VertexId, VertexId),
+    DeleteVertex(VertexId),
+}
+
+fn op(n: VertexId) -> impl Strategy<Value = Op> {
+    prop_oneof![
+        5 => (0..n, 0..n, 1u8..8).prop_map(|(u, v, w)| Op::Insert(u, v, w)),
+        4 => (0..n, 0..n).prop_map(|(u, v)| Op::Delete(u, v)),
+        1 => (0..n).prop_map(Op::DeleteVertex),
+    ]
+}
+
+fn record(o: Op, weighted: bool) -> Record {
+    match o {
+        Op::Insert(u, v, w) => inserts(&[(u, v, w)], weighted)[0],
+        Op::Delete(u, v) => Record::Delete(u as u64, v as u64),
+        Op::DeleteVertex(v) => Record::DeleteVertex(v as u64),
+    }
+}
+
+/// A store that merges every two runs into partitions of 8 ids, so that a few flushes
+/// leave level-0 runs, partition runs and the base side by side.
+fn merging_store(undirected: bool, weighted: bool) -> Graph {
+    Graph::in_memory(Options {
+        undirected: Some(undirected),
+        weighted: Some(weighted),
+        background: false,
+        threads: 2,
+        fanout: 2,
+        partition_bits: 3,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+/// Base edges compacted, then each step applied and flushed into a run, the last step
+/// left in the memtable for the snapshot to seal.
+fn many_layers(
+    n: VertexId,
+    base: &[(VertexId, VertexId, u8)],
+    steps: &[Vec<Op>],
+    und: bool,
+    w: bool,
+) -> Snapshot {
+    let g = merging_store(und, w);
+    g.apply(&(0..n as u64).map(Record::InsertVertex).collect::<Vec<_>>())
+        .unwrap();
+    g.apply(&inserts(base, w)).unwrap();
+    g.compact().unwrap();
+    for (i, step) in steps.iter().enumerate() {
+        let recs: Vec<Record> = step.iter().map(|&o| record(o, w)).collect();
+        g.apply(&recs).unwrap();
+        if i + 1 < steps.len() {
+            g.flush().unwrap();
         }
-        prop_assert_eq!(a, b);
+    }
+    g.snapshot().unwrap()
+}
+
+/// The same updates, fully compacted: the graph the layered view must read.
+fn compacted(
+    n: VertexId,
+    base: &[(VertexId, VertexId, u8)],
+    steps: &[Vec<Op>],
+    und: bool,
+    w: bool,
+) -> Snapshot {
+    let g = store(und, w);
+    g.apply(&(0..n as u64).map(Record::InsertVertex).collect::<Vec<_>>())
+        .unwrap();
+    g.apply(&inserts(base, w)).unwrap();
+    for step in steps {
+        let recs: Vec<Record> = step.iter().map(|&o| record(o, w)).collect();
+        g.apply(&recs).unwrap();
+    }
+    g.compact().unwrap();
+    g.snapshot().unwrap()
+}
+
+fn deleting_case() -> impl Strategy<Value = (VertexId, Edges, Vec<Vec<Op>>)> {
+    ((2 as VertexId)..40).prop_flat_map(|n| {
+        let base = prop::collection::vec((0..n, 0..n, 1u8..8), 0..(n as usize * 3));
+        let step = prop::collection::vec(op(n), 0..(n as usize * 2));
+        (Just(n), base, prop::collection::vec(step, 1..6))
+    })
+}
+
+#[test]
+fn deletes_in_several_newer_runs_are_read_through_the_layered_view() {
+    // Every other base edge deleted over three flushed runs and the memtable, with
+    // re-inserts between: the base is cut at dead positions, additions come from several
+    // runs (gathered, not borrowed).
+    let n: VertexId = 24;
+    let base: Vec<_> = (0..n)
+        .flat_map(|u| (1..5).map(move |k| (u, (u + k * 5) % n, 2)))
+        .collect();
+    let steps: Vec<Vec<Op>> = (0..4)
+        .map(|s| {
+            base.iter()
+                .enumerate()
+                .filter(|(i, _)| i % 4 == s)
+                .flat_map(|(i, &(u, v, _))| {
+                    let del = Op::Delete(u, v);
+                    if i % 3 == 0 {
+                        vec![del, Op::Insert(u, (v + 1) % n, 6)]
+                    } else {
+                        vec![del]
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    for (und, w) in [(false, false), (true, false), (false, true), (true, true)] {
+        let s = many_layers(n, &base, &steps, und, w);
+        assert!(
+            s.runs().len() > 2,
+            "test setup: expected several newer runs"
+        );
+        let tombs: u64 = s.runs()[1..].iter().map(|r| r.out.n_tombs()).sum();
+        assert!(
+            tombs > 0,
+            "test setup: expected tombstones in the newer runs"
+        );
+        let l = s
+            .layered()
+            .expect("a compacted base plus newer runs is layered");
+        assert_eq!(dump(&l), dump(&s), "undirected {und} weighted {w}");
+        assert_eq!(dump(&l), dump(&compacted(n, &base, &steps, und, w)));
+        let picked = evograph::with_view!(&s, |g| std::any::type_name_of_val(g).to_string());
+        assert!(picked.contains("LayeredView"), "with_view! picked {picked}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    #[test]
+    fn layered_views_over_deletes_read_what_the_snapshot_reads((n, base, steps) in deleting_case(), und in any::<bool>(), w in any::<bool>()) {
+        let s = many_layers(n, &base, &steps, und, w);
+        let want = compacted(n, &base, &steps, und, w);
+        prop_assert_eq!(dump(&s), dump(&want));
+        prop_assert_eq!(s.layered().is_some(), s.runs().len() >= 2);
+        if let Some(l) = s.layered() {
+            prop_assert_eq!(dump(&l), dump(&s));
+        }
     }
 }

@@ -278,7 +278,7 @@ impl GraphView for FlatView<'_> {
 /// Runs `$body` with `$g` bound to the fastest view of snapshot `$s`: its [`FlatView`] when
 /// it is one compacted run, its [`PackedView`](crate::snapshot::PackedView) when that run is
 /// compressed, its [`LayeredView`](crate::snapshot::LayeredView) when it is a compacted
-/// base plus one run of newer edges, else the snapshot itself. The body is compiled for all
+/// base plus newer runs (deletes included), else the snapshot itself. The body is compiled for all
 /// four.
 #[macro_export]
 macro_rules! with_view {

@@ -7,7 +7,8 @@
 //! kernel on that live snapshot, on the store after full compaction and on a plain CSR of
 //! the same edges, interleaved so that drifting machine noise hits all three alike; close
 //! and reopen; kill a child ingest midway and reopen after the crash; delete 4% of the
-//! edges and compact. Figures are medians over the trials.
+//! edges (half of them flushed) and run the kernels on that live snapshot, then compact;
+//! delete 10% more, unflushed, and run them again. Figures are medians over the trials.
 
 mod capped;
 mod compress;
@@ -43,7 +44,7 @@ Figures (medians over --trials; the JSON file also keeps every trial's under tri
   ingest.pause_compact_seconds  the untimed full compaction before the last 10%
   snapshot.seconds           taking the live snapshot (seals the unflushed 10%)
   snapshot.live_runs         runs the live snapshot reads (2: compacted base + the last 10%)
-  snapshot.view_seconds      indexing the live snapshot's two layers for the kernels (once)
+  snapshot.view_seconds      indexing the live snapshot (base + newer runs) for the kernels
   kernels.K.live_seconds     kernel K on the live snapshot (kernels under 1 s run up to 5
                              rounds per trial, each round on all three views in turn, and
                              each view's median counts; BFS and SSSP take 8 seeded sources
@@ -52,6 +53,13 @@ Figures (medians over --trials; the JSON file also keeps every trial's under tri
   kernels.K.csr_seconds      K on a plain in-memory CSR built from the same edges
   kernels.K.ratio_live/_compacted  live or compacted time over CSR time (per trial, then
                              the median); 1.0 means as fast as a static CSR
+  kernels.K.deletes_seconds  K on the live snapshot after the deletion phase's 4% (half in
+                             a flushed run, half in the sealed memtable), against
+                             .deletes_csr_seconds, a plain CSR of the edges left
+                             (.ratio_deletes)
+  kernels.K.unflushed_deletes_seconds  K after 10% more deletes left unflushed over the
+                             compacted store, against .unflushed_deletes_csr_seconds
+                             (.ratio_unflushed_deletes)
   pregel.P.seconds           vertex program P (pr, cc, bfs, sssp: `evograph run pregel-P`)
                              on the compacted store, in its own delivery mode (sssp push,
                              the others pull); PageRank runs 20 iterations
@@ -93,6 +101,9 @@ Figures (medians over --trials; the JSON file also keeps every trial's under tri
   delete.seconds / .meps     deleting a random 4% of the unique edges, in batches
   delete.compact_seconds     the full compaction after the deletes
   delete.medium_bytes_before/_after  store bytes before the deletes and after compaction
+  delete.deletes_live_runs / .unflushed_deletes_live_runs  runs of those live snapshots
+  delete.deletes_view_seconds / .unflushed_deletes_view_seconds  indexing them for the
+                             kernels (null if they had to be read by the general run walk)
 Restart figures are null on --medium memory, which keeps nothing across processes.";
 
 /// Run the papers' evaluation protocol and report every figure.
@@ -185,8 +196,10 @@ struct Plan<'a> {
     edges: Vec<(u32, u32)>,
     /// Distinct edges.
     unique: u64,
-    /// The edges the deletion phase removes (distinct, present).
+    /// The edges the deletion phase removes (distinct, present): `first_deletes` of them,
+    /// then the unflushed ones.
     deleted: Vec<(u32, u32)>,
+    first_deletes: usize,
     pool: rayon::ThreadPool,
 }
 
@@ -247,6 +260,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             dir: dir.clone(),
             edges,
             unique,
+            first_deletes: (unique * 4 / 100) as usize,
             deleted,
             pool,
         };
@@ -376,7 +390,8 @@ fn read_edge_file(path: &Path) -> evograph::Result<Vec<(u32, u32)>> {
     }
 }
 
-/// The number of distinct edges, and a seeded random 4% of them to delete.
+/// The number of distinct edges, and a seeded random 14% of them to delete: the deletion
+/// phase's 4% first, then the 10% left unflushed.
 fn pick_deletions(edges: &[(u32, u32)], seed: u64) -> (u64, Vec<(u32, u32)>) {
     use rayon::prelude::*;
     let mut u = edges.to_vec();
@@ -384,7 +399,7 @@ fn pick_deletions(edges: &[(u32, u32)], seed: u64) -> (u64, Vec<(u32, u32)>) {
     u.dedup();
     let unique = u.len() as u64;
     evograph::gen::shuffle(&mut u, seed ^ 0x9e37_79b9_7f4a_7c15);
-    u.truncate(u.len() * 4 / 100);
+    u.truncate(u.len() * 14 / 100);
     (unique, u)
 }
 
@@ -611,7 +626,8 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
         if pregel::ALL.contains(&k) {
             pregel::measure(k, &live, &comp, &setup, &p.pool, &mut t)?;
         } else {
-            time_kernel(p, k, [&live, &comp], &csr, &setup, &mut t)?;
+            let views = [("live", &live), ("compacted", &comp)];
+            time_kernel(p, k, &views, ("csr", &csr), &setup, &mut t)?;
         }
     }
     let queries = p.pool.install(|| lookup::Queries::new(&comp, a.seed));
@@ -655,79 +671,176 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
     };
     t.set("bytes_per_edge.medium", before as f64 / p.unique as f64);
 
-    // Deletes, XPGraph style: a random 4% of the edges, then compaction.
-    let del = stream(&g, &p.deleted, a.batch, true, &mut Vec::new(), &mut 0)?;
+    // Deletes, XPGraph style: a random 4% of the edges, then compaction. Half of them are
+    // flushed before the rest are applied, so the live snapshot that the kernels then read
+    // holds deletes in two newer runs.
+    let (first, more) = p.deleted.split_at(p.first_deletes);
+    let half = first.len() / 2;
+    let mut del = stream(&g, &first[..half], a.batch, true, &mut Vec::new(), &mut 0)?;
+    g.flush()?;
+    del += stream(&g, &first[half..], a.batch, true, &mut Vec::new(), &mut 0)?;
+    let mut gone = first.to_vec();
+    deletes_leg(p, &g, Leg::Deletes, &mut gone, &setup, &mut t)?;
     let ((), dcompact) = secs(|| g.compact())?;
     let left = g.snapshot()?.num_edges();
-    let after = if file {
+    let (g, after) = if file {
         g.close()?;
-        dir_bytes(&store_dir)?
+        let after = dir_bytes(&store_dir)?;
+        (open_store(p, &store_dir, false, Compression::None)?, after)
     } else {
         let b = g.stats()?.medium_bytes;
-        g.close()?;
-        b
+        (g, b)
     };
-    t.set("delete.edges", p.deleted.len() as f64);
+    t.set("delete.edges", first.len() as f64);
     t.set("delete.seconds", del);
-    t.set("delete.meps", p.deleted.len() as f64 / del / 1e6);
+    t.set("delete.meps", first.len() as f64 / del / 1e6);
     t.set("delete.compact_seconds", dcompact);
     t.set("delete.medium_bytes_before", before as f64);
     t.set("delete.medium_bytes_after", after as f64);
-    let want = p.unique - p.deleted.len() as u64;
+    let want = p.unique - first.len() as u64;
     if left != want {
         return Err(invalid(format!(
             "after the deletes the store holds {left} edges, expected {want}"
         )));
     }
+
+    // Then 10% more, left in the memtable: the live snapshot's newest run is all deletes.
+    stream(&g, more, a.batch, true, &mut Vec::new(), &mut 0)?;
+    gone.extend_from_slice(more);
+    deletes_leg(p, &g, Leg::UnflushedDeletes, &mut gone, &setup, &mut t)?;
+    g.close()?;
     Ok(t)
 }
 
-/// Times kernel `k` on the live snapshot, the compacted one and the plain CSR, in rounds
-/// of all three in turn, checks that they agree and records the medians in `t`.
+/// Times kernel `k` on each named snapshot view and on a plain CSR of the same edges, in
+/// rounds of all of them in turn, checks that they agree and records the medians in `t`:
+/// `kernels.K.{name}_seconds` per view and for the CSR, and `kernels.K.ratio_{name}` per
+/// view (its median over the CSR's).
 fn time_kernel(
     p: &Plan,
     k: &str,
-    [live, comp]: [&Snapshot; 2],
-    csr: &Csr,
+    views: &[(&str, &Snapshot)],
+    (csr_name, csr): (&str, &Csr),
     setup: &kernels::Setup,
     t: &mut Trial,
 ) -> evograph::Result<()> {
-    // Rounds of live, compacted, CSR in turn; short kernels get more rounds (up to
+    // Rounds of every view, then the CSR; short kernels get more rounds (up to
     // MAX_ROUNDS, about ROUND_BUDGET seconds) and each view's median counts.
-    let mut times: [Vec<f64>; 3] = Default::default();
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); views.len() + 1];
     let mut rounds = 1;
     let mut r = 0;
     while r < rounds {
-        let (tl, dl) = p
-            .pool
-            .install(|| evograph::with_view!(live, |v| kernels::run(k, v, setup, r)));
-        let (tc, dc) = p
-            .pool
-            .install(|| evograph::with_view!(comp, |v| kernels::run(k, v, setup, r)));
+        let mut this = Vec::with_capacity(views.len() + 1);
+        for &(_, s) in views {
+            this.push(
+                p.pool
+                    .install(|| evograph::with_view!(s, |v| kernels::run(k, v, setup, r))),
+            );
+        }
         let (tr, dr) = p.pool.install(|| kernels::run(k, csr, setup, r));
-        if !(dl.agrees(dr) && dc.agrees(dr)) {
+        if let Some(((name, _), (_, d))) = views.iter().zip(&this).find(|(_, (_, d))| !d.agrees(dr))
+        {
             return Err(invalid(format!(
-                "kernel {k} disagrees across views: live {dl:?}, compacted {dc:?}, csr {dr:?}"
+                "kernel {k} disagrees across views: {name} {d:?}, {csr_name} {dr:?}"
             )));
         }
+        this.push((tr, dr));
         if r == 0 {
-            let longest = tl.max(tc).max(tr).max(1e-6);
+            let longest = this.iter().map(|x| x.0).fold(1e-6, f64::max);
             rounds = ((ROUND_BUDGET / longest) as usize).clamp(1, MAX_ROUNDS);
         }
-        for (v, x) in times.iter_mut().zip([tl, tc, tr]) {
-            v.push(x);
+        for (v, x) in times.iter_mut().zip(&this) {
+            v.push(x.0);
         }
         r += 1;
     }
-    let [tl, tc, tr] = times.map(|v| report::median(&v).expect("one round at least"));
-    eprintln!(
-        "bench:   {k:<9} live {tl:.4} s, compacted {tc:.4} s, csr {tr:.4} s (median of {rounds})"
+    let med: Vec<f64> = (times.iter())
+        .map(|v| report::median(v).expect("one round at least"))
+        .collect();
+    let tr = med[views.len()];
+    let shown: Vec<String> = (views.iter().map(|v| v.0).chain([csr_name]))
+        .zip(&med)
+        .map(|(name, s)| format!("{name} {s:.4} s"))
+        .collect();
+    eprintln!("bench:   {k:<9} {} (median of {rounds})", shown.join(", "));
+    for (&(name, _), &s) in views.iter().zip(&med) {
+        t.set(format!("kernels.{k}.{name}_seconds"), s);
+        t.set(format!("kernels.{k}.ratio_{name}"), s / tr);
+    }
+    t.set(format!("kernels.{k}.{csr_name}_seconds"), tr);
+    Ok(())
+}
+
+/// Which live snapshot with deletes a leg times.
+#[derive(Clone, Copy)]
+enum Leg {
+    /// The deletion phase's 4%, half of them flushed.
+    Deletes,
+    /// 10% more, unflushed, over the compacted store.
+    UnflushedDeletes,
+}
+
+impl Leg {
+    /// The view's name in figures (`kernels.K.{name}_seconds`, `delete.{name}_live_runs`).
+    fn name(self) -> &'static str {
+        match self {
+            Leg::Deletes => "deletes",
+            Leg::UnflushedDeletes => "unflushed_deletes",
+        }
+    }
+}
+
+/// Times every kernel (but the Pregel programs) on `g`'s live snapshot, whose newer runs
+/// delete the edges `gone` (sorted here), against a plain CSR of the edges left.
+fn deletes_leg(
+    p: &Plan,
+    g: &Graph,
+    leg: Leg,
+    gone: &mut [(u32, u32)],
+    setup: &kernels::Setup,
+    t: &mut Trial,
+) -> evograph::Result<()> {
+    use rayon::prelude::*;
+    let name = leg.name();
+    let live = g.snapshot()?;
+    let (layered, view) = secs(|| Ok(live.layered().is_some()))?;
+    t.set(format!("delete.{name}_live_runs"), live.runs().len() as f64);
+    t.set(
+        format!("delete.{name}_view_seconds"),
+        layered.then_some(view),
     );
-    t.set(format!("kernels.{k}.live_seconds"), tl);
-    t.set(format!("kernels.{k}.compacted_seconds"), tc);
-    t.set(format!("kernels.{k}.csr_seconds"), tr);
-    t.set(format!("kernels.{k}.ratio_live"), tl / tr);
-    t.set(format!("kernels.{k}.ratio_compacted"), tc / tr);
+    eprintln!(
+        "bench:   live snapshot with {name}: {} runs, {}",
+        live.runs().len(),
+        if layered {
+            format!("indexed in {view:.3} s")
+        } else {
+            "no layered view: the general run walk".to_string()
+        }
+    );
+    gone.par_sort_unstable();
+    let csr = p.pool.install(|| {
+        let kept: Vec<(u32, u32)> = (p.edges.par_iter())
+            .filter(|e| gone.binary_search(e).is_err())
+            .copied()
+            .collect();
+        build_csr(&live, &kept)
+    });
+    if csr.num_edges() != live.num_edges() {
+        return Err(invalid(format!(
+            "the live snapshot with {name} holds {} edges, a CSR of the edges left {}",
+            live.num_edges(),
+            csr.num_edges()
+        )));
+    }
+    p.pool.install(|| {
+        evograph::with_view!(&live, |v| touch(v));
+        touch(&csr);
+    });
+    let csr_name = format!("{name}_csr");
+    for &k in p.kernels.iter().filter(|k| !pregel::ALL.contains(k)) {
+        time_kernel(p, k, &[(name, &live)], (&csr_name, &csr), setup, t)?;
+    }
     Ok(())
 }
 
