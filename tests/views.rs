@@ -267,9 +267,22 @@ fn compacted(
     g.snapshot().unwrap()
 }
 
+/// Random updates over a base in which vertices 0 and 1, when there are more than 64
+/// vertices, are hubs linked both ways to every vertex: a changed vertex of small degree
+/// is patched whole by the layered view, a changed hub is read as its base cut at dead
+/// positions plus its additions, and both must read what the snapshot reads.
 fn deleting_case() -> impl Strategy<Value = (VertexId, Edges, Vec<Vec<Op>>)> {
-    ((2 as VertexId)..40).prop_flat_map(|n| {
-        let base = prop::collection::vec((0..n, 0..n, 1u8..8), 0..(n as usize * 3));
+    ((2 as VertexId)..100).prop_flat_map(|n| {
+        let base = prop::collection::vec((0..n, 0..n, 1u8..8), 0..(n as usize * 3)).prop_map(
+            move |mut es| {
+                if n > 64 {
+                    for h in 0..2 {
+                        es.extend((0..n).flat_map(|x| [(h, x, 3), (x, h, 3)]));
+                    }
+                }
+                es
+            },
+        );
         let step = prop::collection::vec(op(n), 0..(n as usize * 2));
         (Just(n), base, prop::collection::vec(step, 1..6))
     })
@@ -277,18 +290,19 @@ fn deleting_case() -> impl Strategy<Value = (VertexId, Edges, Vec<Vec<Op>>)> {
 
 #[test]
 fn deletes_in_several_newer_runs_are_read_through_the_layered_view() {
-    // Every other base edge deleted over three flushed runs and the memtable, with
-    // re-inserts between: the base is cut at dead positions, additions come from several
-    // runs (gathered, not borrowed).
-    let n: VertexId = 24;
-    let base: Vec<_> = (0..n)
+    // Half the base edges deleted over three flushed runs and the memtable, with
+    // re-inserts between. Vertex 0 is a hub, beyond the size the layered view patches
+    // whole: its base is cut at dead positions and its additions come from several runs.
+    let n: VertexId = 200;
+    let mut base: Vec<_> = (0..n)
         .flat_map(|u| (1..5).map(move |k| (u, (u + k * 5) % n, 2)))
         .collect();
+    base.extend((5..n).map(|x| (0, x, 1)));
     let steps: Vec<Vec<Op>> = (0..4)
         .map(|s| {
             base.iter()
                 .enumerate()
-                .filter(|(i, _)| i % 4 == s)
+                .filter(|(i, _)| i % 8 == s)
                 .flat_map(|(i, &(u, v, _))| {
                     let del = Op::Delete(u, v);
                     if i % 3 == 0 {
@@ -322,7 +336,7 @@ fn deletes_in_several_newer_runs_are_read_through_the_layered_view() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
 
     #[test]
     fn layered_views_over_deletes_read_what_the_snapshot_reads((n, base, steps) in deleting_case(), und in any::<bool>(), w in any::<bool>()) {
