@@ -7,3 +7,4 @@
 pub mod gap;
 pub mod graphalytics;
 pub mod kernel;
+pub(crate) mod oriented;

@@ -1,85 +1,43 @@
-//! Triangle counting, ordered (GAPBS's OrderedCount): on the undirected view with sorted
-//! neighbor lists, each triangle w < v < u is counted once, at u, by merging N(u) with N(v)
-//! below v. High-degree-first relabeling is applied when degrees are skewed, as GAPBS
-//! decides, because it shortens the intersections on power-law graphs.
+//! Triangle counting, ordered (GAPBS's OrderedCount): on the undirected view, each
+//! triangle w < v < u is counted once, at u. Vertices are renumbered by degree, highest
+//! first, when degrees are skewed, as GAPBS decides, and each keeps only its neighbors of
+//! smaller new id (see [`crate::algo::oriented`]), so a hub is scanned only for the few
+//! vertices of still higher degree.
+//!
+//! GAPBS merges N(u) with each N(v); here N(u) is marked in a per-thread table and each w of
+//! each N(v) is looked up in it: the same ids are read, without the merge's unpredictable
+//! branches.
 
+use crate::algo::oriented::{Marks, Multiplicity, Oriented};
 use crate::snapshot::GraphView;
 use crate::types::VertexId;
 use rayon::prelude::*;
 
-/// Sorted undirected adjacency (no self-loops), optionally relabeled by degree.
-fn symmetric_sorted<G: GraphView>(g: &G) -> (Vec<u64>, Vec<VertexId>) {
-    let n = g.num_vertices();
-    let lists: Vec<Vec<VertexId>> = crate::types::par_vertices(n)
-        .with_min_len(256)
-        .map_init(Vec::new, |buf, v| {
-            super::undirected_neighbors(g, v, buf);
-            buf.clone()
-        })
-        .collect();
-    // GAPBS's heuristic: relabel when the average degree is far above the median.
-    let mut degs: Vec<usize> = lists.iter().map(|l| l.len()).collect();
-    let total: usize = degs.iter().sum();
-    let avg = total as f64 / n.max(1) as f64;
-    let mut sample: Vec<usize> = degs.iter().step_by((n / 1000).max(1)).copied().collect();
-    sample.sort_unstable();
-    let median = sample.get(sample.len() / 2).copied().unwrap_or(0) as f64;
-    let relabel = n > 0 && avg / median.max(1.0) > 1.3;
-    let (lists, _) = if relabel {
-        let mut order: Vec<VertexId> = (0..n as VertexId).collect();
-        order.par_sort_unstable_by_key(|&v| std::cmp::Reverse(degs[v as usize]));
-        let mut rank = vec![0 as VertexId; n];
-        for (r, &v) in order.iter().enumerate() {
-            rank[v as usize] = r as VertexId;
-        }
-        let relabeled: Vec<Vec<VertexId>> = order
-            .par_iter()
-            .map(|&v| {
-                let mut l: Vec<VertexId> = lists[v as usize]
-                    .iter()
-                    .map(|&w| rank[w as usize])
-                    .collect();
-                l.sort_unstable();
-                l
-            })
-            .collect();
-        degs.clear();
-        (relabeled, true)
-    } else {
-        (lists, false)
-    };
-    let mut off = vec![0u64; n + 1];
-    for (i, l) in lists.iter().enumerate() {
-        off[i + 1] = off[i] + l.len() as u64;
-    }
-    (off, lists.concat())
-}
-
 /// Number of triangles in the undirected view of `g`.
 #[must_use = "the kernel's result is its return value"]
 pub fn ordered_count<G: GraphView>(g: &G) -> u64 {
-    let (off, adj) = symmetric_sorted(g);
-    let n = off.len() - 1;
-    let nb = |v: usize| &adj[off[v] as usize..off[v + 1] as usize];
+    let o = Oriented::build(g, Multiplicity::Ignore);
+    let n = o.len();
     (0..n)
         .into_par_iter()
-        .with_min_len(64)
         .with_max_len(crate::types::VERTEX_TASK)
         .map(|u| {
-            let nu = nb(u);
-            let mut count = 0u64;
-            for &v in nu.iter().take_while(|&&v| (v as usize) < u) {
-                let mut it = 0;
-                for &w in nb(v as usize).iter().take_while(|&&w| w < v) {
-                    while it < nu.len() && nu[it] < w {
-                        it += 1;
-                    }
-                    if it < nu.len() && nu[it] == w {
-                        count += 1;
-                    }
-                }
+            let nu = o.up(u);
+            if nu.len() < 2 {
+                return 0;
             }
-            count
+            Marks::with(n, |m| {
+                m.set(nu, &[]);
+                // (N(v) for the smallest v of N(u) holds nothing marked.)
+                let count: u64 = (nu[1..].iter())
+                    .map(|&v| {
+                        let nv = o.up(v as usize);
+                        nv.iter().map(|&w| u64::from(m.get(w))).sum::<u64>()
+                    })
+                    .sum();
+                m.clear(nu);
+                count
+            })
         })
         .sum()
 }
