@@ -98,6 +98,8 @@ fn bench_reports_every_figure_and_leaves_inserted_minus_deleted() {
         "ingest.meps",
         "ingest.batch_p50_ms",
         "ingest.batch_p99_ms",
+        "ingest.to_exit_seconds",
+        "ingest.to_exit_over_csr",
         "restart.clean_seconds",
         "restart.crash_seconds",
         "restart.wal_bytes_replayed",

@@ -1,5 +1,6 @@
-//! The crash leg: a child `evograph ingest` killed (SIGKILL) partway, then the time to
-//! reopen the store it left, which replays the write-ahead log.
+//! Child `evograph ingest` processes: the crash leg (one killed with SIGKILL partway, then
+//! the time to reopen the store it left, which replays the write-ahead log) and the
+//! end-to-end ingest (one run to its exit, timed as a user waits for it).
 
 use evograph::store::MediumKind;
 use evograph::{Durability, Graph, GraphView, Options};
@@ -34,6 +35,43 @@ pub struct Settings {
     pub medium: MediumKind,
 }
 
+/// The child command `evograph ingest STORE INPUT` with the bench's settings.
+fn ingest_command(store: &Path, input: &Path, s: &Settings) -> evograph::Result<Command> {
+    let exe = std::env::current_exe().map_err(|e| evograph::Error::io("find", "evograph", e))?;
+    let mut c = Command::new(exe);
+    c.arg("ingest")
+        .arg(store)
+        .arg(input)
+        .args(["--format", "bin"])
+        .args(["--threads", &s.threads.to_string()])
+        .args(["--batch", &s.batch.to_string()])
+        .args(["--durability", &s.durability.to_string()])
+        .args(["--memtable-mb", &s.memtable_mb.to_string()])
+        .args(["--medium", s.medium.as_str()]);
+    Ok(c)
+}
+
+/// Seconds a child `evograph ingest` of all of `input` into a new store takes from its
+/// start to its exit: reading, durable ingest, the final flush and close, as a user who
+/// runs the command waits for them.
+pub fn ingest_to_exit(store: &Path, input: &Path, s: &Settings) -> evograph::Result<f64> {
+    let mut cmd = ingest_command(store, input, s)?;
+    let t = Instant::now();
+    let out = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| evograph::Error::io("run", "evograph ingest", e))?;
+    let seconds = t.elapsed().as_secs_f64();
+    if !out.status.success() {
+        return Err(evograph::Error::Invalid(format!(
+            "the end-to-end `evograph ingest` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(seconds)
+}
+
 /// Starts `evograph ingest STORE INPUT` with the bench's settings, kills it once it has
 /// acknowledged `kill_after` records (or when it ends on its own), then reopens the store.
 pub fn ingest_kill_reopen(
@@ -44,22 +82,12 @@ pub fn ingest_kill_reopen(
 ) -> evograph::Result<Crash> {
     let Settings {
         threads,
-        batch,
         durability,
         memtable_mb,
-        medium,
+        ..
     } = *s;
-    let exe = std::env::current_exe().map_err(|e| evograph::Error::io("find", "evograph", e))?;
-    let mut child = Command::new(exe)
-        .arg("ingest")
-        .arg(store)
-        .arg(input)
-        .args(["--format", "bin", "--print-acks"])
-        .args(["--threads", &threads.to_string()])
-        .args(["--batch", &batch.to_string()])
-        .args(["--durability", &durability.to_string()])
-        .args(["--memtable-mb", &memtable_mb.to_string()])
-        .args(["--medium", medium.as_str()])
+    let mut child = ingest_command(store, input, s)?
+        .arg("--print-acks")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

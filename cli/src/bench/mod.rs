@@ -41,6 +41,11 @@ Figures (medians over --trials; the JSON file also keeps every trial's under tri
   ingest.batch_p50_ms/_p99_ms  latency of one batch, submission to acknowledgement (one
                              batch is applied while the previous one persists, as in ingest)
   ingest.warmup_seconds      loading the first 10%
+  ingest.to_exit_seconds     a child `evograph ingest` of all the edges into a new store,
+                             from its start to its exit (reading the file, ingest with
+                             --durability's guarantee, the final flush and close)
+  ingest.to_exit_over_csr    that over csr.build_seconds: 1.0 means a durable store is
+                             ready as soon as a static CSR of the same edges would be
   ingest.pause_compact_seconds  the untimed full compaction before the last 10%
   snapshot.seconds           taking the live snapshot (seals the unflushed 10%)
   snapshot.live_runs         runs the live snapshot reads (2: compacted base + the last 10%)
@@ -642,6 +647,11 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
         compress::leg(p, &comp, plain_runs, &setup, &queries, &mut t)?;
     }
     drop((live, comp, csr, queries));
+    // End to end, as a user waits for `evograph ingest`: against the CSR build of the same
+    // edges (both from an edge list in memory or page cache to a structure kernels read).
+    let whole = ingest_leg(p)?;
+    t.set("ingest.to_exit_seconds", whole);
+    t.set("ingest.to_exit_over_csr", whole / build);
     let file = p.medium != MediumKind::Memory;
     // Restarts: clean, then after a crash. Space at rest is measured on the closed store
     // (no WAL, no retired runs), or on the memory medium once no snapshot holds old runs.
@@ -887,6 +897,32 @@ fn build_csr(s: &Snapshot, edges: &[(u32, u32)]) -> Csr {
     Csr::from_edges(s.num_vertices(), &mapped, false)
 }
 
+/// The child ingest settings: the bench's own.
+fn child_settings(p: &Plan) -> crash::Settings {
+    crash::Settings {
+        threads: p.threads,
+        batch: p.a.batch,
+        durability: p.a.durability,
+        memtable_mb: p.a.memtable_mb,
+        medium: p.medium,
+    }
+}
+
+/// Seconds a child `evograph ingest` of all the edges takes from start to exit.
+fn ingest_leg(p: &Plan) -> evograph::Result<f64> {
+    let dir = p.dir.join("ingest-store");
+    let clear = || -> evograph::Result<()> {
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| io_err("remove", &dir, e))?;
+        }
+        Ok(())
+    };
+    clear()?;
+    let s = crash::ingest_to_exit(&dir, &p.dir.join("edges.bin"), &child_settings(p))?;
+    clear()?;
+    Ok(s)
+}
+
 /// Kills a child ingest of the same edges halfway and reopens what it left.
 fn crash_leg(p: &Plan) -> evograph::Result<crash::Crash> {
     let dir = p.dir.join("crash-store");
@@ -894,18 +930,7 @@ fn crash_leg(p: &Plan) -> evograph::Result<crash::Crash> {
         std::fs::remove_dir_all(&dir).map_err(|e| io_err("remove", &dir, e))?;
     }
     let half = p.edges.len() as u64 / 2;
-    let c = crash::ingest_kill_reopen(
-        &dir,
-        &p.dir.join("edges.bin"),
-        &crash::Settings {
-            threads: p.threads,
-            batch: p.a.batch,
-            durability: p.a.durability,
-            memtable_mb: p.a.memtable_mb,
-            medium: p.medium,
-        },
-        half,
-    )?;
+    let c = crash::ingest_kill_reopen(&dir, &p.dir.join("edges.bin"), &child_settings(p), half)?;
     // With sync durability every acknowledged edge must be there (interval and none
     // acknowledge before the bytes are durable).
     if p.a.durability == Durability::Sync {

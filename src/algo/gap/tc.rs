@@ -1,7 +1,7 @@
 //! Triangle counting, ordered (GAPBS's OrderedCount): on the undirected view, each
 //! triangle w < v < u is counted once, at u. Vertices are renumbered by degree, highest
 //! first, when degrees are skewed, as GAPBS decides, and each keeps only its neighbors of
-//! smaller new id (see [`crate::algo::oriented`]), so a hub is scanned only for the few
+//! smaller new id (see `algo/oriented.rs`), so a hub is scanned only for the few
 //! vertices of still higher degree.
 //!
 //! GAPBS merges N(u) with each N(v); here N(u) is marked in a per-thread table and each w of

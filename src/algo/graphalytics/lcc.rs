@@ -16,7 +16,7 @@
 //! The numerator is a sum over triangles of the undirected projection: for a triangle
 //! `{a, b, c}`, `a` gains the directed edges between `b` and `c` (1 or 2), and so on round.
 //! So LCC enumerates triangles as TC does, once each, on the projection oriented by degree
-//! (see [`crate::algo::oriented`]), with each edge's count of directions beside it: at `u`,
+//! (see `algo/oriented.rs`), with each edge's count of directions beside it: at `u`,
 //! for `v` in `N+(u)` and `w` in both `N+(u)` and `N+(v)`, `u` gains `m(v, w)`, `v` gains
 //! `m(u, w)` and `w` gains `m(u, v)`. A hub is never scanned for each of its many small
 //! neighbours, which made the per-vertex neighbourhood intersection take 25 s at Kron20.
