@@ -223,47 +223,43 @@ fn merging_store(undirected: bool, weighted: bool) -> Graph {
     .unwrap()
 }
 
-/// Base edges compacted, then each step applied and flushed into a run, the last step
-/// left in the memtable for the snapshot to seal.
-fn many_layers(
+/// How a history of updates is laid out in runs.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// Base edges compacted, then each step applied and flushed into a run, the last step
+    /// left in the memtable for the snapshot to seal.
+    Layers,
+    /// Everything applied, then fully compacted: the graph the layered view must read.
+    Compacted,
+}
+
+fn replay(
     n: VertexId,
     base: &[(VertexId, VertexId, u8)],
     steps: &[Vec<Op>],
-    und: bool,
-    w: bool,
+    (und, w): (bool, bool),
+    shape: Shape,
 ) -> Snapshot {
-    let g = merging_store(und, w);
+    let g = match shape {
+        Shape::Layers => merging_store(und, w),
+        Shape::Compacted => store(und, w),
+    };
     g.apply(&(0..n as u64).map(Record::InsertVertex).collect::<Vec<_>>())
         .unwrap();
     g.apply(&inserts(base, w)).unwrap();
-    g.compact().unwrap();
+    if let Shape::Layers = shape {
+        g.compact().unwrap();
+    }
     for (i, step) in steps.iter().enumerate() {
         let recs: Vec<Record> = step.iter().map(|&o| record(o, w)).collect();
         g.apply(&recs).unwrap();
-        if i + 1 < steps.len() {
+        if let (Shape::Layers, true) = (shape, i + 1 < steps.len()) {
             g.flush().unwrap();
         }
     }
-    g.snapshot().unwrap()
-}
-
-/// The same updates, fully compacted: the graph the layered view must read.
-fn compacted(
-    n: VertexId,
-    base: &[(VertexId, VertexId, u8)],
-    steps: &[Vec<Op>],
-    und: bool,
-    w: bool,
-) -> Snapshot {
-    let g = store(und, w);
-    g.apply(&(0..n as u64).map(Record::InsertVertex).collect::<Vec<_>>())
-        .unwrap();
-    g.apply(&inserts(base, w)).unwrap();
-    for step in steps {
-        let recs: Vec<Record> = step.iter().map(|&o| record(o, w)).collect();
-        g.apply(&recs).unwrap();
+    if let Shape::Compacted = shape {
+        g.compact().unwrap();
     }
-    g.compact().unwrap();
     g.snapshot().unwrap()
 }
 
@@ -315,7 +311,7 @@ fn deletes_in_several_newer_runs_are_read_through_the_layered_view() {
         })
         .collect();
     for (und, w) in [(false, false), (true, false), (false, true), (true, true)] {
-        let s = many_layers(n, &base, &steps, und, w);
+        let s = replay(n, &base, &steps, (und, w), Shape::Layers);
         assert!(
             s.runs().len() > 2,
             "test setup: expected several newer runs"
@@ -329,7 +325,10 @@ fn deletes_in_several_newer_runs_are_read_through_the_layered_view() {
             .layered()
             .expect("a compacted base plus newer runs is layered");
         assert_eq!(dump(&l), dump(&s), "undirected {und} weighted {w}");
-        assert_eq!(dump(&l), dump(&compacted(n, &base, &steps, und, w)));
+        assert_eq!(
+            dump(&l),
+            dump(&replay(n, &base, &steps, (und, w), Shape::Compacted))
+        );
         let picked = evograph::with_view!(&s, |g| std::any::type_name_of_val(g).to_string());
         assert!(picked.contains("LayeredView"), "with_view! picked {picked}");
     }
@@ -340,8 +339,8 @@ proptest! {
 
     #[test]
     fn layered_views_over_deletes_read_what_the_snapshot_reads((n, base, steps) in deleting_case(), und in any::<bool>(), w in any::<bool>()) {
-        let s = many_layers(n, &base, &steps, und, w);
-        let want = compacted(n, &base, &steps, und, w);
+        let s = replay(n, &base, &steps, (und, w), Shape::Layers);
+        let want = replay(n, &base, &steps, (und, w), Shape::Compacted);
         prop_assert_eq!(dump(&s), dump(&want));
         prop_assert_eq!(s.layered().is_some(), s.runs().len() >= 2);
         if let Some(l) = s.layered() {
