@@ -286,8 +286,8 @@ fn deleting_case() -> impl Strategy<Value = (VertexId, Edges, Vec<Vec<Op>>)> {
 #[test]
 fn deletes_in_several_newer_runs_are_read_through_the_layered_view() {
     // Half the base edges deleted over three flushed runs and the memtable, with
-    // re-inserts between. Vertex 0 is a hub, beyond the size the layered view patches
-    // whole: its base is cut at dead positions and its additions come from several runs.
+    // re-inserts between. Vertex 0 is a hub of about 200 neighbors: its base is cut at many
+    // dead positions and its additions come from several runs.
     let n: VertexId = 200;
     let mut base: Vec<_> = (0..n)
         .flat_map(|u| (1..5).map(move |k| (u, (u + k * 5) % n, 2)))
