@@ -130,3 +130,35 @@ pub fn par_vertices(n: usize) -> impl rayon::iter::IndexedParallelIterator<Item 
         .with_max_len(VERTEX_TASK)
         .map(|v| v as VertexId)
 }
+
+/// Removes adjacent duplicates from a sorted slice in place; returns the new length (the
+/// slice form of `Vec::dedup`, for a tail of a vector that is being appended to).
+pub(crate) fn dedup_sorted<T: Copy + PartialEq>(xs: &mut [T]) -> usize {
+    if xs.is_empty() {
+        return 0;
+    }
+    let mut n = 1;
+    for i in 1..xs.len() {
+        if xs[i] != xs[n - 1] {
+            xs[n] = xs[i];
+            n += 1;
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dedup_sorted;
+
+    #[test]
+    fn dedup_sorted_keeps_one_of_each_in_order() {
+        let mut xs = [1u32, 1, 2, 5, 5, 5, 9];
+        let n = dedup_sorted(&mut xs);
+        assert_eq!(&xs[..n], [1, 2, 5, 9]);
+        let mut none: [u64; 0] = [];
+        assert_eq!(dedup_sorted(&mut none), 0);
+        let mut one = [7u64];
+        assert_eq!(dedup_sorted(&mut one), 1);
+    }
+}

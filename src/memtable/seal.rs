@@ -146,7 +146,7 @@ fn seal_block(b: usize, blk: &BlockLog, older: &[Arc<Run>], d: Dir, weighted: bo
             part.adds.extend_from_slice(updates);
             let tail = &mut part.adds[start..];
             tail.sort_unstable();
-            let n = dedup_sorted(tail);
+            let n = crate::types::dedup_sorted(tail);
             part.adds.truncate(start + n);
             part.close(v, n, &[]);
             continue;
@@ -219,21 +219,6 @@ fn seal_block(b: usize, blk: &BlockLog, older: &[Arc<Run>], d: Dir, weighted: bo
         }
     }
     part
-}
-
-/// Removes adjacent duplicates from a sorted slice in place; returns the new length.
-fn dedup_sorted(xs: &mut [VertexId]) -> usize {
-    if xs.is_empty() {
-        return 0;
-    }
-    let mut n = 1;
-    for i in 1..xs.len() {
-        if xs[i] != xs[n - 1] {
-            xs[n] = xs[i];
-            n += 1;
-        }
-    }
-    n
 }
 
 /// The last state of each vertex, sorted by vertex.

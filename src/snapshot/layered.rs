@@ -233,16 +233,20 @@ impl Snapshot {
                 if held.len() > 1 {
                     let wfrom = from.min(b.wts.len());
                     sort_added(&mut b.ids[from..], &mut b.wts[wfrom..]);
+                    // Runs' dead positions interleave, and a base edge tombstoned,
+                    // re-added and tombstoned again is dead once. (One run's are
+                    // ascending and distinct already: its tombstones are.)
+                    let mine = &mut b.dels[sp.dels as usize..];
+                    mine.sort_unstable();
+                    let keep = crate::types::dedup_sorted(mine);
+                    b.dels.truncate(sp.dels as usize + keep);
                 }
             }
         }
-        // A base edge tombstoned, re-added and tombstoned again is dead once.
-        let mine = &mut b.dels[sp.dels as usize..];
-        if mine.len() > 1 {
-            mine.sort_unstable();
-            let keep = dedup_sorted(mine);
-            b.dels.truncate(sp.dels as usize + keep);
-        }
+        debug_assert!(
+            b.dels[sp.dels as usize..].windows(2).all(|w| w[0] < w[1]),
+            "a vertex's dead positions ascend"
+        );
     }
 }
 
@@ -283,18 +287,6 @@ fn sort_added(ids: &mut [VertexId], wts: &mut [f64]) {
         ids[k] = x;
         wts[k] = w;
     }
-}
-
-/// Removes adjacent duplicates from a sorted slice in place; returns the new length.
-fn dedup_sorted(xs: &mut [u32]) -> usize {
-    let mut keep = 0;
-    for i in 0..xs.len() {
-        if i == 0 || xs[i] != xs[keep - 1] {
-            xs[keep] = xs[i];
-            keep += 1;
-        }
-    }
-    keep
 }
 
 /// One direction as a view reads it.
