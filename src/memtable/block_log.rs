@@ -36,20 +36,23 @@ impl BlockLog {
         }
     }
 
-    /// Appends a run of `(vertex, entry)` updates (vertices of this block; only their low
-    /// bits are kept). `weights` is parallel to `items` (empty for unweighted logs).
-    pub fn push_all(&mut self, items: &[(VertexId, VertexId)], weights: &[f64]) {
-        self.local.reserve(items.len());
-        self.entries.reserve(items.len());
-        self.local.extend(
-            items
-                .iter()
-                .map(|&(k, _)| (k as usize & (BLOCK - 1)) as u16),
-        );
-        self.entries.extend(items.iter().map(|&(_, x)| x));
+    /// Appends `n` slots to the log and hands them out, to be filled (every one of them)
+    /// by whoever the caller gives them to.
+    pub fn grow(&mut self, n: usize) -> Tail<'_> {
+        let len = self.entries.len();
+        self.local.resize(len + n, 0);
+        self.entries.resize(len + n, 0);
         if self.weighted {
-            debug_assert_eq!(weights.len(), items.len());
-            self.weights.extend_from_slice(weights);
+            self.weights.resize(len + n, 0.0);
+        }
+        Tail {
+            local: &mut self.local[len..],
+            entries: &mut self.entries[len..],
+            weights: if self.weighted {
+                &mut self.weights[len..]
+            } else {
+                &mut []
+            },
         }
     }
 
@@ -103,6 +106,60 @@ impl BlockLog {
     }
 }
 
+/// Slots at the end of a log (from [`BlockLog::grow`]), for one writer to fill.
+pub struct Tail<'a> {
+    local: &'a mut [u16],
+    entries: &'a mut [VertexId],
+    /// Empty in unweighted logs.
+    weights: &'a mut [f64],
+}
+
+impl<'a> Tail<'a> {
+    /// Slots held.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no slot is held.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The first `n` slots, and the rest.
+    pub fn split_at(self, n: usize) -> (Tail<'a>, Tail<'a>) {
+        let (l0, l1) = self.local.split_at_mut(n);
+        let (e0, e1) = self.entries.split_at_mut(n);
+        let (w0, w1) = if self.weights.is_empty() {
+            (&mut [][..], &mut [][..])
+        } else {
+            self.weights.split_at_mut(n)
+        };
+        (
+            Tail {
+                local: l0,
+                entries: e0,
+                weights: w0,
+            },
+            Tail {
+                local: l1,
+                entries: e1,
+                weights: w1,
+            },
+        )
+    }
+
+    /// Fills slot `i` with an update of vertex `v` (of this block; only its low bits are
+    /// kept), entry `x` and weight `w` (dropped by unweighted logs).
+    #[inline]
+    pub fn set(&mut self, i: usize, v: VertexId, x: VertexId, w: f64) {
+        self.local[i] = (v as usize & (BLOCK - 1)) as u16;
+        self.entries[i] = x;
+        if !self.weights.is_empty() {
+            self.weights[i] = w;
+        }
+    }
+}
+
 /// A block's updates grouped by local vertex (see [`BlockLog::by_vertex`]).
 pub struct Grouped {
     start: Vec<u32>,
@@ -115,6 +172,34 @@ impl Grouped {
     #[inline]
     pub fn entries(&self, lv: usize) -> &[VertexId] {
         &self.entries[self.start[lv] as usize..self.start[lv + 1] as usize]
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no entry is held.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The local vertices cut into consecutive ranges, each (but the last) holding at
+    /// least `entries` entries: units of parallel work of about equal size.
+    pub fn split(&self, entries: usize) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        let entries = entries.max(1);
+        let mut lo = 0;
+        std::iter::from_fn(move || {
+            if lo >= BLOCK {
+                return None;
+            }
+            let goal = self.start[lo] as usize + entries;
+            // The first local vertex whose list starts at or past the goal ends the range.
+            let hi = lo + 1 + self.start[lo + 1..BLOCK].partition_point(|&s| (s as usize) < goal);
+            let r = lo..hi;
+            lo = hi;
+            Some(r)
+        })
     }
 
     /// Local vertex `lv`'s weights, parallel to [`Grouped::entries`] (weighted logs only).
@@ -137,7 +222,7 @@ mod tests {
                 if (round as usize) < n {
                     let x = round * 10 + lv as VertexId;
                     // Vertices of a later block keep only their low bits.
-                    b.push_all(&[((BLOCK + lv) as VertexId, x)], &[x as f64]);
+                    b.grow(1).set(0, (BLOCK + lv) as VertexId, x, x as f64);
                 }
             }
         }
@@ -154,5 +239,19 @@ mod tests {
             assert_eq!(one, want, "gather of vertex {lv}");
         }
         assert_eq!(b.ops() as usize, sizes.iter().sum::<usize>());
+        assert_eq!(g.len(), b.ops() as usize);
+        for per in [1, 7, 600, 5000, 6000, usize::MAX] {
+            let ranges: Vec<_> = g.split(per).collect();
+            // Consecutive, covering the block, each but the last at least `per` entries.
+            assert_eq!(ranges.first().map(|r| r.start), Some(0));
+            assert_eq!(ranges.last().map(|r| r.end), Some(BLOCK));
+            for w in ranges.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+            }
+            for r in &ranges[..ranges.len() - 1] {
+                let n: usize = r.clone().map(|lv| g.entries(lv).len()).sum();
+                assert!(n >= per, "range {r:?} holds {n} < {per}");
+            }
+        }
     }
 }

@@ -3,9 +3,9 @@
 //!
 //! Updates are appended, unsorted and unresolved, to one log per block of vertices
 //! ([`block_log::BlockLog`]), out-logs keyed by source and in-logs keyed by destination.
-//! A batch is applied in parallel by vertex blocks ([`apply`]). When the memtable is frozen
-//! it is *sealed* ([`seal`]) into a run: per vertex, sorted, last update wins, resolved
-//! against the runs before it.
+//! A batch is applied in parallel, chunks of it scattered into the logs ([`apply`]). When
+//! the memtable is frozen it is *sealed* ([`seal`]) into a run: per vertex, sorted, last
+//! update wins, resolved against the runs before it.
 //!
 //! DRAM: the memtable costs its entries (6 B each, 18 B weighted) and a few dozen bytes per
 //! block of 2^14 vertices, nothing per vertex: a small budget holds as many updates at

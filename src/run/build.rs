@@ -13,6 +13,7 @@ use rayon::prelude::*;
 
 /// Output for one vertex range of one direction, vertices ascending.
 #[derive(Default)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub struct DirPart {
     vids: Vec<VertexId>,
     counts: Vec<u32>,
@@ -62,6 +63,18 @@ impl DirPart {
     /// Whether nothing was pushed.
     pub fn is_empty(&self) -> bool {
         self.vids.is_empty()
+    }
+
+    /// Appends `next`, whose vertices all come after this part's.
+    #[cfg(test)]
+    pub fn append(&mut self, next: DirPart) {
+        debug_assert!(self.vids.last() < next.vids.first() || next.vids.is_empty());
+        self.vids.extend(next.vids);
+        self.counts.extend(next.counts);
+        self.adds.extend(next.adds);
+        self.wts.extend(next.wts);
+        self.tcounts.extend(next.tcounts);
+        self.tombs.extend(next.tombs);
     }
 
     /// Each pushed vertex's neighbors and their weights (empty when unweighted), in order.
