@@ -103,6 +103,10 @@ pub trait SegmentFile: Send + Sync {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
     /// Makes every byte written so far durable.
     fn persist(&self) -> Result<()>;
+    /// Starts writing `len` bytes at `offset` back to the device without waiting for them,
+    /// so that the next [`SegmentFile::persist`] has less left to wait for. A hint only: it
+    /// makes nothing durable and may do nothing.
+    fn start_persist(&self, _offset: u64, _len: u64) {}
     /// Current length in bytes.
     fn len(&self) -> Result<u64>;
     /// Whether the segment is empty.

@@ -17,6 +17,9 @@ use std::sync::{Arc, OnceLock};
 
 pub use crate::store::Verify;
 
+/// Bytes written between two [`SegmentFile::start_persist`] hints.
+const WRITEBACK_STEP: u64 = 8 << 20;
+
 /// Writes the body of a run in order, checksumming 1 MiB blocks as it goes.
 pub struct RunWriter {
     medium: Arc<dyn Medium>,
@@ -30,6 +33,8 @@ pub struct RunWriter {
     dir: usize,
     /// Weights of the current direction, written after its neighbor ids.
     wts: Vec<f64>,
+    /// Where the bytes not yet handed to [`SegmentFile::start_persist`] start.
+    started: u64,
     compression: Compression,
     /// Packed runs: where the current direction's streams started in the file.
     dir_start: u64,
@@ -63,6 +68,7 @@ impl RunWriter {
             adds: [0; 2],
             dir: 0,
             wts: Vec::new(),
+            started: at,
             compression,
             dir_start: at,
             ends: [Vec::new(), Vec::new()],
@@ -160,6 +166,13 @@ impl RunWriter {
         }
         self.seg.write_at(self.at, bytes)?;
         self.at += bytes.len() as u64;
+        if self.at - self.started >= WRITEBACK_STEP {
+            // Runs are written for hundreds of milliseconds and persisted once at the end:
+            // without this the device sits idle until that `fdatasync`, then the writer
+            // waits for all of it.
+            self.seg.start_persist(self.started, self.at - self.started);
+            self.started = self.at;
+        }
         let mut rest = bytes;
         while !rest.is_empty() {
             let take = (CRC_BLOCK - self.fill).min(rest.len());

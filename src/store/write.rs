@@ -13,6 +13,35 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 const MISSING: VertexId = VertexId::MAX;
 
+/// What kinds of records a batch holds, as its lookup pass saw them.
+#[derive(Default, Clone, Copy)]
+struct Seen {
+    /// Some insert names a weight.
+    weighted: bool,
+    /// Some record inserts or deletes a vertex.
+    vertex_ops: bool,
+    /// Some record names an id the dictionary does not hold yet.
+    missing: bool,
+}
+
+impl Seen {
+    fn or(self, o: Seen) -> Seen {
+        Seen {
+            weighted: self.weighted | o.weighted,
+            vertex_ops: self.vertex_ops | o.vertex_ops,
+            missing: self.missing | o.missing,
+        }
+    }
+}
+
+/// The two ids a record names (a vertex record names its vertex twice).
+fn ends(r: &Record) -> (u64, u64) {
+    match *r {
+        Record::Insert(s, d) | Record::Delete(s, d) | Record::InsertWeighted(s, d, _) => (s, d),
+        Record::InsertVertex(v) | Record::DeleteVertex(v) => (v, v),
+    }
+}
+
 /// The weight an insert carries (1 when it names none).
 fn weight_of(r: &Record) -> f64 {
     match *r {
@@ -115,7 +144,8 @@ impl Inner {
     /// Sections are applied before the WAL block is written; the acknowledgement still
     /// waits for the block, and a failed WAL write poisons the store.
     fn translate_and_apply(&self, w: &mut Writer, recs: &[Record]) -> Result<DenseBatch> {
-        if !self.weighted {
+        let (mut dense, seen) = self.pool.install(|| self.look_up(recs))?;
+        if seen.weighted && !self.weighted {
             if let Some(Record::InsertWeighted(u, v, _)) = recs
                 .iter()
                 .find(|r| matches!(r, Record::InsertWeighted(..)))
@@ -125,33 +155,35 @@ impl Inner {
                 )));
             }
         }
-        let ids = self.translate_ids(recs)?;
-        let mut batch = ids.1;
+        let mut batch = if seen.missing {
+            self.assign_missing(recs, &mut dense)?
+        } else {
+            DenseBatch::default()
+        };
         batch.weighted = self.weighted;
-        let dense = ids.0;
         let mut applied = 0usize;
         let any_deleted = w.deleted.iter().any(|&x| x != 0);
-        let slow = any_deleted
-            || recs
-                .iter()
-                .any(|r| matches!(r, Record::InsertVertex(_) | Record::DeleteVertex(_)));
+        let slow = any_deleted || seen.vertex_ops;
         if !slow {
             // Fast path: only edge updates and no deleted vertices to revive.
-            let edges: Vec<[VertexId; 2]> = recs
-                .par_iter()
-                .zip(dense.par_iter())
-                .filter(|(_, d)| d[0] != MISSING && d[1] != MISSING)
-                .map(|(r, d)| match r {
-                    Record::Delete(..) => [d[0], d[1] | DEL],
-                    _ => [d[0], d[1]],
-                })
-                .collect();
-            let weights: Vec<f64> = if self.weighted {
+            let edges: Vec<[VertexId; 2]> = self.pool.install(|| {
                 recs.par_iter()
                     .zip(dense.par_iter())
                     .filter(|(_, d)| d[0] != MISSING && d[1] != MISSING)
-                    .map(|(r, _)| weight_of(r))
+                    .map(|(r, d)| match r {
+                        Record::Delete(..) => [d[0], d[1] | DEL],
+                        _ => [d[0], d[1]],
+                    })
                     .collect()
+            });
+            let weights: Vec<f64> = if self.weighted {
+                self.pool.install(|| {
+                    recs.par_iter()
+                        .zip(dense.par_iter())
+                        .filter(|(_, d)| d[0] != MISSING && d[1] != MISSING)
+                        .map(|(r, _)| weight_of(r))
+                        .collect()
+                })
             } else {
                 Vec::new()
             };
@@ -217,68 +249,80 @@ impl Inner {
         Ok(batch)
     }
 
-    /// Looks up (in parallel) and assigns (in order) dense ids. Deletes never create ids.
-    fn translate_ids(&self, recs: &[Record]) -> Result<(Vec<[VertexId; 2]>, DenseBatch)> {
-        let mut dense: Vec<[VertexId; 2]> = {
-            let guard = self.dict.read().unwrap();
-            let dict = guard.lookup()?;
-            let look = |x: u64| dict.get(x).unwrap_or(MISSING);
-            let ends = |r: &Record| match *r {
-                Record::Insert(s, d) | Record::Delete(s, d) | Record::InsertWeighted(s, d, _) => {
-                    (s, d)
-                }
-                Record::InsertVertex(v) | Record::DeleteVertex(v) => (v, v),
-            };
-            const AHEAD: usize = 16;
-            let mut dense = vec![[0 as VertexId; 2]; recs.len()];
-            dense
-                .par_chunks_mut(4096)
-                .zip(recs.par_chunks(4096))
-                .for_each(|(out, rs)| {
-                    for (i, r) in rs.iter().enumerate() {
-                        if let Some(a) = rs.get(i + AHEAD) {
-                            let (s, d) = ends(a);
-                            dict.prefetch(s);
-                            dict.prefetch(d);
-                        }
-                        out[i] = match *r {
-                            Record::Insert(s, d)
-                            | Record::Delete(s, d)
-                            | Record::InsertWeighted(s, d, _) => [look(s), look(d)],
-                            Record::InsertVertex(v) | Record::DeleteVertex(v) => [look(v), 0],
-                        };
+    /// Looks up every record's dense ids in parallel ([`MISSING`] where there is none yet),
+    /// noting on the way what kinds of records the batch holds, so that no other pass over
+    /// the records is needed to find out.
+    fn look_up(&self, recs: &[Record]) -> Result<(Vec<[VertexId; 2]>, Seen)> {
+        const CHUNK: usize = 4096;
+        const AHEAD: usize = 16;
+        let guard = self.dict.read().unwrap();
+        let dict = guard.lookup()?;
+        let look = |x: u64| dict.get(x).unwrap_or(MISSING);
+        let mut dense = vec![[0 as VertexId; 2]; recs.len()];
+        let seen = dense
+            .par_chunks_mut(CHUNK)
+            .zip(recs.par_chunks(CHUNK))
+            .map(|(out, rs)| {
+                let mut seen = Seen::default();
+                for (i, r) in rs.iter().enumerate() {
+                    if let Some(a) = rs.get(i + AHEAD) {
+                        let (s, d) = ends(a);
+                        dict.prefetch(s);
+                        dict.prefetch(d);
                     }
-                });
-            dense
+                    out[i] = match *r {
+                        Record::Insert(s, d)
+                        | Record::Delete(s, d)
+                        | Record::InsertWeighted(s, d, _) => [look(s), look(d)],
+                        Record::InsertVertex(v) | Record::DeleteVertex(v) => [look(v), 0],
+                    };
+                    seen.weighted |= matches!(r, Record::InsertWeighted(..));
+                    seen.vertex_ops |=
+                        matches!(r, Record::InsertVertex(_) | Record::DeleteVertex(_));
+                    seen.missing |= out[i][0] == MISSING || out[i][1] == MISSING;
+                }
+                seen
+            })
+            .reduce(Seen::default, Seen::or);
+        Ok((dense, seen))
+    }
+
+    /// Assigns dense ids, in record order, to the names `look_up` found none for. Deletes
+    /// never create ids.
+    fn assign_missing(&self, recs: &[Record], dense: &mut [[VertexId; 2]]) -> Result<DenseBatch> {
+        let todo: Vec<usize> = self.pool.install(|| {
+            (0..dense.len())
+                .into_par_iter()
+                .filter(|&i| dense[i][0] == MISSING || dense[i][1] == MISSING)
+                .collect()
+        });
+        let mut dict = self.dict.write().unwrap();
+        let mut batch = DenseBatch {
+            first_new_id: dict.len() as VertexId,
+            ..DenseBatch::default()
         };
-        let mut batch = DenseBatch::default();
-        let missing = dense.par_iter().any(|d| d[0] == MISSING || d[1] == MISSING);
-        if missing {
-            let mut dict = self.dict.write().unwrap();
-            batch.first_new_id = dict.len() as VertexId;
-            for (r, d) in recs.iter().zip(dense.iter_mut()) {
-                match *r {
-                    Record::Insert(s, t) | Record::InsertWeighted(s, t, _) => {
-                        if d[0] == MISSING {
-                            d[0] = dict.get_or_assign(s)?;
-                        }
-                        if d[1] == MISSING {
-                            d[1] = dict.get_or_assign(t)?;
-                        }
+        for i in todo {
+            let d = &mut dense[i];
+            match recs[i] {
+                Record::Insert(s, t) | Record::InsertWeighted(s, t, _) => {
+                    if d[0] == MISSING {
+                        d[0] = dict.get_or_assign(s)?;
                     }
-                    Record::InsertVertex(v) if d[0] == MISSING => d[0] = dict.get_or_assign(v)?,
-                    // A delete may name a vertex assigned earlier in this batch.
-                    Record::Delete(s, t) => {
-                        d[0] = dict.get(s)?.unwrap_or(MISSING);
-                        d[1] = dict.get(t)?.unwrap_or(MISSING);
+                    if d[1] == MISSING {
+                        d[1] = dict.get_or_assign(t)?;
                     }
-                    Record::DeleteVertex(v) => d[0] = dict.get(v)?.unwrap_or(MISSING),
-                    _ => {}
                 }
+                Record::InsertVertex(v) => d[0] = dict.get_or_assign(v)?,
+                // A delete may name a vertex assigned earlier in this batch.
+                Record::Delete(s, t) => {
+                    d[0] = dict.get(s)?.unwrap_or(MISSING);
+                    d[1] = dict.get(t)?.unwrap_or(MISSING);
+                }
+                Record::DeleteVertex(v) => d[0] = dict.get(v)?.unwrap_or(MISSING),
             }
-            batch.new_ids = dict.externals()[batch.first_new_id as usize..].to_vec();
         }
-        Ok((dense, batch))
+        batch.new_ids = dict.externals()[batch.first_new_id as usize..].to_vec();
+        Ok(batch)
     }
 
     fn apply_sections(&self, w: &mut Writer, sections: &[Section]) {
