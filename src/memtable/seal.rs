@@ -29,6 +29,7 @@ const TASKS_PER_THREAD: usize = 4;
 
 /// Fewest entries worth a task of their own.
 const MIN_TASK_ENTRIES: usize = 1 << 14;
+
 /// Seals into an in-DRAM run (for snapshots taken before the flusher gets to it).
 pub(super) fn seal(m: Memtable, older: &[Arc<Run>], meta: RunMeta) -> Run {
     let space = meta.vertex_space;
