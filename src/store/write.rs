@@ -124,11 +124,9 @@ impl Inner {
         };
         let max = recs
             .iter()
-            .map(|r| match *r {
-                Record::Insert(s, d) | Record::InsertWeighted(s, d, _) | Record::Delete(s, d) => {
-                    s.max(d)
-                }
-                Record::InsertVertex(v) | Record::DeleteVertex(v) => v,
+            .map(|r| {
+                let (s, d) = ends(r);
+                s.max(d)
             })
             .max();
         let n = keys.len() as u64;
