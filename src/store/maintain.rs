@@ -33,6 +33,10 @@ pub(super) fn flusher_loop(inner: Arc<Inner>) {
         {
             let mut st = inner.state.lock().unwrap();
             while !st.work && !inner.shutdown.load(Ordering::Acquire) {
+                #[cfg(test)]
+                if let Some(hook) = &*inner.before_flusher_wait.lock().unwrap() {
+                    hook();
+                }
                 st = inner.state_cv.wait(st).unwrap();
             }
             if inner.shutdown.load(Ordering::Acquire) {

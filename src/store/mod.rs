@@ -50,7 +50,9 @@
 //! them.
 //!
 //! `poisoned` and each frozen memtable's own mutex are leaves: nothing else is taken while
-//! they are held. A write error anywhere poisons the handle: later writes are refused, the
+//! they are held. `state_cv` waits on `state`; `shutdown` and `poisoned`, which its waiters
+//! also wait for, are set and then announced by taking `state` before notifying
+//! (`Inner::wake_state_waiters`). A write error anywhere poisons the handle: later writes are refused, the
 //! log is kept, and reopening recovers from the last commit.
 
 mod check;
@@ -150,6 +152,8 @@ struct Inner {
     writer: Mutex<Writer>,
     dict: RwLock<Dict>,
     state: Mutex<State>,
+    /// Signalled when `state` changes, and when `shutdown` or `poisoned` is set. Those two
+    /// live outside `state`, so their setters go through [`Inner::wake_state_waiters`].
     state_cv: Condvar,
     seal_lock: Mutex<()>,
     maint: Mutex<Maint>,
@@ -160,6 +164,9 @@ struct Inner {
     part_shift: u32,
     poisoned: Mutex<Option<String>>,
     shutdown: AtomicBool,
+    /// Test hook: run by the flusher between checking its condition and waiting.
+    #[cfg(test)]
+    before_flusher_wait: Mutex<Option<Box<dyn Fn() + Send>>>,
     wal_bytes_replayed: u64,
     /// Bytes written to the medium before this handle opened the store.
     bytes_written_base: u64,
@@ -392,7 +399,7 @@ impl Graph {
             return Ok(());
         }
         self.inner.shutdown.store(true, Ordering::Release);
-        self.inner.state_cv.notify_all();
+        self.inner.wake_state_waiters();
         if let Some(t) = self.flusher.lock().unwrap().take() {
             let _ = t.join();
         }
@@ -542,6 +549,20 @@ impl Inner {
             .lock()
             .unwrap()
             .get_or_insert_with(|| e.to_string());
+        self.wake_state_waiters();
+    }
+
+    /// Wakes the threads waiting on `state_cv` after a condition kept outside `state`
+    /// (`shutdown`, `poisoned`) was set. A waiter checks its condition holding `state` and
+    /// releases it only by starting to wait; taking `state` here before notifying means
+    /// the waiter either saw the condition or is already waiting. A notification sent
+    /// without the lock could fall between its check and its wait, and it would sleep
+    /// forever: a `close` that never returned, or a writer held back for good after an
+    /// I/O error.
+    ///
+    /// Takes `state`, so the caller must not hold it.
+    fn wake_state_waiters(&self) {
+        drop(self.state.lock().unwrap());
         self.state_cv.notify_all();
     }
 
@@ -558,3 +579,6 @@ impl Inner {
         (self.opts.memtable_bytes / 2).max(1)
     }
 }
+
+#[cfg(test)]
+mod tests;

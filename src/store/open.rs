@@ -252,6 +252,8 @@ pub(super) fn open_on(
         part_shift,
         poisoned: Mutex::new(None),
         shutdown: AtomicBool::new(false),
+        #[cfg(test)]
+        before_flusher_wait: Default::default(),
         wal_bytes_replayed: replayed,
         opts,
         _lock: lock,
