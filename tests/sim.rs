@@ -11,9 +11,11 @@
 //!
 //! - `EVOGRAPH_SIM_SEED=n` runs seed n only (replays a failure: the seed fixes the workload
 //!   and every image's choices; thread scheduling may still move operations in the log).
-//! - `EVOGRAPH_SIM_SOAK=n` runs n seeds per configuration instead of the default.
+//! - `EVOGRAPH_SIM_SOAK=n` runs n seeds per configuration instead of the default;
+//!   `EVOGRAPH_SIM_SOAK=a..b` runs soak seeds a to b-1, to go on where an earlier soak
+//!   stopped.
 //!
-//! A failing image is saved under `target/sim-failures/` for `evograph check`.
+//! A failing image is saved under `target/tmp/sim-failures/` for `evograph check`.
 
 mod common;
 
@@ -58,10 +60,18 @@ fn seeds(default: &[u64]) -> Vec<u64> {
     }
     match std::env::var("EVOGRAPH_SIM_SOAK")
         .ok()
-        .and_then(|s| s.parse::<u64>().ok())
+        .and_then(|s| soak_range(&s))
     {
-        Some(n) => (0..n).map(|i| 1000 + i * 7919).collect(),
+        Some(r) => r.map(|i| 1000 + i * 7919).collect(),
         None => default.to_vec(),
+    }
+}
+
+/// `n` (soak seeds 0..n) or `a..b` (seeds a..b, to go on from an earlier soak).
+fn soak_range(s: &str) -> Option<std::ops::Range<u64>> {
+    match s.split_once("..") {
+        Some((a, b)) => Some(a.trim().parse().ok()?..b.trim().parse().ok()?),
+        None => Some(0..s.trim().parse().ok()?),
     }
 }
 
