@@ -50,10 +50,12 @@
 //! them.
 //!
 //! `poisoned` and each frozen memtable's own mutex are leaves: nothing else is taken while
-//! they are held. `state_cv` waits on `state`; `shutdown` and `poisoned`, which its waiters
-//! also wait for, are set and then announced by taking `state` before notifying
-//! (`Inner::wake_state_waiters`). A write error anywhere poisons the handle: later writes are refused, the
+//! they are held. A write error anywhere poisons the handle: later writes are refused, the
 //! log is kept, and reopening recovers from the last commit.
+//!
+//! `state_cv` waits on `state`. Its waiters also wait for `shutdown` and `poisoned`, which
+//! live outside `state`: whoever sets one takes `state` before notifying
+//! (`Inner::wake_state_waiters`), so no waiter sleeps through it.
 
 mod check;
 mod lock;
