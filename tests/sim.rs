@@ -665,6 +665,71 @@ fn a_full_medium_keeps_every_acknowledged_record() {
     }
 }
 
+/// Soak seed 1339311 (issue 14): a writer without a background thread flushes inside
+/// `apply`. When the manifest commit naming a run sealed for a snapshot failed in its
+/// persist, the written root might be in force, yet the handle stayed usable; `close`
+/// flushed again and recreated that run's file, cut to nothing, before the write failed
+/// on the full medium. The next open refused the store. Every fault point of a small
+/// workload is tried: the process image opens, holds every acknowledged edge, and the
+/// failed handle refuses further writes.
+#[test]
+fn a_failed_flush_inside_apply_never_rewrites_a_run_a_root_may_name() {
+    let cfg = Config {
+        background: false,
+        ..SYNC
+    };
+    let mut hits = 0;
+    for after in 0..400 {
+        let m = SimMedium::new(Tear::Sector);
+        let g = Graph::open_on(Arc::new(m.clone()), opts(cfg, false)).unwrap();
+        m.fail_after(after, Fault::NoSpace);
+        let mut acked = 0u64;
+        let mut failed = false;
+        for b in 0..150u64 {
+            let batch: Vec<Record> = (0..40).map(|i| Record::Insert(b * 40 + i, i)).collect();
+            if g.apply(&batch).is_err() {
+                failed = true;
+                break;
+            }
+            acked += 40;
+            // Seals the memtables frozen so far into DRAM runs, which the next flush
+            // writes out and commits.
+            if g.snapshot().is_err() {
+                failed = true;
+                break;
+            }
+        }
+        m.clear_fault();
+        if failed {
+            hits += 1;
+            // Space is back, but what the failed commit left is unknown to this handle.
+            assert!(
+                g.apply(&[Record::Insert(1, 2)]).is_err(),
+                "after {after}: a write was taken after a failed flush"
+            );
+            assert!(g.flush().is_err(), "after {after}: flushed after a failure");
+        }
+        let _ = g.close();
+        let img = m.process_image();
+        let g = Graph::open_on(Arc::new(img.clone()), reopen_opts(cfg)).unwrap_or_else(|e| {
+            fail(
+                cfg,
+                after,
+                "process image",
+                m.log_len(),
+                &img,
+                &e.to_string(),
+            )
+        });
+        let edges = g.snapshot().unwrap().num_edges();
+        assert!(
+            edges >= acked,
+            "after {after}: {edges} edges, {acked} acknowledged"
+        );
+    }
+    assert!(hits > 300, "the fault fired in only {hits} of 400 runs");
+}
+
 /// The concurrency contract: a snapshot never waits for a flush's persist. The flush is
 /// held inside its run file's persist while a snapshot is taken.
 #[test]

@@ -427,6 +427,31 @@ mod tests {
     }
 
     #[test]
+    fn a_run_file_is_never_written_twice() {
+        use crate::medium::{memory::MemoryMedium, Medium};
+        let meta = RunMeta {
+            id: 7,
+            level: 0,
+            min_lsn: 0,
+            max_lsn: 3,
+            vertex_space: 8,
+            weighted: false,
+            part_shift: 0,
+            compression: Compression::None,
+        };
+        let run = finish(meta, assemble(parts(), 8, false), None, Vec::new());
+        let medium: std::sync::Arc<dyn Medium> = std::sync::Arc::new(MemoryMedium::new());
+        let first = crate::run::file::write(&run, &medium, Compression::None).unwrap();
+        let e = crate::run::file::write(&run, &medium, Compression::None)
+            .err()
+            .expect("a second write of run 7 was allowed");
+        assert!(e.to_string().contains("already exists"), "{e}");
+        // The first file is whole: the refused write did not cut it.
+        let back = crate::run::file::open(&medium, &Run::file_name(7), Verify::AtOpen).unwrap();
+        assert_eq!(back.header.file_len, first.header.file_len);
+    }
+
+    #[test]
     fn ids_at_the_top_of_the_width_survive_a_run_file() {
         use crate::medium::{memory::MemoryMedium, Medium};
         let top = crate::types::MAX_VERTICES as VertexId - 1;

@@ -52,6 +52,14 @@ impl RunWriter {
         compression: Compression,
     ) -> Result<RunWriter> {
         let name = Run::file_name(id);
+        // A run id is used once: recreating an existing file would cut it to nothing, and
+        // a root already written (even one whose persist failed) may name it. Open removes
+        // the files no root names before anything is written.
+        if medium.exists(&name) {
+            return Err(Error::corrupt(format!(
+                "run file {name} already exists; a run id is never written twice"
+            )));
+        }
         let seg = medium.create(&name)?;
         let at = match compression {
             Compression::None => format::HEADER_LEN,

@@ -44,8 +44,7 @@ pub(super) fn flusher_loop(inner: Arc<Inner>) {
             }
             st.work = false;
         }
-        if let Err(e) = inner.flush_pending(true) {
-            inner.poison(&e);
+        if inner.flush_pending(true).is_err() {
             return;
         }
     }
@@ -159,7 +158,17 @@ impl Inner {
     /// sealed, and merging only when none is left let level-0 runs pile up unmerged, each
     /// seal slower than the last (it resolves against every older run). Merging in between
     /// bounds the run count; the writer waits on the memtable budget meanwhile.
+    ///
+    /// A failure poisons the handle, whoever called: a failed persist of a manifest commit
+    /// leaves a root that may or may not be in force, so no later flush may rewrite what
+    /// it names (a retry would recreate a named run's file, cut to nothing), and the log
+    /// must stay as the only sure copy until a reopen reads back what is there.
     pub(super) fn flush_pending(&self, compact: bool) -> Result<()> {
+        self.seal_and_merge_pending(compact)
+            .inspect_err(|e| self.poison(e))
+    }
+
+    fn seal_and_merge_pending(&self, compact: bool) -> Result<()> {
         loop {
             let sealed = self.seal_next_file()?;
             let mut m = self.maint.lock().unwrap();
@@ -186,7 +195,7 @@ impl Inner {
             let mut w = self.writer.lock().unwrap();
             self.freeze_locked(&mut w);
         }
-        self.flush_pending(false).inspect_err(|e| self.poison(e))
+        self.flush_pending(false)
     }
 
     /// Flush, then merge every run into one base run.
