@@ -712,13 +712,13 @@ fn a_failed_flush_inside_apply_never_rewrites_a_run_a_root_may_name() {
         let _ = g.close();
         let img = m.process_image();
         let g = Graph::open_on(Arc::new(img.clone()), reopen_opts(cfg)).unwrap_or_else(|e| {
-            fail(
-                cfg,
-                after,
-                "process image",
-                m.log_len(),
-                &img,
-                &e.to_string(),
+            let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .join("sim-failures")
+                .join(format!("flush-fault-after-{after}"));
+            let _ = img.save_to(&dir);
+            panic!(
+                "fault after {after} writes: the process image does not open: {e}; saved in {}",
+                dir.display()
             )
         });
         let edges = g.snapshot().unwrap().num_edges();
