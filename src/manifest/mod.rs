@@ -1,8 +1,9 @@
 //! The manifest: the root of a store, committed by one atomic slot switch.
 //!
-//! The `MANIFEST` file has two 64 KiB slots. A commit writes the slot not holding the
-//! current root and persists it; open takes the valid slot with the higher sequence number,
-//! so a commit torn by a crash leaves the previous root in force. Slot layout:
+//! The `MANIFEST` file has two slots of equal size, 64 KiB or a power of two above it: the
+//! file's length is twice the slot size. A commit writes the slot not holding the current
+//! root and persists it; open takes the valid slot with the higher sequence number, so a
+//! commit torn by a crash leaves the previous root in force. Slot layout:
 //!
 //! ```text
 //! magic "EVGMANI1" | seq u64 | payload_len u32 | crc32c u32 (of seq, len, payload) | payload
@@ -12,6 +13,12 @@
 //! A new store's manifest is written and persisted as `MANIFEST.new`, then renamed to
 //! `MANIFEST` and the directory synced: a crash during creation leaves either no
 //! `MANIFEST` (the store was never created, and the next open creates it) or a whole one.
+//!
+//! A root too large for its slot (a store of many runs: sparse vertex ids spread runs over
+//! many partitions) is committed by the same rename: a manifest with slots twice as large
+//! (or more) holding the new root and the previous one is written and persisted as
+//! `MANIFEST.new` and renamed over `MANIFEST`. A crash before the rename leaves the old
+//! manifest in force and `MANIFEST.new` unused (the next growth writes it anew).
 
 use crate::medium::{Medium, SegmentFile};
 use crate::types::{width_mismatch, ID_WIDTH};
@@ -22,6 +29,7 @@ use serde::{Deserialize, Serialize};
 pub const FILE: &str = "MANIFEST";
 /// Name a new store's manifest has until it is complete and durable.
 pub const NEW_FILE: &str = "MANIFEST.new";
+/// Size of each slot of a new manifest, and the smallest slot size.
 const SLOT: u64 = 64 << 10;
 const SLOT_HEADER: usize = 24;
 const MAGIC: &[u8; 8] = b"EVGMANI1";
@@ -156,6 +164,8 @@ impl Root {
 /// The open manifest file and its current root.
 pub struct Manifest {
     seg: Box<dyn SegmentFile>,
+    /// Size of each of the file's two slots.
+    slot: u64,
     root: Root,
     /// Whether open found the other slot damaged (a torn commit or corruption).
     pub other_slot_damaged: bool,
@@ -169,16 +179,12 @@ enum Slot {
 
 fn encode(root: &Root) -> Result<Vec<u8>> {
     let payload = serde_json::to_vec(root).map_err(|e| Error::Invalid(e.to_string()))?;
-    if payload.len() + SLOT_HEADER > SLOT as usize {
-        return Err(Error::Invalid(format!(
-            "manifest of {} runs does not fit its slot",
-            root.runs.len()
-        )));
-    }
+    let len = u32::try_from(payload.len())
+        .map_err(|_| Error::Invalid(format!("a root of {} runs", root.runs.len())))?;
     let mut b = Vec::with_capacity(SLOT_HEADER + payload.len());
     b.extend_from_slice(MAGIC);
     b.extend_from_slice(&root.seq.to_le_bytes());
-    b.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    b.extend_from_slice(&len.to_le_bytes());
     let crc = crc32c::crc32c_append(crc32c::crc32c(&b[8..20]), &payload);
     b.extend_from_slice(&crc.to_le_bytes());
     b.extend_from_slice(&payload);
@@ -212,16 +218,14 @@ impl Manifest {
     /// Writes the first root of a new store: complete and durable under a temporary name,
     /// then renamed into place.
     pub fn create(medium: &dyn Medium, mut root: Root) -> Result<Manifest> {
-        let seg = medium.create(NEW_FILE)?;
         root.seq = 1;
+        let bytes = encode(&root)?;
+        let slot = slot_for(bytes.len(), SLOT);
         // Slot seq % 2, as every commit: the first commit then goes to the other slot.
-        seg.write_at(SLOT, &encode(&root)?)?;
-        seg.set_len(2 * SLOT)?;
-        seg.persist()?;
-        medium.rename(NEW_FILE, FILE)?;
-        medium.sync_dir()?;
+        let seg = write_new(medium, slot, &[(1, &bytes)])?;
         Ok(Manifest {
             seg,
+            slot,
             root,
             other_slot_damaged: false,
         })
@@ -232,11 +236,12 @@ impl Manifest {
     pub fn never_committed(medium: &dyn Medium) -> Result<bool> {
         let seg = medium.open(FILE)?;
         let len = seg.len()?;
+        let slot = slot_of_len(len);
         for i in 0..2 {
-            let n = len.saturating_sub(i * SLOT).min(SLOT_HEADER as u64) as usize;
+            let n = len.saturating_sub(i * slot).min(SLOT_HEADER as u64) as usize;
             let mut b = vec![0u8; n];
             if n > 0 {
-                seg.read_at(i * SLOT, &mut b)?;
+                seg.read_at(i * slot, &mut b)?;
             }
             if b.iter().any(|&x| x != 0) {
                 return Ok(false);
@@ -249,10 +254,11 @@ impl Manifest {
     pub fn open(medium: &dyn Medium) -> Result<Manifest> {
         let seg = medium.open(FILE)?;
         let len = seg.len()?;
+        let slot = slot_of_len(len);
         let mut slots = Vec::new();
         for i in 0..2 {
-            let start = i * SLOT;
-            let n = len.saturating_sub(start).min(SLOT) as usize;
+            let start = i * slot;
+            let n = len.saturating_sub(start).min(slot) as usize;
             let mut b = vec![0u8; n];
             if n > 0 {
                 seg.read_at(start, &mut b)?;
@@ -296,6 +302,7 @@ impl Manifest {
         let other_slot_damaged = slots.iter().any(|s| matches!(s, Slot::Damaged(_)));
         Ok(Manifest {
             seg,
+            slot,
             root,
             other_slot_damaged,
         })
@@ -307,15 +314,72 @@ impl Manifest {
     }
 
     /// Atomically replaces the root: write the other slot, persist. The commit point of
-    /// every flush and compaction.
-    pub fn commit(&mut self, mut root: Root) -> Result<()> {
+    /// every flush and compaction. A root too large for its slot is committed by writing a
+    /// larger manifest and renaming it over this one ([`Manifest::grow`]).
+    pub fn commit(&mut self, medium: &dyn Medium, mut root: Root) -> Result<()> {
         root.seq = self.root.seq + 1;
         let slot = root.seq % 2;
-        self.seg.write_at(slot * SLOT, &encode(&root)?)?;
-        self.seg.persist()?;
+        let bytes = encode(&root)?;
+        if bytes.len() as u64 > self.slot {
+            self.grow(medium, &bytes)?;
+        } else {
+            self.seg.write_at(slot * self.slot, &bytes)?;
+            self.seg.persist()?;
+        }
         self.root = root;
         Ok(())
     }
+
+    /// Commits the encoded root `bytes` (one sequence number past the current root) in a
+    /// new manifest whose slots fit it, which also keeps the current root in its slot so
+    /// that a damaged newest slot still falls back to it. The rename is the commit point.
+    fn grow(&mut self, medium: &dyn Medium, bytes: &[u8]) -> Result<()> {
+        let seq = self.root.seq + 1;
+        let current = encode(&self.root)?;
+        let slot = slot_for(bytes.len(), self.slot * 2);
+        let seg = write_new(medium, slot, &[(seq % 2, bytes), ((seq - 1) % 2, &current)])?;
+        debug_assert_eq!(slot_of_len(seg.len()?), slot);
+        self.seg = seg;
+        self.slot = slot;
+        Ok(())
+    }
+}
+
+/// The smallest power-of-two slot size, at least `min`, that holds `len` bytes.
+fn slot_for(len: usize, min: u64) -> u64 {
+    (len as u64).next_power_of_two().max(min).max(SLOT)
+}
+
+/// The slot size of a manifest file of `len` bytes: half its length when that is a power
+/// of two of at least 64 KiB (every manifest this build writes), else 64 KiB, so that a
+/// file cut short still has its first slot read where it was written.
+fn slot_of_len(len: u64) -> u64 {
+    let half = len / 2;
+    if len.is_multiple_of(2) && half >= SLOT && half.is_power_of_two() {
+        half
+    } else {
+        SLOT
+    }
+}
+
+/// Writes a manifest of two `slot`-byte slots holding `slots` (slot index, encoded root)
+/// as `MANIFEST.new`, persists it, renames it to `MANIFEST` and syncs the directory: a
+/// crash leaves either the old `MANIFEST` or the whole new one.
+fn write_new(
+    medium: &dyn Medium,
+    slot: u64,
+    slots: &[(u64, &[u8])],
+) -> Result<Box<dyn SegmentFile>> {
+    let seg = medium.create(NEW_FILE)?;
+    for &(i, bytes) in slots {
+        assert!(bytes.len() as u64 <= slot, "a root larger than its slot");
+        seg.write_at(i * slot, bytes)?;
+    }
+    seg.set_len(2 * slot)?;
+    seg.persist()?;
+    medium.rename(NEW_FILE, FILE)?;
+    medium.sync_dir()?;
+    Ok(seg)
 }
 
 #[cfg(test)]
@@ -343,9 +407,9 @@ mod tests {
         let mut man = Manifest::create(&m, Root::new(false)).unwrap();
         let mut r = man.root().clone();
         r.wal_start_lsn = 5;
-        man.commit(r.clone()).unwrap();
+        man.commit(&m, r.clone()).unwrap();
         r.wal_start_lsn = 9;
-        man.commit(r).unwrap();
+        man.commit(&m, r).unwrap();
         let o = Manifest::open(&m).unwrap();
         assert_eq!(o.root().wal_start_lsn, 9);
         assert_eq!(o.root().seq, 3);
@@ -357,5 +421,89 @@ mod tests {
         // Both damaged: a clear error.
         m.open(FILE).unwrap().write_at(30, b"xx").unwrap();
         assert!(matches!(Manifest::open(&m), Err(Error::Corrupt(_))));
+    }
+
+    /// The root of commit `seq` in the growth tests: `seq * 40` runs, so that it outgrows
+    /// 64 KiB slots after a few dozen commits.
+    fn root_of(seq: u64) -> Root {
+        let mut r = Root::new(false);
+        r.runs = (0..seq * 40)
+            .map(|i| RunRef {
+                id: i + 1,
+                level: i % 5,
+                min_lsn: i * 1_000_000,
+                max_lsn: (i + 1) * 1_000_000,
+                file_len: 123_456_789 + i,
+            })
+            .collect();
+        r.wal_start_lsn = seq;
+        r
+    }
+
+    #[test]
+    fn a_root_larger_than_its_slot_is_committed_in_a_larger_manifest() {
+        let m = MemoryMedium::new();
+        let mut man = Manifest::create(&m, Root::new(false)).unwrap();
+        assert_eq!(m.open(FILE).unwrap().len().unwrap(), 2 * SLOT);
+        for seq in 2..=120 {
+            man.commit(&m, root_of(seq)).unwrap();
+            let o = Manifest::open(&m).unwrap();
+            assert_eq!(o.root().seq, seq);
+            assert_eq!(o.root().runs, root_of(seq).runs);
+            assert!(!o.other_slot_damaged);
+        }
+        let len = m.open(FILE).unwrap().len().unwrap();
+        assert!(len > 2 * SLOT && (len / 2).is_power_of_two(), "{len}");
+        assert!(encode(&root_of(120)).unwrap().len() as u64 <= len / 2);
+        // The grown manifest keeps the previous root: a damaged newest slot falls back.
+        let newest = 120 % 2;
+        m.open(FILE)
+            .unwrap()
+            .write_at(newest * (len / 2) + 30, b"xx")
+            .unwrap();
+        let o = Manifest::open(&m).unwrap();
+        assert_eq!(o.root().seq, 119);
+        assert_eq!(o.root().runs, root_of(119).runs);
+        assert!(o.other_slot_damaged);
+    }
+
+    #[test]
+    fn a_power_cut_while_the_manifest_grows_leaves_a_committed_root() {
+        use crate::medium::sim::{SimMedium, Tear};
+        let sim = SimMedium::new(Tear::Sector);
+        sim.create_root().unwrap();
+        let mut man = Manifest::create(&sim, Root::new(false)).unwrap();
+        sim.mark(1);
+        let mut grew = 0;
+        for seq in 2..=80 {
+            let before = man.slot;
+            man.commit(&sim, root_of(seq)).unwrap();
+            grew += usize::from(man.slot > before);
+            sim.mark(seq);
+        }
+        assert!(grew >= 2, "the test must cross growths, it crossed {grew}");
+        let points: Vec<usize> = (0..=sim.log_len()).collect();
+        for seed in 0..4 {
+            sim.images(&points, seed, |pos, img| {
+                let committed = sim.mark_before(pos);
+                if committed == 0 {
+                    return;
+                }
+                let o = Manifest::open(&img)
+                    .unwrap_or_else(|e| panic!("seed {seed} position {pos}: {e}"));
+                let seq = o.root().seq;
+                // Commit `committed + 1` may have been under way: either root may stand.
+                assert!(
+                    seq == committed || seq == committed + 1,
+                    "seed {seed} position {pos}: root {seq} after commit {committed}"
+                );
+                let want = if seq == 1 {
+                    Vec::new()
+                } else {
+                    root_of(seq).runs
+                };
+                assert_eq!(o.root().runs, want, "seed {seed} position {pos}");
+            });
+        }
     }
 }

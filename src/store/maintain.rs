@@ -27,6 +27,18 @@ enum Until {
     Shutdown,
 }
 
+/// What a flush merges after sealing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Merges {
+    /// Nothing ([`Graph::flush`](crate::Graph::flush)).
+    None,
+    /// Whatever the policy asks for, given up when the store starts closing (the flusher,
+    /// and a writer held back by full memtables).
+    Levels,
+    /// Only overdue levels ([`policy::pick_overdue`]), to the end: what `close` does.
+    Overdue,
+}
+
 /// The background thread: waits for frozen memtables and keeps the store tidy.
 pub(super) fn flusher_loop(inner: Arc<Inner>) {
     loop {
@@ -44,7 +56,7 @@ pub(super) fn flusher_loop(inner: Arc<Inner>) {
             }
             st.work = false;
         }
-        if inner.flush_pending(true).is_err() {
+        if inner.flush_pending(Merges::Levels).is_err() {
             return;
         }
     }
@@ -163,18 +175,20 @@ impl Inner {
     /// leaves a root that may or may not be in force, so no later flush may rewrite what
     /// it names (a retry would recreate a named run's file, cut to nothing), and the log
     /// must stay as the only sure copy until a reopen reads back what is there.
-    pub(super) fn flush_pending(&self, compact: bool) -> Result<()> {
-        self.seal_and_merge_pending(compact)
+    pub(super) fn flush_pending(&self, merges: Merges) -> Result<()> {
+        self.seal_and_merge_pending(merges)
             .inspect_err(|e| self.poison(e))
     }
 
-    fn seal_and_merge_pending(&self, compact: bool) -> Result<()> {
+    fn seal_and_merge_pending(&self, merges: Merges) -> Result<()> {
         loop {
             let sealed = self.seal_next_file()?;
             let mut m = self.maint.lock().unwrap();
             self.flush_dram(&mut m)?;
-            if compact {
-                self.compact_levels(&mut m)?;
+            match merges {
+                Merges::None => {}
+                Merges::Levels => self.compact_levels(&mut m)?,
+                Merges::Overdue => self.merge_overdue(&mut m)?,
             }
             if !sealed {
                 return Ok(());
@@ -185,6 +199,11 @@ impl Inner {
     /// Freezes the active memtable and makes everything applied so far part of committed
     /// run files (no compaction: that is background work).
     pub(super) fn flush(&self) -> Result<()> {
+        self.flush_then(Merges::None)
+    }
+
+    /// [`Inner::flush`], then the merges `merges` asks for.
+    pub(super) fn flush_then(&self, merges: Merges) -> Result<()> {
         self.check_poisoned()?;
         if self.opts.read_only {
             return Err(crate::Error::Invalid(
@@ -195,7 +214,7 @@ impl Inner {
             let mut w = self.writer.lock().unwrap();
             self.freeze_locked(&mut w);
         }
-        self.flush_pending(false)
+        self.flush_pending(merges)
     }
 
     /// Flush, then merge every run into one base run.
@@ -226,7 +245,8 @@ impl Inner {
         Ok(())
     }
 
-    fn file_runs(&self) -> Vec<Arc<Run>> {
+    /// The committed run files, oldest first (those before the first run sealed into DRAM).
+    pub(super) fn file_runs(&self) -> Vec<Arc<Run>> {
         let st = self.state.lock().unwrap();
         st.runs
             .iter()
@@ -306,7 +326,7 @@ impl Inner {
         }
         debug_assert_eq!(files.iter().filter(|r| Arc::ptr_eq(r, new)).count(), 1);
         let root = self.root_for(m, &files, new.header.max_lsn);
-        m.manifest.commit(root)?;
+        m.manifest.commit(&*self.medium, root)?;
         if let Some(old) = replacing {
             self.replace_runs(std::slice::from_ref(old), std::slice::from_ref(new));
         }
@@ -323,24 +343,52 @@ impl Inner {
         let mut partitions_done = 0;
         loop {
             // Merges can wait for the next open: a closing store seals what is frozen and
-            // leaves the levels as they are.
+            // merges only overdue levels (`Merges::Overdue`).
             if self.shutdown.load(Ordering::Acquire) {
                 return Ok(());
             }
-            let runs = self.file_runs();
-            let headers: Vec<&crate::run::RunHeader> = runs.iter().map(|r| &r.header).collect();
-            let space = headers.iter().map(|h| h.vertex_space).max().unwrap_or(0);
-            let Some(p) = policy::pick(&headers, self.opts.fanout, self.part_shift, space) else {
+            let Some((p, group)) = self.next_merge(policy::pick) else {
                 return Ok(());
             };
             if p.is_partition() && partitions_done > 0 && self.frozen_waiting() {
                 return Ok(());
             }
             partitions_done += usize::from(p.is_partition());
-            let group: Vec<Arc<Run>> = p.inputs.iter().map(|&i| runs[i].clone()).collect();
-            self.pool.install(|| run::verify_all(&group))?;
-            self.merge_and_install(m, &group, p.level, p.base, p.output, Until::Shutdown)?;
+            self.merge_group(m, &p, &group, Until::Shutdown)?;
         }
+    }
+
+    /// Merges overdue levels ([`policy::pick_overdue`]) to the end, closing or not: the
+    /// bound on runs that does not depend on a session living long enough for background
+    /// merges.
+    fn merge_overdue(&self, m: &mut Maint) -> Result<()> {
+        while let Some((p, group)) = self.next_merge(policy::pick_overdue) {
+            self.merge_group(m, &p, &group, Until::Done)?;
+        }
+        Ok(())
+    }
+
+    /// The merge `choose` ([`policy::pick`] or [`policy::pick_overdue`]) picks among the
+    /// committed file runs, with its inputs.
+    fn next_merge(&self, choose: policy::Choose) -> Option<(policy::Pick, Vec<Arc<Run>>)> {
+        let runs = self.file_runs();
+        let headers: Vec<&crate::run::RunHeader> = runs.iter().map(|r| &r.header).collect();
+        let space = headers.iter().map(|h| h.vertex_space).max().unwrap_or(0);
+        let p = choose(&headers, self.opts.fanout, self.part_shift, space)?;
+        let group = p.inputs.iter().map(|&i| runs[i].clone()).collect();
+        Some((p, group))
+    }
+
+    /// Verifies the inputs `group` of merge `p`, then merges and installs them.
+    fn merge_group(
+        &self,
+        m: &mut Maint,
+        p: &policy::Pick,
+        group: &[Arc<Run>],
+        until: Until,
+    ) -> Result<()> {
+        self.pool.install(|| run::verify_all(group))?;
+        self.merge_and_install(m, group, p.level, p.base, p.output, until)
     }
 
     fn frozen_waiting(&self) -> bool {
@@ -426,7 +474,7 @@ impl Inner {
         let files = splice(&self.file_runs(), inputs, &outputs);
         let wal_start = m.manifest.root().wal_start_lsn;
         let root = self.root_for(m, &files, wal_start);
-        m.manifest.commit(root)?;
+        m.manifest.commit(&*self.medium, root)?;
         self.replace_runs(inputs, &outputs);
         for r in inputs {
             r.retire();

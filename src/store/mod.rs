@@ -391,7 +391,10 @@ impl Graph {
         self.inner.wal_bytes_replayed
     }
 
-    /// Flushes everything, stops background work and releases the store.
+    /// Flushes everything, stops background work and releases the store. Merges still
+    /// running in the background are given up (the next open starts them again), except
+    /// that a level holding far more runs than the fan-out asks for is merged before this
+    /// returns: runs stay bounded however short the sessions are.
     pub fn close(self) -> Result<()> {
         self.shutdown(true)
     }
@@ -408,7 +411,9 @@ impl Graph {
         let writable = flush && !self.inner.opts.read_only;
         let res = match self.inner.poison_error() {
             Some(e) if writable => Err(Error::Poisoned(e)),
-            _ if writable => self.inner.flush(),
+            // Overdue levels are merged here, so that a store closed (or killed) soon after
+            // every open still keeps its runs bounded.
+            _ if writable => self.inner.flush_then(maintain::Merges::Overdue),
             _ => Ok(()),
         };
         if let Some(wal) = &self.inner.wal {
@@ -584,3 +589,6 @@ impl Inner {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod run_bound_tests;

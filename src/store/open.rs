@@ -223,6 +223,12 @@ pub(super) fn open_on(
         .map(|r| r.header.part_shift())
         .find(|&s| s > 0)
         .unwrap_or(opts.partition_bits);
+    // Merges a killed or closed session left undone start at once, not at the first flush.
+    let merges_waiting = !opts.read_only && {
+        let headers: Vec<&run::RunHeader> = runs.iter().map(|r| &r.header).collect();
+        let space = headers.iter().map(|h| h.vertex_space).max().unwrap_or(0);
+        super::policy::pick(&headers, opts.fanout, part_shift, space).is_some()
+    };
     let inner = Arc::new(Inner {
         path: path.to_path_buf(),
         medium: medium.clone(),
@@ -240,7 +246,7 @@ pub(super) fn open_on(
         state: Mutex::new(State {
             runs: runs.into_iter().map(Arc::new).collect::<Vec<_>>().into(),
             frozen: VecDeque::new(),
-            work: false,
+            work: merges_waiting,
         }),
         state_cv: Condvar::new(),
         seal_lock: Mutex::new(()),
@@ -502,7 +508,7 @@ fn settle_log(inner: &Arc<Inner>, replayed: u64) -> Result<()> {
         let mut root = m.manifest.root().clone();
         root.logged = inner.wal.is_some();
         root.durability = durability;
-        m.manifest.commit(root)?;
+        m.manifest.commit(&*inner.medium, root)?;
     }
     Ok(())
 }

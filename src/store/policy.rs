@@ -53,12 +53,36 @@ impl Pick {
     }
 }
 
+/// How many times `fanout` runs one level (of one partition) holds before its merge is
+/// overdue: merged even by a closing store, so that sessions too short for background
+/// merges (a process killed or closed soon after each open) cannot pile up runs without
+/// bound.
+pub(super) const OVERDUE: usize = 4;
+
+/// A merge picker: [`pick`] or [`pick_overdue`].
+pub(super) type Choose = fn(&[&RunHeader], usize, u32, u64) -> Option<Pick>;
+
 /// The next merge for `runs` (oldest first), or `None` when no level holds `fanout` runs.
 /// `shift` is the partition shift for new partition runs (0: never partition) and
 /// `space` the store's vertex space. The lowest level goes first, level-0 runs before
 /// partition runs of the same level.
 pub(super) fn pick(runs: &[&RunHeader], fanout: usize, shift: u32, space: u64) -> Option<Pick> {
-    let fanout = fanout.max(2);
+    pick_groups_of(runs, fanout.max(2), shift, space)
+}
+
+/// The next overdue merge: as [`pick`], of a level holding [`OVERDUE`] times `fanout` runs
+/// or more.
+pub(super) fn pick_overdue(
+    runs: &[&RunHeader],
+    fanout: usize,
+    shift: u32,
+    space: u64,
+) -> Option<Pick> {
+    pick_groups_of(runs, fanout.max(2) * OVERDUE, shift, space)
+}
+
+/// The lowest-level group of at least `fanout` runs.
+fn pick_groups_of(runs: &[&RunHeader], fanout: usize, shift: u32, space: u64) -> Option<Pick> {
     let mut best: Option<(u64, u8, u64, Pick)> = None;
     let mut offer = |key: (u64, u8, u64), p: Pick| {
         if best.as_ref().is_none_or(|b| key < (b.0, b.1, b.2)) {

@@ -1,5 +1,6 @@
 //! The write path: external ids to dense ids, memtable apply, WAL submit, freeze.
 
+use super::maintain::Merges;
 use super::{Frozen, Inner, Ticket, Writer};
 use crate::batch::{id_of, is_del, DenseBatch, Section, DEL};
 use crate::memtable::Memtable;
@@ -401,7 +402,7 @@ impl Inner {
     /// thirds of the budget; without a background thread, does the work itself.
     fn backpressure(&self) -> Result<()> {
         if !self.opts.background {
-            return self.flush_pending(true);
+            return self.flush_pending(Merges::Levels);
         }
         let limit = self.opts.memtable_bytes.saturating_sub(self.freeze_bytes());
         let mut st = self.state.lock().unwrap();
