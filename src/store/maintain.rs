@@ -370,7 +370,10 @@ impl Inner {
 
     /// The merge `choose` ([`policy::pick`] or [`policy::pick_overdue`]) picks among the
     /// committed file runs, with its inputs.
-    fn next_merge(&self, choose: policy::Choose) -> Option<(policy::Pick, Vec<Arc<Run>>)> {
+    pub(super) fn next_merge(
+        &self,
+        choose: policy::Choose,
+    ) -> Option<(policy::Pick, Vec<Arc<Run>>)> {
         let runs = self.file_runs();
         let headers: Vec<&crate::run::RunHeader> = runs.iter().map(|r| &r.header).collect();
         let space = headers.iter().map(|h| h.vertex_space).max().unwrap_or(0);

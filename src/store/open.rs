@@ -223,12 +223,6 @@ pub(super) fn open_on(
         .map(|r| r.header.part_shift())
         .find(|&s| s > 0)
         .unwrap_or(opts.partition_bits);
-    // Merges a killed or closed session left undone start at once, not at the first flush.
-    let merges_waiting = !opts.read_only && {
-        let headers: Vec<&run::RunHeader> = runs.iter().map(|r| &r.header).collect();
-        let space = headers.iter().map(|h| h.vertex_space).max().unwrap_or(0);
-        super::policy::pick(&headers, opts.fanout, part_shift, space).is_some()
-    };
     let inner = Arc::new(Inner {
         path: path.to_path_buf(),
         medium: medium.clone(),
@@ -246,7 +240,9 @@ pub(super) fn open_on(
         state: Mutex::new(State {
             runs: runs.into_iter().map(Arc::new).collect::<Vec<_>>().into(),
             frozen: VecDeque::new(),
-            work: merges_waiting,
+            // The flusher's first pass runs at once: merges a killed or closed session left
+            // undone start now, not at the first flush (with none to do, the pass is idle).
+            work: !opts.read_only,
         }),
         state_cv: Condvar::new(),
         seal_lock: Mutex::new(()),

@@ -16,10 +16,7 @@ fn opts(partition_bits: u32) -> Options {
 
 /// Whether the committed runs of `g` hold a merge the policy calls overdue.
 fn overdue(g: &Graph) -> Option<policy::Pick> {
-    let runs = g.inner.file_runs();
-    let headers: Vec<&crate::run::RunHeader> = runs.iter().map(|r| &r.header).collect();
-    let space = headers.iter().map(|h| h.vertex_space).max().unwrap_or(0);
-    policy::pick_overdue(&headers, g.inner.opts.fanout, g.inner.part_shift, space)
+    g.inner.next_merge(policy::pick_overdue).map(|(p, _)| p)
 }
 
 /// Session `s`'s edges: one from a shared hub and one between ids spread over `spread`.
