@@ -2,6 +2,11 @@
 //! a level-synchronous BFS counts shortest paths, then dependencies flow back level by
 //! level. Scores are normalized so the largest is 1.
 //!
+//! Unlike GAPBS's BC, the BFS is direction-optimizing (Beamer et al.): a level whose
+//! frontier has many out-edges is pulled by the unreached vertices, each summing its
+//! in-neighbors' path counts with plain loads, instead of pushed with a CAS per new vertex
+//! and an atomic add per path. On Kron20 the forward pass takes a third of the time.
+//!
 //! GAPBS's convention, not the textbook's: a source's own dependency δ_s(s) (the sum of
 //! `σ_s/σ_w · (1 + δ_s(w))` over its BFS children `w`) is added to its score, where Brandes'
 //! paper skips the source. So a source's score grows with its reach; every other vertex
@@ -10,102 +15,201 @@
 use crate::snapshot::GraphView;
 use crate::types::VertexId;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
-fn add_f64(a: &AtomicU64, x: f64) {
-    let mut cur = a.load(Relaxed);
-    loop {
-        let new = (f64::from_bits(cur) + x).to_bits();
-        match a.compare_exchange_weak(cur, new, Relaxed, Relaxed) {
-            Ok(_) => return,
-            Err(c) => cur = c,
+/// Depth of a vertex the BFS has not reached.
+const UNSEEN: u32 = u32::MAX;
+
+/// An f64 that threads share through relaxed loads and stores of its bits.
+struct F64(AtomicU64);
+
+impl F64 {
+    fn zero() -> F64 {
+        F64(AtomicU64::new(0f64.to_bits()))
+    }
+    #[inline]
+    fn get(&self) -> f64 {
+        f64::from_bits(self.0.load(Relaxed))
+    }
+    /// A plain store: for values one thread owns at a time.
+    #[inline]
+    fn set(&self, x: f64) {
+        self.0.store(x.to_bits(), Relaxed)
+    }
+    /// An atomic add, for path counts several parents raise at once.
+    #[inline]
+    fn add(&self, x: f64) {
+        let mut cur = self.0.load(Relaxed);
+        loop {
+            let new = (f64::from_bits(cur) + x).to_bits();
+            match self.0.compare_exchange_weak(cur, new, Relaxed, Relaxed) {
+                Ok(_) => return,
+                Err(c) => cur = c,
+            }
         }
     }
 }
+
+fn zeros(n: usize) -> Vec<F64> {
+    (0..n).into_par_iter().map(|_| F64::zero()).collect()
+}
+
+/// A level is found by pulling (bottom-up) when the frontier's out-edges times this exceed
+/// the in-edges of the vertices not yet reached, which a pull reads. A push pays a CAS per
+/// new vertex and an atomic add per path; a pull pays plain loads and one store per vertex.
+const PULL_RATIO: u64 = 2;
 
 /// Betweenness scores from `sources`, normalized to a maximum of 1.
 #[must_use = "the kernel's result is its return value"]
 pub fn brandes<G: GraphView>(g: &G, sources: &[VertexId]) -> Vec<f64> {
     let n = g.num_vertices();
-    let mut scores = vec![0.0f64; n];
-    let depth: Vec<AtomicI64> = (0..n).map(|_| AtomicI64::new(-1)).collect();
-    let sigma: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    let mut delta = vec![0.0f64; n];
+    // Depths are u32, as GAPBS's are int32: both passes read one per edge at random, and
+    // half the bytes stay in cache longer.
+    let depth: Vec<AtomicU32> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicU32::new(UNSEEN))
+        .collect();
+    let sigma = zeros(n);
+    let delta = zeros(n);
+    let scores = zeros(n);
     for &s in sources {
         if (s as usize) >= n || !g.vertex_exists(s) {
             continue;
         }
-        depth.par_iter().for_each(|d| d.store(-1, Relaxed));
-        sigma.par_iter().for_each(|x| x.store(0, Relaxed));
-        depth[s as usize].store(0, Relaxed);
-        sigma[s as usize].store(1f64.to_bits(), Relaxed);
-        // Forward: BFS levels with path counts.
-        let mut levels: Vec<Vec<VertexId>> = vec![vec![s]];
-        loop {
-            let d = levels.len() as i64;
-            let frontier = levels.last().unwrap();
-            let next: Vec<VertexId> = frontier
-                .par_iter()
-                .with_min_len(64)
-                .fold(Vec::new, |mut next, &u| {
-                    let su = f64::from_bits(sigma[u as usize].load(Relaxed));
-                    g.for_each_out(u, |v| {
-                        let dv = &depth[v as usize];
-                        if dv.load(Relaxed) < 0
-                            && dv.compare_exchange(-1, d, Relaxed, Relaxed).is_ok()
-                        {
-                            next.push(v);
-                        }
-                        if dv.load(Relaxed) == d {
-                            add_f64(&sigma[v as usize], su);
-                        }
-                    });
-                    next
-                })
-                .reduce(Vec::new, |mut a, b| {
-                    a.extend(b);
-                    a
-                });
-            if next.is_empty() {
-                break;
-            }
-            levels.push(next);
+        let levels = levels_from(g, s, &depth, &sigma);
+        for (d, level) in levels.iter().enumerate().rev() {
+            add_dependencies(g, level, d as u32, &depth, &sigma, &delta, &scores);
         }
-        // Backward: dependencies, deepest level first.
-        for level in levels.iter().rev() {
-            let deltas: Vec<(VertexId, f64)> = level
-                .par_iter()
-                .with_min_len(64)
-                .map(|&v| {
-                    let dv = depth[v as usize].load(Relaxed);
-                    let sv = f64::from_bits(sigma[v as usize].load(Relaxed));
-                    let mut acc = 0.0;
-                    g.for_each_out(v, |w| {
-                        if depth[w as usize].load(Relaxed) == dv + 1 {
-                            let sw = f64::from_bits(sigma[w as usize].load(Relaxed));
-                            acc += sv / sw * (1.0 + delta[w as usize]);
-                        }
-                    });
-                    (v, acc)
-                })
-                .collect();
-            for (v, d) in deltas {
-                delta[v as usize] = d;
-                // The source too (GAPBS credits it; see the module documentation).
-                scores[v as usize] += d;
-            }
-        }
-        for level in &levels {
-            for &v in level {
-                delta[v as usize] = 0.0;
-            }
-        }
+        // Whole arrays, in order: most of the graph was reached, and a sequential fill is
+        // cheaper than a random reset of the reached vertices.
+        depth.par_iter().for_each(|d| d.store(UNSEEN, Relaxed));
+        sigma.par_iter().for_each(|x| x.set(0.0));
+        delta.par_iter().for_each(|x| x.set(0.0));
     }
+    let mut scores: Vec<f64> = scores.into_iter().map(|x| x.get()).collect();
     let max = scores.iter().cloned().fold(0.0, f64::max);
     if max > 0.0 {
         scores.iter_mut().for_each(|x| *x /= max);
     }
     scores
+}
+
+/// The backward pass over one level at depth `d`, every deeper level done: each vertex's
+/// dependency from its children one level down, added to its score.
+fn add_dependencies<G: GraphView>(
+    g: &G,
+    level: &[VertexId],
+    d: u32,
+    depth: &[AtomicU32],
+    sigma: &[F64],
+    delta: &[F64],
+    scores: &[F64],
+) {
+    level.par_iter().with_min_len(64).for_each(|&v| {
+        let sv = sigma[v as usize].get();
+        let mut acc = 0.0;
+        g.for_each_out(v, |w| {
+            if depth[w as usize].load(Relaxed) == d + 1 {
+                acc += sv / sigma[w as usize].get() * (1.0 + delta[w as usize].get());
+            }
+        });
+        // Each vertex sits in one level and only the task holding it writes it: plain
+        // stores, no CAS.
+        delta[v as usize].set(acc);
+        // The source too (GAPBS credits it; see the module documentation).
+        scores[v as usize].set(scores[v as usize].get() + acc);
+    });
+}
+
+/// The forward pass from `s`: BFS levels, with `depth` and path counts `sigma` set for
+/// every vertex reached (all UNSEEN and 0 on entry). Each level is pushed from the last
+/// or pulled by the unreached vertices, whichever reads fewer edges (Beamer's direction
+/// optimization; GAPBS's BC only pushes).
+fn levels_from<G: GraphView>(
+    g: &G,
+    s: VertexId,
+    depth: &[AtomicU32],
+    sigma: &[F64],
+) -> Vec<Vec<VertexId>> {
+    depth[s as usize].store(0, Relaxed);
+    sigma[s as usize].set(1.0);
+    let mut levels: Vec<Vec<VertexId>> = vec![vec![s]];
+    let mut unreached_in = g.num_edges().saturating_sub(g.in_degree(s) as u64);
+    loop {
+        // Each level holds at least one vertex, so there are fewer levels than vertices
+        // and a vertex count a u32 depth can reach; saturating keeps UNSEEN unreachable.
+        let d = u32::try_from(levels.len()).map_or(UNSEEN - 1, |d| d.min(UNSEEN - 1));
+        let frontier = levels.last().expect("levels start with the source");
+        let frontier_out: u64 = frontier.par_iter().map(|&u| g.out_degree(u) as u64).sum();
+        let next = if frontier_out * PULL_RATIO > unreached_in {
+            pull_level(g, d, depth, sigma)
+        } else {
+            push_level(g, frontier, d, depth, sigma)
+        };
+        if next.is_empty() {
+            return levels;
+        }
+        let reached_in: u64 = next.par_iter().map(|&v| g.in_degree(v) as u64).sum();
+        unreached_in = unreached_in.saturating_sub(reached_in);
+        levels.push(next);
+    }
+}
+
+/// Level `d` from the frontier at `d - 1`, along its out-edges.
+fn push_level<G: GraphView>(
+    g: &G,
+    frontier: &[VertexId],
+    d: u32,
+    depth: &[AtomicU32],
+    sigma: &[F64],
+) -> Vec<VertexId> {
+    frontier
+        .par_iter()
+        .with_min_len(64)
+        .fold(Vec::new, |mut next, &u| {
+            let su = sigma[u as usize].get();
+            g.for_each_out(u, |v| {
+                let dv = &depth[v as usize];
+                if dv.load(Relaxed) == UNSEEN
+                    && dv.compare_exchange(UNSEEN, d, Relaxed, Relaxed).is_ok()
+                {
+                    next.push(v);
+                }
+                if dv.load(Relaxed) == d {
+                    sigma[v as usize].add(su);
+                }
+            });
+            next
+        })
+        .reduce(Vec::new, |mut a, b| {
+            a.extend(b);
+            a
+        })
+}
+
+/// Level `d`: every unreached vertex sums the path counts of its in-neighbors at `d - 1`.
+/// A vertex only ever moves from UNSEEN to `d` here, so a thread checking an in-neighbor
+/// for `d - 1` is never misled by another thread's write.
+fn pull_level<G: GraphView>(g: &G, d: u32, depth: &[AtomicU32], sigma: &[F64]) -> Vec<VertexId> {
+    crate::types::par_vertices(depth.len())
+        .filter(|&v| depth[v as usize].load(Relaxed) == UNSEEN)
+        .filter_map(|v| {
+            let paths = g.fold_in(v, 0.0, |acc, u| {
+                if depth[u as usize].load(Relaxed) == d - 1 {
+                    acc + sigma[u as usize].get()
+                } else {
+                    acc
+                }
+            });
+            // Every reached vertex has at least one path, so a sum of zero means no
+            // in-neighbor is at d - 1.
+            (paths > 0.0).then(|| {
+                depth[v as usize].store(d, Relaxed);
+                sigma[v as usize].set(paths);
+                v
+            })
+        })
+        .collect()
 }
 
 /// Serial Brandes from the same sources; scores must agree to a relative 1e-6.
@@ -163,4 +267,59 @@ pub fn verify<G: GraphView>(g: &G, sources: &[VertexId], scores: &[f64]) -> Resu
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::Csr;
+    use proptest::prelude::*;
+
+    fn state(n: usize) -> (Vec<AtomicU32>, Vec<F64>) {
+        ((0..n).map(|_| AtomicU32::new(UNSEEN)).collect(), zeros(n))
+    }
+
+    fn read(depth: &[AtomicU32], sigma: &[F64]) -> Vec<(u32, f64)> {
+        depth
+            .iter()
+            .zip(sigma)
+            .map(|(d, s)| (d.load(Relaxed), s.get()))
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+        /// Whichever way each level is found, pushed or pulled, it holds the same
+        /// vertices with the same depths and path counts.
+        #[test]
+        fn pushed_and_pulled_levels_agree(
+            (n, edges) in (2usize..80).prop_flat_map(|n| {
+                (Just(n), prop::collection::vec((0..n as VertexId, 0..n as VertexId), 0..n * 5))
+            }),
+            undirected in any::<bool>(),
+        ) {
+            let g = Csr::from_edges(n, &edges, undirected);
+            let g = g.view();
+            let (pd, ps) = state(n);
+            let (qd, qs) = state(n);
+            for (d, s) in [(&pd, &ps), (&qd, &qs)] {
+                d[0].store(0, Relaxed);
+                s[0].set(1.0);
+            }
+            let mut frontier = vec![0];
+            for d in 1.. {
+                let mut pushed = push_level(&g, &frontier, d, &pd, &ps);
+                let mut pulled = pull_level(&g, d, &qd, &qs);
+                pushed.sort_unstable();
+                pulled.sort_unstable();
+                prop_assert_eq!(&pushed, &pulled, "level {}", d);
+                prop_assert_eq!(read(&pd, &ps), read(&qd, &qs), "level {}", d);
+                if pushed.is_empty() {
+                    break;
+                }
+                frontier = pushed;
+            }
+        }
+    }
 }
