@@ -6,10 +6,11 @@
 use crate::snapshot::GraphView;
 use crate::types::VertexId;
 use rayon::prelude::*;
-use std::collections::BTreeMap;
+use std::collections::btree_map::{BTreeMap, Entry};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Atomically lowers `slot` to `d` if that is smaller; returns whether it did.
+#[inline]
 fn fetch_min(slot: &AtomicU64, d: f64) -> bool {
     let mut cur = slot.load(Relaxed);
     while d < f64::from_bits(cur) {
@@ -19,6 +20,66 @@ fn fetch_min(slot: &AtomicU64, d: f64) -> bool {
         }
     }
     false
+}
+
+/// Vertices one task moved to a later (or the same) bucket, by bucket offset from the
+/// current one: whole vectors per bucket, so the serial merge into the bucket map costs one
+/// map operation per bucket, not one per vertex. Offsets past `NEAR` (weights far above
+/// delta) are kept as pairs.
+#[derive(Default)]
+struct Moved {
+    near: Vec<Vec<VertexId>>,
+    far: Vec<(u64, VertexId)>,
+}
+
+/// Bucket offsets kept in `Moved::near`.
+const NEAR: u64 = 64;
+
+impl Moved {
+    #[inline]
+    fn push(&mut self, offset: u64, v: VertexId) {
+        if offset < NEAR {
+            let i = offset as usize;
+            if self.near.len() <= i {
+                self.near.resize_with(i + 1, Vec::new);
+            }
+            self.near[i].push(v);
+        } else {
+            self.far.push((offset, v));
+        }
+    }
+
+    fn merge(mut self, mut other: Moved) -> Moved {
+        if self.near.len() < other.near.len() {
+            std::mem::swap(&mut self.near, &mut other.near);
+        }
+        for (mine, theirs) in self.near.iter_mut().zip(other.near) {
+            if mine.is_empty() {
+                *mine = theirs;
+            } else {
+                mine.extend(theirs);
+            }
+        }
+        self.far.extend(other.far);
+        self
+    }
+
+    /// Adds the moved vertices to the buckets, `b` being the current one.
+    fn into_bins(self, b: u64, bins: &mut BTreeMap<u64, Vec<VertexId>>) {
+        let near = (b..).zip(self.near).filter(|(_, vs)| !vs.is_empty());
+        let far = self
+            .far
+            .into_iter()
+            .map(|(offset, v)| (b + offset, vec![v]));
+        for (bin, vs) in near.chain(far) {
+            match bins.entry(bin) {
+                Entry::Vacant(e) => {
+                    e.insert(vs);
+                }
+                Entry::Occupied(mut e) => e.get_mut().extend(vs),
+            }
+        }
+    }
 }
 
 /// Refuses a graph with a negative edge weight, naming the edge by the user's ids: shortest
@@ -55,6 +116,7 @@ pub fn check_weights<G: GraphView>(g: &G) -> Result<(), String> {
 pub fn delta_stepping<G: GraphView>(g: &G, source: VertexId, delta: f64) -> Vec<f64> {
     let n = g.num_vertices();
     let dist: Vec<AtomicU64> = (0..n)
+        .into_par_iter()
         .map(|_| AtomicU64::new(f64::INFINITY.to_bits()))
         .collect();
     if (source as usize) >= n || !g.vertex_exists(source) {
@@ -72,29 +134,24 @@ pub fn delta_stepping<G: GraphView>(g: &G, source: VertexId, delta: f64) -> Vec<
     let mut bins: BTreeMap<u64, Vec<VertexId>> = BTreeMap::from([(0, vec![source])]);
     while let Some((b, frontier)) = bins.pop_first() {
         let lower = delta * b as f64;
-        let moved: Vec<(u64, VertexId)> = frontier
+        let moved = frontier
             .par_iter()
             .with_min_len(64)
-            .fold(Vec::new, |mut out, &u| {
+            .fold(Moved::default, |mut out, &u| {
                 let du = f64::from_bits(dist[u as usize].load(Relaxed));
                 // Skip entries whose vertex has since moved to a lower bucket.
                 if du >= lower {
                     g.for_each_out_weighted(u, |v, w| {
                         let nd = du + w;
                         if fetch_min(&dist[v as usize], nd) {
-                            out.push(((nd / delta) as u64, v));
+                            out.push(((nd / delta) as u64).saturating_sub(b), v);
                         }
                     });
                 }
                 out
             })
-            .reduce(Vec::new, |mut a, b| {
-                a.extend(b);
-                a
-            });
-        for (bin, v) in moved {
-            bins.entry(bin.max(b)).or_default().push(v);
-        }
+            .reduce(Moved::default, Moved::merge);
+        moved.into_bins(b, &mut bins);
     }
     dist.into_iter()
         .map(|d| f64::from_bits(d.into_inner()))
