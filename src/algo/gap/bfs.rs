@@ -16,12 +16,33 @@ const BETA: u64 = 18;
 /// unreached vertices get -1.
 #[must_use = "the kernel's result is its return value"]
 pub fn bfs<G: GraphView>(g: &G, source: VertexId) -> Vec<i64> {
+    search(g, source, -1, |parent, _| parent as i64)
+}
+
+/// Direction-optimizing BFS from `source` that records, for each vertex reached,
+/// `value(parent, depth)` (the source is its own parent, at depth 0), and `unseen` for the
+/// others. GAPBS's kernel records parents; Graphalytics BFS records depths. `value` must
+/// never return `unseen`, which marks a vertex as unreached while the search runs.
+pub(crate) fn search<G, V>(g: &G, source: VertexId, unseen: i64, value: V) -> Vec<i64>
+where
+    G: GraphView,
+    V: Fn(VertexId, i64) -> i64 + Sync,
+{
     let n = g.num_vertices();
-    let parent: Vec<AtomicI64> = (0..n).map(|_| AtomicI64::new(-1)).collect();
+    let mark: Vec<AtomicI64> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicI64::new(unseen))
+        .collect();
     if (source as usize) >= n || !g.vertex_exists(source) {
-        return parent.into_iter().map(|p| p.into_inner()).collect();
+        return mark.into_iter().map(|p| p.into_inner()).collect();
     }
-    parent[source as usize].store(source as i64, Relaxed);
+    let set = |v: VertexId, parent: VertexId, depth: i64| {
+        let x = value(parent, depth);
+        debug_assert_ne!(x, unseen, "a reached vertex marked as unreached");
+        mark[v as usize].store(x, Relaxed);
+    };
+    set(source, source, 0);
+    let mut depth = 0;
     let mut frontier = vec![source];
     let mut edges_to_check = g.num_edges();
     let mut scout = g.out_degree(source) as u64;
@@ -32,15 +53,16 @@ pub fn bfs<G: GraphView>(g: &G, source: VertexId) -> Vec<i64> {
             frontier.iter().for_each(|&v| front.set(v));
             let mut awake = frontier.len() as u64;
             loop {
+                depth += 1;
                 let prev = awake;
                 let next = Bitmap::new(n);
                 awake = crate::types::par_vertices(n)
                     .with_min_len(1024)
-                    .filter(|&v| parent[v as usize].load(Relaxed) < 0)
+                    .filter(|&v| mark[v as usize].load(Relaxed) == unseen)
                     .map(|v| {
                         let found = g.find_in(v, |u| {
                             if front.get(u) {
-                                parent[v as usize].store(u as i64, Relaxed);
+                                set(v, u, depth);
                                 true
                             } else {
                                 false
@@ -60,16 +82,19 @@ pub fn bfs<G: GraphView>(g: &G, source: VertexId) -> Vec<i64> {
             frontier = front.members();
             scout = 1;
         } else {
+            depth += 1;
             edges_to_check = edges_to_check.saturating_sub(scout);
             let scout_acc = AtomicU64::new(0);
             frontier = frontier
                 .par_iter()
                 .with_min_len(64)
                 .fold(Vec::new, |mut next, &u| {
+                    let x = value(u, depth);
+                    debug_assert_ne!(x, unseen, "a reached vertex marked as unreached");
                     g.for_each_out(u, |v| {
-                        let p = &parent[v as usize];
-                        if p.load(Relaxed) < 0
-                            && p.compare_exchange(-1, u as i64, Relaxed, Relaxed).is_ok()
+                        let m = &mark[v as usize];
+                        if m.load(Relaxed) == unseen
+                            && m.compare_exchange(unseen, x, Relaxed, Relaxed).is_ok()
                         {
                             next.push(v);
                             scout_acc.fetch_add(g.out_degree(v) as u64, Relaxed);
@@ -84,7 +109,7 @@ pub fn bfs<G: GraphView>(g: &G, source: VertexId) -> Vec<i64> {
             scout = scout_acc.into_inner();
         }
     }
-    parent.into_iter().map(|p| p.into_inner()).collect()
+    mark.into_iter().map(|p| p.into_inner()).collect()
 }
 
 /// A bitmap over vertices with atomic set, for the bottom-up frontier.
@@ -97,6 +122,7 @@ impl Bitmap {
     fn set(&mut self, v: VertexId) {
         *self.0[v as usize / 64].get_mut() |= 1 << (v % 64);
     }
+    #[inline]
     fn set_atomic(&self, v: VertexId) {
         self.0[v as usize / 64].fetch_or(1 << (v % 64), Relaxed);
     }

@@ -19,7 +19,8 @@
 use crate::{GraphView, VertexId};
 use rayon::prelude::*;
 
-/// Vertices per chunk of the sink-mass sum (fixed, so the sum is deterministic).
+/// Vertices per chunk of the contribution pass (fixed, so the sink-mass sum is
+/// deterministic).
 const CHUNK: usize = 4096;
 
 /// PageRank with damping factor `damping` after exactly `iterations` rounds, per dense id.
@@ -48,19 +49,22 @@ pub fn pagerank<G: GraphView>(g: &G, damping: f64, iterations: u32) -> Vec<f64> 
         .collect();
     let mut contrib = vec![0.0f64; n];
     for _ in 0..iterations {
-        contrib
-            .par_iter_mut()
-            .zip(rank.par_iter().zip(&out_degree))
-            .for_each(|(c, (&r, &d))| *c = if d > 0 { r / d as f64 } else { 0.0 });
-        let sink_mass: f64 = rank
-            .par_chunks(CHUNK)
+        // One pass over the ranks for both the contributions and the dangling mass.
+        let sink_mass: f64 = contrib
+            .par_chunks_mut(CHUNK)
+            .zip(rank.par_chunks(CHUNK))
             .enumerate()
-            .map(|(i, ranks)| {
+            .map(|(i, (contrib, ranks))| {
                 let at = i * CHUNK;
-                (at..at + ranks.len())
-                    .filter(|&v| exists[v] && out_degree[v] == 0)
-                    .map(|v| rank[v])
-                    .sum::<f64>()
+                let mut sink = 0.0;
+                for (j, (c, &r)) in contrib.iter_mut().zip(ranks).enumerate() {
+                    let d = out_degree[at + j];
+                    *c = if d > 0 { r / d as f64 } else { 0.0 };
+                    if d == 0 && exists[at + j] {
+                        sink += r;
+                    }
+                }
+                sink
             })
             .collect::<Vec<f64>>()
             .iter()
