@@ -18,7 +18,7 @@
 //! many partitions) is committed by the same rename: a manifest with slots twice as large
 //! (or more) holding the new root and the previous one is written and persisted as
 //! `MANIFEST.new` and renamed over `MANIFEST`. A crash before the rename leaves the old
-//! manifest in force and `MANIFEST.new` unused (the next growth writes it anew).
+//! manifest in force and `MANIFEST.new` unused (the next writable open removes it).
 
 use crate::medium::{Medium, SegmentFile};
 use crate::types::{width_mismatch, ID_WIDTH};

@@ -201,6 +201,7 @@ pub(super) fn open_on(
     let keys = open_keys(&*medium, &root, &dict, repair)?;
     if repair {
         remove_strays(&*medium, &strays)?;
+        remove_unfinished_manifest(&*medium)?;
         Dict::cut_uncommitted(&*medium, root.dict_bytes)?;
     }
     let replayed = rec.bytes_replayed;
@@ -564,6 +565,19 @@ fn strays(medium: &dyn Medium, root: &Root) -> Result<Vec<String>> {
                 || name.starts_with("wal-spare-")
         })
         .collect())
+}
+
+/// Removes a `MANIFEST.new` left by a manifest growth cut short. The rename over
+/// `MANIFEST` is a growth's commit point, so a file still under that name was never
+/// committed; this store was opened from `MANIFEST`, which exists. Not among the strays,
+/// because those name uncommitted data a damaged root may have held.
+fn remove_unfinished_manifest(medium: &dyn Medium) -> Result<()> {
+    debug_assert!(medium.exists(manifest::FILE), "opened without a MANIFEST");
+    if medium.exists(manifest::NEW_FILE) {
+        medium.remove(manifest::NEW_FILE)?;
+        medium.sync_dir()?;
+    }
+    Ok(())
 }
 
 /// Removes stray files, once recovery has shown nothing depends on them.

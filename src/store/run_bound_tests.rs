@@ -107,3 +107,32 @@ fn a_store_of_more_runs_than_a_64_kib_slot_holds_commits_and_reopens() {
     assert!(g.snapshot().unwrap().edge_count() >= before);
     g.close().unwrap();
 }
+
+/// A `MANIFEST.new` left by a growth cut short (never renamed, so never committed) is
+/// removed by the next writable open, which opens from `MANIFEST`; a read-only open leaves
+/// it. Either way the committed edges are all there.
+#[test]
+fn a_manifest_growth_cut_short_leaves_nothing_behind_after_a_writable_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = Graph::open(dir.path(), opts(8)).unwrap();
+    g.apply(&session_edges(0, 500, 4096)).unwrap();
+    g.close().unwrap();
+    let edges = |g: &Graph| g.snapshot().unwrap().edge_count();
+    let want = edges(&Graph::open(dir.path(), opts(8)).unwrap());
+    let unfinished = dir.path().join(crate::manifest::NEW_FILE);
+    // A torn growth: a prefix of a larger manifest.
+    std::fs::write(&unfinished, vec![0xA5; 100_000]).unwrap();
+    let read_only = Options {
+        read_only: true,
+        ..Options::default()
+    };
+    assert_eq!(edges(&Graph::open(dir.path(), read_only).unwrap()), want);
+    assert!(unfinished.exists(), "a read-only open changed the store");
+    let g = Graph::open(dir.path(), opts(8)).unwrap();
+    assert!(
+        !unfinished.exists(),
+        "the unfinished manifest is still there"
+    );
+    assert_eq!(edges(&g), want);
+    assert!(g.check().unwrap().is_sound());
+}
