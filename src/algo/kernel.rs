@@ -485,16 +485,13 @@ fn reached_distances(d: &[f64]) -> usize {
     d.iter().filter(|x| x.is_finite()).count()
 }
 
-/// Distinct labels among existing vertices (components, communities). In parallel,
-/// because `run` counts it in the kernel's time, next to kernels (Afforest, WCC) that take
-/// milliseconds on a million vertices.
-pub fn count_labels<T: Ord + Copy + Send + Sync>(g: &impl GraphView, labels: &[T]) -> usize {
-    use rayon::prelude::*;
-    let mut l: Vec<T> = crate::types::par_vertices(g.num_vertices())
+/// Distinct labels among existing vertices (components, communities).
+pub fn count_labels<T: Ord + Copy>(g: &impl GraphView, labels: &[T]) -> usize {
+    let mut l: Vec<T> = (0..g.num_vertices() as VertexId)
         .filter(|&v| g.vertex_exists(v))
         .map(|v| labels[v as usize])
         .collect();
-    l.par_sort_unstable();
+    l.sort_unstable();
     l.dedup();
     l.len()
 }

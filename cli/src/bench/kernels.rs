@@ -80,7 +80,7 @@ pub fn depths(d: &[i64]) -> Digest {
     )
 }
 
-pub fn distinct<T: Ord + Copy + Send + Sync>(g: &impl GraphView, labels: &[T]) -> Digest {
+pub fn distinct<T: Ord + Copy>(g: &impl GraphView, labels: &[T]) -> Digest {
     Digest::exact(evograph::algo::kernel::count_labels(g, labels) as f64)
 }
 
