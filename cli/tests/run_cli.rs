@@ -157,7 +157,10 @@ fn pregel_kernels_match_the_hand_written_ones() {
             assert_eq!(got.len(), want.len(), "{pregel} {d}");
             for ((v, x), (w, y)) in got.iter().zip(&want) {
                 assert_eq!(v, w, "{pregel} {d}");
-                let close = x == y || (x - y).abs() <= 1e-12 * y.abs();
+                // Graphalytics pr rounds its contributions to f32 (within 1e-6 relative of
+                // f64); the Pregel program and the other pairs agree to summation order.
+                let tolerance = if hand == "pr" { 1e-6 } else { 1e-12 };
+                let close = x == y || (x - y).abs() <= tolerance * y.abs();
                 assert!(close, "{pregel} {d}: vertex {v} has {x}, {hand} says {y}");
             }
         }

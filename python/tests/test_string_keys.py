@@ -303,7 +303,8 @@ def test_kernels_match_networkx(store):
 
     pr = dict(zip(ids, s.pr(iterations=200).tolist()))
     want = nx.pagerank(h, alpha=0.85, tol=1e-12, max_iter=1000)
-    assert pr == pytest.approx(want, abs=1e-9)
+    # evograph's pr rounds contributions to float32: within 1e-6 relative.
+    assert pr == pytest.approx(want, rel=1e-6, abs=1e-12)
 
     parents = dict(zip(ids, s.gap_bfs("curl").tolist()))
     assert parents["curl"] == "curl"

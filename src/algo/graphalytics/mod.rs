@@ -330,6 +330,16 @@ pub(crate) mod testkit {
 
     /// Asserts equal keys and values equal within relative tolerance 1e-9.
     pub fn assert_close(got: &BTreeMap<u64, f64>, want: &BTreeMap<u64, f64>, ctx: &str) {
+        assert_within(got, want, 1e-9, ctx)
+    }
+
+    /// Asserts equal keys and values equal within relative tolerance `tolerance`.
+    pub fn assert_within(
+        got: &BTreeMap<u64, f64>,
+        want: &BTreeMap<u64, f64>,
+        tolerance: f64,
+        ctx: &str,
+    ) {
         assert_eq!(
             got.keys().collect::<Vec<_>>(),
             want.keys().collect::<Vec<_>>(),
@@ -338,7 +348,7 @@ pub(crate) mod testkit {
         for (k, w) in want {
             let g = got[k];
             assert!(
-                g == *w || (g - w).abs() <= 1e-9 * w.abs(),
+                g == *w || (g - w).abs() <= tolerance * w.abs(),
                 "{ctx}: vertex {k}: got {g}, want {w}"
             );
         }

@@ -1,7 +1,9 @@
 //! PageRank as Graphalytics defines it (fixed iterations, the sinks' rank spread over every
 //! vertex), in pull mode like iPregel's PageRank: every vertex broadcasts its share, every
 //! vertex gathers its in-neighbours'. The sinks' mass travels through a sum aggregator.
-//! Same results as [`crate::algo::graphalytics::pagerank`] (up to summation order).
+//! Same results as [`crate::algo::graphalytics::pagerank`], up to summation order and that
+//! kernel's rounding of contributions to `f32` (within 1e-6 relative): messages here are
+//! `f64`.
 
 use crate::pregel::{Aggregate, Context, Delivery, Messages, Program, Sum};
 use crate::{GraphView, VertexId};
