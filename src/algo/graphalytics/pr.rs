@@ -18,16 +18,16 @@
 //! Ranks and sums are `f64`; the contributions are stored as `f32`, as GAPBS stores its
 //! scores. The random reads of the pull loop are the kernel's cost, and 4-byte
 //! contributions halve the bytes they touch (4 MB instead of 8 MB at a million vertices,
-//! past a 1 MB L2 either way): with `f64` contributions this kernel took 1.3x the time of
-//! GAP PageRank's sweeps on Kron20. The price is a rounding of 2^-24 (relative) per
+//! past a 1 MB L2 either way): with `f64` contributions this kernel took 1.1-1.4x the time
+//! of as many GAP PageRank sweeps on Kron20, with `f32` 0.92-1.0x. The price is a rounding of 2^-24 (relative) per
 //! contribution, which the damping factor `d` passes on shrunk: ranks are within
 //! 2^-24 · min(iterations, 1/(1 − d)) relative of an all-`f64` computation (4e-7 at
 //! d = 0.85; 3.8e-8 measured on Kron20 after 20 iterations), far inside the validation
 //! tolerance. Results stay deterministic: every sum runs in a fixed order.
 //!
 //! Tried and slower: one pass per iteration that pulls, sets the rank and writes the next
-//! contribution into a second buffer (1.3x this kernel when the vertices of a task ran in
-//! a plain loop, 1.05x as rayon items, against 20 light passes here).
+//! contribution into a second buffer: 1.35x this kernel when the vertices of a task ran in
+//! a plain loop, 1.05-1.1x as rayon items (in-process, Kron20).
 
 use crate::{GraphView, VertexId};
 use rayon::prelude::*;
