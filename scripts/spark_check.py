@@ -11,7 +11,8 @@ reads OUT/vertices and OUT/edges and computes
 - connected components by min-label propagation with DataFrame joins (undirected view of
   the edges), compared with evograph's `wcc` column as partitions;
 - PageRank with the Graphalytics definition (fixed iterations, sinks' rank spread over
-  every vertex), compared with evograph's `pr` column to 1e-9 relative.
+  every vertex), compared with evograph's `pr` column to 1e-6 relative (evograph rounds
+  PageRank contributions to float32, within 1e-6 of float64; Spark sums in float64).
 
 GraphFrames would do both in two calls, but its jar is not reachable from this
 machine's package mirror (Maven Central answers 404 for io.graphframes, and
@@ -152,7 +153,7 @@ def check_graph(spark, binary: str, d: Path, work: Path) -> dict:
     ranks = pagerank(v, undirected_edges(e, not meta["directed"]), iterations, damping)
     spark_pr = {r["id"]: r["rank"] for r in ranks.collect()}
     worst = max(abs(spark_pr[i] - ours_pr[i]) / abs(ours_pr[i]) for i in ours_pr)
-    ok_pr = set(spark_pr) == set(ours_pr) and worst <= 1e-9
+    ok_pr = set(spark_pr) == set(ours_pr) and worst <= 1e-6
     return {"graph": d.name, "vertices": meta["vertices"], "edges": meta["edges"],
             "components": len(set(ours_cc.values())), "cc_rounds": rounds, "cc_ok": ok_cc,
             "pr_iterations": iterations, "pr_max_rel_diff": worst, "pr_ok": ok_pr,
