@@ -8,3 +8,4 @@ pub mod gap;
 pub mod graphalytics;
 pub mod kernel;
 pub(crate) mod oriented;
+pub(crate) mod vertex_arrays;

@@ -22,19 +22,10 @@ pub fn pagerank<G: GraphView>(
     tolerance: f64,
     max_iters: u32,
 ) -> (Vec<f64>, u32) {
-    let n = g.num_vertices();
-    let live = super::existing(g).len().max(1) as f64;
+    let exists = crate::algo::vertex_arrays::exists_flags(g);
+    let live = exists.iter().filter(|&&e| e).count().max(1) as f64;
     let base = (1.0 - damping) / live;
-    let exists: Vec<bool> = crate::types::par_vertices(n)
-        .map(|v| g.vertex_exists(v))
-        .collect();
-    // 1 / out-degree, 0 for a vertex without out-edges (nothing reads its contribution).
-    let inv_deg: Vec<f64> = crate::types::par_vertices(n)
-        .map(|v| match g.out_degree(v) {
-            0 => 0.0,
-            d => 1.0 / d as f64,
-        })
-        .collect();
+    let inv_deg = crate::algo::vertex_arrays::inverse_out_degrees(g);
     let mut scores: Vec<f64> = exists
         .iter()
         .map(|&e| if e { 1.0 / live } else { 0.0 })

@@ -51,21 +51,13 @@ pub(crate) const RELATIVE_ERROR: f64 = 1e-6;
 #[must_use = "the kernel's result is its return value"]
 pub fn pagerank<G: GraphView>(g: &G, damping: f64, iterations: u32) -> Vec<f64> {
     let n = g.num_vertices();
-    let exists: Vec<bool> = crate::types::par_vertices(n)
-        .map(|v| g.vertex_exists(v))
-        .collect();
+    let exists = crate::algo::vertex_arrays::exists_flags(g);
     let live = exists.iter().filter(|&&e| e).count();
     if live == 0 {
         return vec![0.0; n];
     }
     let nv = live as f64;
-    // 1 / out-degree, 0 for a sink: a multiply per vertex and round instead of a divide.
-    let inv_degree: Vec<f64> = crate::types::par_vertices(n)
-        .map(|v| match g.out_degree(v) {
-            0 => 0.0,
-            d => 1.0 / d as f64,
-        })
-        .collect();
+    let inv_degree = crate::algo::vertex_arrays::inverse_out_degrees(g);
     let mut rank: Vec<f64> = exists
         .iter()
         .map(|&e| if e { 1.0 / nv } else { 0.0 })
