@@ -43,7 +43,11 @@ use std::process::ExitCode;
 ///
 /// --json prints one JSON object (time and summary) on stdout; with --output the values are
 /// written to that file as well. --trials N runs the kernel N times on the same snapshot
-/// (as GAPBS's -n does) and reports the median time, each trial's in `trial_seconds`.
+/// (as GAPBS's -n does) and reports the median time, each trial's in `trial_seconds`. The
+/// summary and values are the last trial's; a kernel whose rounds vary by trial (gap-pr
+/// stops at its tolerance, vertex programs when all halt) lists each trial's count in
+/// `trial_iterations` or `trial_supersteps` and reports `seconds_per_iteration` (or
+/// `seconds_per_superstep`), the median over the trials of time over rounds.
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
@@ -131,7 +135,8 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         .build()
         .map_err(|e| invalid(e.to_string()))?;
     let params = params(&a, source);
-    let (out, trial_seconds) = run_trials(&pool, &s, a.kernel, &params, a.trials)?;
+    let (out, trials) = run_trials(&pool, &s, a.kernel, &params, a.trials)?;
+    let trial_seconds: Vec<f64> = trials.iter().map(|t| t.seconds).collect();
     let seconds = crate::bench::median(&trial_seconds).expect("one trial at least");
     let (values, mut summary) = (&out.values, out.report.clone());
     if a.kernel == Kernel::Tc && !s.is_undirected() {
@@ -177,26 +182,67 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         summary.insert("gteps".into(), (e / seconds.max(1e-9) / 1e9).into());
     }
     o.as_object_mut().unwrap().extend(summary);
+    o.as_object_mut().unwrap().extend(per_round(&trials));
     println!("{o}");
     Ok(code)
 }
 
-/// Runs the kernel `trials` times; the last run's output and every run's kernel time.
+/// One trial's time and, for a kernel that reports them, its rounds.
+struct Trial {
+    seconds: f64,
+    /// The report key the rounds came from (`iterations` or `supersteps`) and their count.
+    rounds: Option<(&'static str, u64)>,
+}
+
+/// Report keys that count a kernel's rounds.
+const ROUND_KEYS: [&str; 2] = ["iterations", "supersteps"];
+
+/// Runs the kernel `trials` times; the last run's output and every run's time and rounds.
 fn run_trials(
     pool: &rayon::ThreadPool,
     s: &Snapshot,
     k: Kernel,
     params: &Params,
     trials: u32,
-) -> evograph::Result<(kernel::Outcome, Vec<f64>)> {
-    let mut times = Vec::with_capacity(trials as usize);
+) -> evograph::Result<(kernel::Outcome, Vec<Trial>)> {
+    let mut done = Vec::with_capacity(trials as usize);
     loop {
         let out = pool.install(|| kernel::run(s, k, params))?;
-        times.push(out.seconds);
-        if times.len() == trials as usize {
-            return Ok((out, times));
+        let rounds = ROUND_KEYS
+            .into_iter()
+            .find_map(|key| Some((key, out.report.get(key)?.as_u64()?)));
+        done.push(Trial {
+            seconds: out.seconds,
+            rounds,
+        });
+        if done.len() == trials as usize {
+            return Ok((out, done));
         }
     }
+}
+
+/// Each trial's rounds (`trial_iterations` or `trial_supersteps`) and the median time per
+/// round (`seconds_per_iteration` or `seconds_per_superstep`), so that trials that ran
+/// different numbers of rounds still compare; empty for a kernel without rounds.
+fn per_round(trials: &[Trial]) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = serde_json::Map::new();
+    let Some((key, _)) = trials.first().and_then(|t| t.rounds) else {
+        return m;
+    };
+    let counts: Vec<u64> = trials
+        .iter()
+        .filter_map(|t| t.rounds.map(|r| r.1))
+        .collect();
+    let per: Vec<f64> = trials
+        .iter()
+        .filter_map(|t| t.rounds.map(|r| t.seconds / r.1.max(1) as f64))
+        .collect();
+    let singular = key.strip_suffix('s').unwrap_or(key);
+    m.insert(format!("trial_{key}"), counts.into());
+    if let Some(med) = crate::bench::median(&per) {
+        m.insert(format!("seconds_per_{singular}"), med.into());
+    }
+    m
 }
 
 /// Writes the per-vertex values to `output`, or stdout; a closed pipe is not an error.

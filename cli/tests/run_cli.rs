@@ -211,7 +211,8 @@ fn kernels_that_pick_a_source_refuse_an_empty_graph() {
 }
 
 /// `--trials N` runs the kernel N times on one snapshot and reports the median time and
-/// every trial's; 0 trials is refused.
+/// every trial's, with each trial's rounds and the median time per round; 0 trials is
+/// refused.
 #[test]
 fn run_trials_report_each_time_and_their_median() {
     let dir = tempfile::tempdir().unwrap();
@@ -234,6 +235,48 @@ fn run_trials_report_each_time_and_their_median() {
     assert_eq!(t.len(), 3, "{v}");
     t.sort_by(f64::total_cmp);
     assert_eq!(v["seconds"].as_f64(), Some(t[1]), "{v}");
+    let rounds: Vec<u64> = v["trial_iterations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    assert_eq!(rounds.len(), 3, "{v}");
+    assert!(rounds.iter().all(|&r| (1..=20).contains(&r)), "{v}");
+    assert_eq!(
+        v["iterations"].as_u64(),
+        Some(rounds[2]),
+        "the last trial's: {v}"
+    );
+    let times: Vec<f64> = v["trial_seconds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    let mut per: Vec<f64> = times
+        .iter()
+        .zip(&rounds)
+        .map(|(t, &r)| t / r as f64)
+        .collect();
+    per.sort_by(f64::total_cmp);
+    assert_eq!(v["seconds_per_iteration"].as_f64(), Some(per[1]), "{v}");
+    // A kernel without rounds reports none.
+    let r = evograph(&["run", s, "wcc", "--json", "--trials", "2"]);
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert!(
+        v.get("trial_iterations").is_none() && v.get("seconds_per_iteration").is_none(),
+        "{v}"
+    );
+    // Vertex programs count supersteps.
+    let r = evograph(&["run", s, "pregel-cc", "--json", "--trials", "2"]);
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(
+        v["trial_supersteps"].as_array().map(|a| a.len()),
+        Some(2),
+        "{v}"
+    );
+    assert!(v["seconds_per_superstep"].as_f64().is_some(), "{v}");
     let r = evograph(&["run", s, "gap-pr", "--trials", "0"]);
     assert!(!r.status.success());
     assert!(
