@@ -250,33 +250,11 @@ impl Inner {
             rep.problems.push("the oldest run holds tombstones".into());
         }
         // Degree sums and out/in symmetry on the resolved graph.
-        let n = snap.num_vertices();
-        let (out_sum, in_sum, asym) = self.pool.install(|| {
-            (0..n as VertexId)
-                .into_par_iter()
-                .map(|v| {
-                    let mut asym = 0u64;
-                    let mut od = 0u64;
-                    snap.for_each_out(v, |w| {
-                        od += 1;
-                        // For undirected stores, in-adjacency is out-adjacency: check w -> v.
-                        let ok = if self.undirected {
-                            snap.has_edge(w, v)
-                        } else {
-                            in_has(&snap, w, v)
-                        };
-                        if !ok {
-                            asym += 1;
-                        }
-                    });
-                    let id = snap.in_degree(v) as u64;
-                    if od != snap.out_degree(v) as u64 {
-                        asym += 1;
-                    }
-                    (od, id, asym)
-                })
-                .reduce(|| (0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2))
-        });
+        let super::mirror::Mirror {
+            out_sum,
+            in_sum,
+            unmirrored: asym,
+        } = self.pool.install(|| super::mirror::mirror(&snap));
         if out_sum != in_sum {
             rep.problems.push(format!(
                 "out-degrees sum to {out_sum}, in-degrees to {in_sum}"
@@ -293,7 +271,7 @@ impl Inner {
                 snap.num_edges()
             ));
         }
-        for v in 0..n as VertexId {
+        for v in 0..snap.num_vertices() as VertexId {
             if !snap.vertex_exists(v) && (snap.out_degree(v) > 0 || snap.in_degree(v) > 0) {
                 rep.problems.push(format!(
                     "deleted vertex {} still has edges",
@@ -306,9 +284,4 @@ impl Inner {
         rep.vertices = snap.live_vertices() as u64;
         Ok(rep)
     }
-}
-
-/// Whether `w`'s in-adjacency holds `v`: the mirror of the out-edge `v -> w`.
-fn in_has(s: &crate::snapshot::Snapshot, w: VertexId, v: VertexId) -> bool {
-    s.has_dir_edge(Dir::In, w, v)
 }

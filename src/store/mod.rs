@@ -60,6 +60,7 @@
 mod check;
 mod lock;
 mod maintain;
+mod mirror;
 mod open;
 pub(crate) mod options;
 mod policy;
