@@ -250,6 +250,7 @@ impl IndexBuilder {
             tombs: Sec::owned(self.tombs),
             n_adds: self.n_adds,
             packed: None,
+            fence: Default::default(),
         }
     }
 }

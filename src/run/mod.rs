@@ -12,6 +12,7 @@
 //! - [`packed`]: the compressed form of a direction's neighbor lists.
 
 pub mod build;
+pub mod fence;
 pub mod file;
 pub mod format;
 pub mod merge;
@@ -202,6 +203,8 @@ pub struct DirData {
     pub n_adds: u64,
     /// The compressed neighbor lists of a packed direction.
     pub packed: Option<Packed>,
+    /// Where the buckets of `vids` start (sparse only), built on the first lookup.
+    pub fence: fence::Fence,
 }
 
 impl DirData {
@@ -212,7 +215,7 @@ impl DirData {
             let n = self.n_index();
             ((v as usize) < n).then_some(v as usize)
         } else {
-            self.vids.get().binary_search(&v).ok()
+            self.fence.find(self.vids.get(), v)
         }
     }
 
