@@ -107,7 +107,7 @@ mod tests {
                 prop_assert_eq!(f.find(&vids, v), Some(k));
             }
             let probes = probes.iter().map(|&p| p.wrapping_add(base.saturating_sub(1 << 20)));
-            for p in probes.chain([0, u32::MAX]) {
+            for p in probes.chain([0, VertexId::MAX as u32]) {
                 let p = p as VertexId;
                 prop_assert_eq!(f.find(&vids, p), vids.binary_search(&p).ok());
             }
