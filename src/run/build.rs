@@ -250,7 +250,6 @@ impl IndexBuilder {
             tombs: Sec::owned(self.tombs),
             n_adds: self.n_adds,
             packed: None,
-            fence: Default::default(),
         }
     }
 }

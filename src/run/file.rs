@@ -470,7 +470,6 @@ fn open_mapped(map: Mapped, name: &str, medium: Arc<dyn Medium>, checked: Checke
             tombs: ids(format::tombs(d)),
             n_adds: h.dirs[d].n_adds,
             packed: is_packed.then(|| packed(d)),
-            fence: Default::default(),
         }
     };
     let run = Run {

@@ -12,7 +12,6 @@
 //! - [`packed`]: the compressed form of a direction's neighbor lists.
 
 pub mod build;
-pub mod fence;
 pub mod file;
 pub mod format;
 pub mod merge;
@@ -203,8 +202,6 @@ pub struct DirData {
     pub n_adds: u64,
     /// The compressed neighbor lists of a packed direction.
     pub packed: Option<Packed>,
-    /// Where the buckets of `vids` start (sparse only), built on the first lookup.
-    pub fence: fence::Fence,
 }
 
 impl DirData {
@@ -215,7 +212,7 @@ impl DirData {
             let n = self.n_index();
             ((v as usize) < n).then_some(v as usize)
         } else {
-            self.fence.find(self.vids.get(), v)
+            self.vids.get().binary_search(&v).ok()
         }
     }
 
