@@ -72,14 +72,26 @@ fn dump<G: GraphView>(g: &G) -> Dump {
 }
 
 fn store(undirected: bool, weighted: bool) -> Graph {
+    store_copying(undirected, weighted, None)
+}
+
+/// A store whose layered views copy changed lists within `copy` bytes (the memtable
+/// budget's when `None`).
+fn store_copying(undirected: bool, weighted: bool, copy: Option<usize>) -> Graph {
     Graph::in_memory(Options {
         undirected: Some(undirected),
         weighted: Some(weighted),
         background: false,
         threads: 2,
+        view_copy_bytes: copy,
         ..Default::default()
     })
     .unwrap()
+}
+
+/// Copy budgets for the layered view: none (every changed list cut), a few lists, all.
+fn copy_budget() -> impl Strategy<Value = usize> {
+    prop_oneof![Just(0), Just(64), Just(512), Just(usize::MAX)]
 }
 
 fn inserts(es: &[(VertexId, VertexId, u8)], weighted: bool) -> Vec<Record> {
@@ -102,8 +114,9 @@ fn two_layers(
     delta: &[(VertexId, VertexId, u8)],
     und: bool,
     w: bool,
+    copy: usize,
 ) -> Snapshot {
-    let g = store(und, w);
+    let g = store_copying(und, w, Some(copy));
     let verts: Vec<Record> = (0..n as u64).map(Record::InsertVertex).collect();
     g.apply(&verts).unwrap();
     g.apply(&inserts(base, w)).unwrap();
@@ -135,17 +148,24 @@ fn a_compacted_base_plus_a_dense_delta_is_layered() {
             .map(|i| (i, (i * 11 + 1) % 20, 5))
             .filter(|e| !base.iter().any(|b| b.0 == e.0 && b.1 == e.1))
             .collect();
-        let s = two_layers(20, &base, &delta, und, w);
-        assert!(
-            base_plus_plain_delta(&s),
-            "test setup: expected two dense tombstone-free runs"
-        );
-        let l = s.layered().expect("layered view of base + dense delta");
-        assert!(s.flat().is_none());
-        assert_eq!(dump(&l), dump(&s), "undirected {und} weighted {w}");
-        // The macro picks it too.
-        let picked = evograph::with_view!(&s, |g| std::any::type_name_of_val(g).to_string());
-        assert!(picked.contains("LayeredView"), "with_view! picked {picked}");
+        // A budget for the whole graph copies every list, and the macro reads the copy as
+        // a CSR; none reads the changed lists cut.
+        for (copy, view) in [(usize::MAX, "FlatView"), (0, "LayeredView")] {
+            let s = two_layers(20, &base, &delta, und, w, copy);
+            assert!(
+                base_plus_plain_delta(&s),
+                "test setup: expected two dense tombstone-free runs"
+            );
+            let l = s.layered().expect("layered view of base + dense delta");
+            assert!(s.flat().is_none());
+            assert_eq!(dump(&l), dump(&s), "undirected {und} weighted {w}");
+            assert_eq!(l.as_flat().is_some(), copy == usize::MAX);
+            if let Some(f) = l.as_flat() {
+                assert_eq!(dump(&f), dump(&s), "undirected {und} weighted {w}");
+            }
+            let picked = evograph::with_view!(&s, |g| std::any::type_name_of_val(g).to_string());
+            assert!(picked.contains(view), "with_view! picked {picked}");
+        }
     }
 }
 
@@ -163,13 +183,16 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
 
     #[test]
-    fn fast_views_read_what_the_snapshot_reads((n, base, delta) in case(), und in any::<bool>(), w in any::<bool>()) {
-        let s = two_layers(n, &base, &delta, und, w);
+    fn fast_views_read_what_the_snapshot_reads((n, base, delta) in case(), und in any::<bool>(), w in any::<bool>(), copy in copy_budget()) {
+        let s = two_layers(n, &base, &delta, und, w, copy);
         // Re-inserting a weighted edge with a new weight tombstones the old one, which the
         // layered view reads too.
         prop_assert_eq!(s.layered().is_some(), s.runs().len() >= 2);
         if let Some(l) = s.layered() {
             prop_assert_eq!(dump(&l), dump(&s));
+            if let Some(f) = l.as_flat() {
+                prop_assert_eq!(dump(&f), dump(&s));
+            }
         }
         let g = store(und, w);
         g.apply(&(0..n as u64).map(Record::InsertVertex).collect::<Vec<_>>()).unwrap();
@@ -210,8 +233,9 @@ fn record(o: Op, weighted: bool) -> Record {
 
 /// A store that merges every two runs into partitions of 8 ids, so that a few flushes
 /// leave level-0 runs, partition runs and the base side by side.
-fn merging_store(undirected: bool, weighted: bool) -> Graph {
+fn merging_store(undirected: bool, weighted: bool, copy: usize) -> Graph {
     Graph::in_memory(Options {
+        view_copy_bytes: Some(copy),
         undirected: Some(undirected),
         weighted: Some(weighted),
         background: false,
@@ -227,8 +251,9 @@ fn merging_store(undirected: bool, weighted: bool) -> Graph {
 #[derive(Clone, Copy)]
 enum Shape {
     /// Base edges compacted, then each step applied and flushed into a run, the last step
-    /// left in the memtable for the snapshot to seal.
-    Layers,
+    /// left in the memtable for the snapshot to seal; layered views copy changed lists
+    /// within the budget given.
+    Layers(usize),
     /// Everything applied, then fully compacted: the graph the layered view must read.
     Compacted,
 }
@@ -241,19 +266,19 @@ fn replay(
     shape: Shape,
 ) -> Snapshot {
     let g = match shape {
-        Shape::Layers => merging_store(und, w),
+        Shape::Layers(copy) => merging_store(und, w, copy),
         Shape::Compacted => store(und, w),
     };
     g.apply(&(0..n as u64).map(Record::InsertVertex).collect::<Vec<_>>())
         .unwrap();
     g.apply(&inserts(base, w)).unwrap();
-    if let Shape::Layers = shape {
+    if let Shape::Layers(_) = shape {
         g.compact().unwrap();
     }
     for (i, step) in steps.iter().enumerate() {
         let recs: Vec<Record> = step.iter().map(|&o| record(o, w)).collect();
         g.apply(&recs).unwrap();
-        if let (Shape::Layers, true) = (shape, i + 1 < steps.len()) {
+        if let (Shape::Layers(_), true) = (shape, i + 1 < steps.len()) {
             g.flush().unwrap();
         }
     }
@@ -310,26 +335,43 @@ fn deletes_in_several_newer_runs_are_read_through_the_layered_view() {
         })
         .collect();
     for (und, w) in [(false, false), (true, false), (false, true), (true, true)] {
-        let s = replay(n, &base, &steps, (und, w), Shape::Layers);
-        assert!(
-            s.runs().len() > 2,
-            "test setup: expected several newer runs"
-        );
-        let tombs: u64 = s.runs()[1..].iter().map(|r| r.out.n_tombs()).sum();
-        assert!(
-            tombs > 0,
-            "test setup: expected tombstones in the newer runs"
-        );
-        let l = s
-            .layered()
-            .expect("a compacted base plus newer runs is layered");
-        assert_eq!(dump(&l), dump(&s), "undirected {und} weighted {w}");
-        assert_eq!(
-            dump(&l),
-            dump(&replay(n, &base, &steps, (und, w), Shape::Compacted))
-        );
-        let picked = evograph::with_view!(&s, |g| std::any::type_name_of_val(g).to_string());
-        assert!(picked.contains("LayeredView"), "with_view! picked {picked}");
+        let want = dump(&replay(n, &base, &steps, (und, w), Shape::Compacted));
+        // Copy budgets: none (every changed list read cut), about half the lists, all.
+        let mut cut = Vec::new();
+        for copy in [0, 2048, usize::MAX] {
+            let s = replay(n, &base, &steps, (und, w), Shape::Layers(copy));
+            assert!(
+                s.runs().len() > 2,
+                "test setup: expected several newer runs"
+            );
+            let tombs: u64 = s.runs()[1..].iter().map(|r| r.out.n_tombs()).sum();
+            assert!(
+                tombs > 0,
+                "test setup: expected tombstones in the newer runs"
+            );
+            let l = s
+                .layered()
+                .expect("a compacted base plus newer runs is layered");
+            let what = format!("undirected {und} weighted {w} copy budget {copy}");
+            assert_eq!(dump(&l), dump(&s), "{what}");
+            assert_eq!(dump(&l), want, "{what}");
+            assert_eq!(l.as_flat().is_some(), copy == usize::MAX, "{what}");
+            if let Some(f) = l.as_flat() {
+                assert_eq!(dump(&f), want, "{what}");
+            }
+            let view = match l.as_flat() {
+                Some(_) => "FlatView",
+                None => "LayeredView",
+            };
+            let picked = evograph::with_view!(&s, |g| std::any::type_name_of_val(g).to_string());
+            assert!(picked.contains(view), "with_view! picked {picked}, {what}");
+            cut.push(l.cut_lists());
+        }
+        // With no budget every changed list is cut; a partial budget copies some; an
+        // unlimited one all.
+        assert!(cut[0] > 0, "undirected {und} weighted {w}: no budget");
+        assert!(0 < cut[1] && cut[1] < cut[0], "partial budget: {cut:?}");
+        assert_eq!(cut[2], 0, "unlimited budget: {cut:?}");
     }
 }
 
@@ -337,13 +379,20 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
 
     #[test]
-    fn layered_views_over_deletes_read_what_the_snapshot_reads((n, base, steps) in deleting_case(), und in any::<bool>(), w in any::<bool>()) {
-        let s = replay(n, &base, &steps, (und, w), Shape::Layers);
+    fn layered_views_over_deletes_read_what_the_snapshot_reads((n, base, steps) in deleting_case(), und in any::<bool>(), w in any::<bool>(), copy in copy_budget()) {
+        let s = replay(n, &base, &steps, (und, w), Shape::Layers(copy));
         let want = replay(n, &base, &steps, (und, w), Shape::Compacted);
         prop_assert_eq!(dump(&s), dump(&want));
         prop_assert_eq!(s.layered().is_some(), s.runs().len() >= 2);
         if let Some(l) = s.layered() {
             prop_assert_eq!(dump(&l), dump(&s));
+            if copy == usize::MAX {
+                prop_assert_eq!(l.cut_lists(), 0, "an unlimited budget copies every list");
+                prop_assert!(l.as_flat().is_some(), "and reads them as a CSR");
+            }
+            if let Some(f) = l.as_flat() {
+                prop_assert_eq!(dump(&f), dump(&s));
+            }
         }
     }
 }

@@ -78,6 +78,11 @@ pub struct Args {
     /// Worker threads (0: one per core).
     #[arg(long, default_value_t = 0, value_parser = args::int::<u64>(0, 1024), allow_negative_numbers = true)]
     threads: u64,
+    /// MiB of DRAM the kernel's view may fill with copies of the neighbor lists changed
+    /// since the store's last compaction (the whole graph, when it fits), so that it reads
+    /// them as it reads a compacted store; lists past it are read from their runs.
+    #[arg(long, default_value_t = 1024, value_parser = args::int::<usize>(0, 1 << 30), allow_negative_numbers = true)]
+    view_mb: usize,
     /// Write the per-vertex output here instead of stdout (with --json as well as it).
     #[arg(long, short)]
     output: Option<PathBuf>,
@@ -114,6 +119,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             create: false,
             read_only: true,
             threads,
+            view_copy_bytes: Some(a.view_mb << 20),
             ..Default::default()
         },
     )?;

@@ -27,6 +27,10 @@ use crate::run::{Dir, DirData, Run};
 use crate::types::VertexId;
 use std::sync::Arc;
 
+/// The layered view's copy budget of a snapshot not taken from a store: the default
+/// memtable budget's.
+const DEFAULT_COPY_BUDGET: usize = 1 << 30;
+
 /// A consistent view of the graph; implements [`GraphView`].
 #[derive(Clone)]
 pub struct Snapshot {
@@ -42,6 +46,8 @@ pub struct Snapshot {
     chains: Arc<chains::Chains>,
     /// The layered view's per-vertex index, built on first use and shared by clones.
     spans: Arc<std::sync::OnceLock<Option<layered::SpanIndex>>>,
+    /// DRAM the layered view may spend on copied neighbor lists, in bytes.
+    copy_budget: usize,
     /// Whether the store is weighted, known even before any run holds an edge.
     weighted_store: bool,
     /// The names of a string-keyed store as of this snapshot (external ids number them).
@@ -92,6 +98,7 @@ impl Snapshot {
             edges,
             tombs,
             spans: Default::default(),
+            copy_budget: DEFAULT_COPY_BUDGET,
             weighted_store: false,
             names: None,
         }
@@ -109,6 +116,13 @@ impl Snapshot {
             );
         }
         self.names = names;
+        self
+    }
+
+    /// Sets the DRAM the layered view may spend on copied neighbor lists (see
+    /// [`Snapshot::layered`]).
+    pub(crate) fn with_copy_budget(mut self, bytes: usize) -> Snapshot {
+        self.copy_budget = bytes;
         self
     }
 

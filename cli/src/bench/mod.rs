@@ -109,6 +109,10 @@ Figures (medians over --trials; the JSON file also keeps every trial's under tri
   delete.deletes_live_runs / .unflushed_deletes_live_runs  runs of those live snapshots
   delete.deletes_view_seconds / .unflushed_deletes_view_seconds  indexing them for the
                              kernels (null if they had to be read by the general run walk)
+  delete.deletes_view_bytes / .unflushed_deletes_view_bytes  DRAM of that index (spans,
+                             copied lists, cut lists' patches)
+  delete.deletes_cut_lists / .unflushed_deletes_cut_lists  changed lists left cut (read
+                             from the base past their deleted neighbors) by the copy budget
 Restart figures are null on --medium memory, which keeps nothing across processes.";
 
 /// Run the papers' evaluation protocol and report every figure.
@@ -813,19 +817,26 @@ fn deletes_leg(
     use rayon::prelude::*;
     let name = leg.name();
     let live = g.snapshot()?;
-    let (layered, view) = secs(|| Ok(live.layered().is_some()))?;
+    let (layered, view) = secs(|| Ok(live.layered().map(|l| (l.index_bytes(), l.cut_lists()))))?;
     t.set(format!("delete.{name}_live_runs"), live.runs().len() as f64);
+    t.set(format!("delete.{name}_view_seconds"), layered.map(|_| view));
     t.set(
-        format!("delete.{name}_view_seconds"),
-        layered.then_some(view),
+        format!("delete.{name}_view_bytes"),
+        layered.map(|(b, _)| b as f64),
+    );
+    t.set(
+        format!("delete.{name}_cut_lists"),
+        layered.map(|(_, c)| c as f64),
     );
     eprintln!(
         "bench:   live snapshot with {name}: {} runs, {}",
         live.runs().len(),
-        if layered {
-            format!("indexed in {view:.3} s")
-        } else {
-            "no layered view: the general run walk".to_string()
+        match layered {
+            Some((bytes, cut)) => format!(
+                "indexed in {view:.3} s ({:.1} MB, {cut} lists cut)",
+                bytes as f64 / 1e6
+            ),
+            None => "no layered view: the general run walk".to_string(),
         }
     );
     gone.par_sort_unstable();
