@@ -441,6 +441,9 @@ fn write_live(
     ids: &mut [VertexId],
     wts: &mut [f64],
 ) {
+    if adds.is_empty() {
+        return copy_cut(base, (b0, b1, dead), ids, wts);
+    }
     let (bids, bwts) = (base.ids(), base.weights());
     let weighted = !wts.is_empty();
     let base_w = |p: usize| bwts.get(p).copied().unwrap_or(1.0);
@@ -470,6 +473,28 @@ fn write_live(
     }
     for (i, &x) in adds.iter().enumerate().skip(a) {
         put(&mut k, x, add_w(i));
+    }
+    debug_assert_eq!(k, ids.len(), "a live list fills its copy");
+}
+
+/// Writes base positions `b0..b1` but the `dead` ones (ascending) into `ids` (and their
+/// weights into `wts` unless it is empty), a slice copy per stretch between dead positions:
+/// most lists an index copies have no additions, clean ones not even a dead position.
+fn copy_cut(base: &Adj, (b0, b1, dead): (u64, u64, &[u32]), ids: &mut [VertexId], wts: &mut [f64]) {
+    let (bids, bwts) = (base.ids(), base.weights());
+    let mut k = 0;
+    let mut at = b0 as usize;
+    for end in dead.iter().map(|&d| d as usize).chain([b1 as usize]) {
+        let n = end - at;
+        ids[k..k + n].copy_from_slice(&bids[at..end]);
+        if !wts.is_empty() {
+            match bwts.is_empty() {
+                true => wts[k..k + n].fill(1.0),
+                false => wts[k..k + n].copy_from_slice(&bwts[at..end]),
+            }
+        }
+        k += n;
+        at = end + 1;
     }
     debug_assert_eq!(k, ids.len(), "a live list fills its copy");
 }

@@ -23,7 +23,7 @@
 
 mod build;
 
-use super::flat::Adj;
+use super::flat::{each_weighted, meta_methods, Adj, Meta};
 use super::{FlatView, GraphView, Snapshot};
 use crate::run::Dir;
 use crate::types::VertexId;
@@ -133,7 +133,7 @@ impl Snapshot {
             Side::new(&idx.inn, base.inn)
         };
         Some(LayeredView {
-            base,
+            meta: base.meta(),
             out,
             inn,
             idx,
@@ -279,34 +279,49 @@ impl<'a> Side<'a> {
         }
     }
 
-    /// Calls `f` on `v`'s neighbors with their weights (1 when unweighted).
+    /// Calls `f` on `v`'s neighbors with their weights (1 when unweighted), from one call
+    /// site (see [`each_weighted`]): a cut vertex's list is gathered into a buffer first.
     #[inline(always)]
-    fn for_each_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, mut f: F) {
-        match self.read(v) {
+    fn for_each_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, f: F) {
+        let (mut ids, mut wts) = (Vec::new(), Vec::new());
+        let (ids, wts) = match self.read(v) {
             Read::List(c, s, e) => {
-                let ids = self.list(c, s, e);
                 let w = self.weights[c];
-                if w.is_empty() {
-                    ids.iter().for_each(|&x| f(x, 1.0));
-                } else {
-                    ids.iter().zip(&w[s..e]).for_each(|(&x, &w)| f(x, w));
-                }
+                (self.list(c, s, e), if w.is_empty() { w } else { &w[s..e] })
             }
             Read::Cut(k) => {
-                let (c, dead, adds) = self.cut(k);
-                let mut at = c.base;
-                for &p in dead {
-                    self.base.for_each_weighted_in(at as u64, p as u64, &mut f);
-                    at = p + 1;
-                }
-                (self.base).for_each_weighted_in(at as u64, c.base_end as u64, &mut f);
-                let ids = &self.add_ids[adds.clone()];
-                if self.add_wts.is_empty() {
-                    ids.iter().for_each(|&x| f(x, 1.0));
-                } else {
-                    (ids.iter().zip(&self.add_wts[adds])).for_each(|(&x, &w)| f(x, w));
-                }
+                self.cut_weighted(k, &mut ids, &mut wts);
+                (&ids[..], &wts[..])
             }
+        };
+        each_weighted(ids, wts, f)
+    }
+
+    /// Cut vertex `k`'s neighbors into `ids` and, when weighted, their weights into `wts`.
+    fn cut_weighted(&self, k: usize, ids: &mut Vec<VertexId>, wts: &mut Vec<f64>) {
+        let (c, dead, adds) = self.cut(k);
+        let (bw, aw) = (self.weights[0], self.add_wts);
+        let weighted = !bw.is_empty() || !aw.is_empty();
+        // Appends `w[r]`, or ones where `w` is empty (a side without weights).
+        let put = |wts: &mut Vec<f64>, w: &[f64], r: std::ops::Range<usize>| match w.is_empty() {
+            true => wts.resize(wts.len() + r.len(), 1.0),
+            false => wts.extend_from_slice(&w[r]),
+        };
+        let mut at = c.base;
+        let mut take = |from: u32, to: u32| {
+            ids.extend_from_slice(self.base.slice(from as u64, to as u64));
+            if weighted {
+                put(wts, bw, from as usize..to as usize);
+            }
+        };
+        for &p in dead {
+            take(at, p);
+            at = p + 1;
+        }
+        take(at, c.base_end);
+        ids.extend_from_slice(&self.add_ids[adds.clone()]);
+        if weighted {
+            put(wts, aw, adds);
         }
     }
 
@@ -348,7 +363,7 @@ impl<'a> Side<'a> {
 /// A borrowed view of a compacted base plus newer runs (see [`Snapshot::layered`]).
 #[derive(Clone, Copy)]
 pub struct LayeredView<'a> {
-    base: FlatView<'a>,
+    meta: Meta<'a>,
     out: Side<'a>,
     inn: Side<'a>,
     idx: &'a SpanIndex,
@@ -362,12 +377,12 @@ impl<'a> LayeredView<'a> {
             (!l.offs.is_empty()).then(|| Adj::new(&l.offs, &l.copy_ids, &l.copy_wts))
         };
         let out = csr(&self.idx.out)?;
-        let inn = if self.base.is_undirected() {
+        let inn = if self.meta.undirected {
             out
         } else {
             csr(&self.idx.inn)?
         };
-        Some(FlatView::of_parts(self.base.meta(), out, inn))
+        Some(FlatView::of_parts(self.meta, out, inn))
     }
 
     /// Vertex lists (out and in) read through the cut path because their copies did not
@@ -384,22 +399,7 @@ impl<'a> LayeredView<'a> {
 }
 
 impl GraphView for LayeredView<'_> {
-    fn num_vertices(&self) -> usize {
-        self.base.num_vertices()
-    }
-    fn external_id(&self, v: VertexId) -> u64 {
-        self.base.external_id(v)
-    }
-    fn num_edges(&self) -> u64 {
-        self.base.num_edges()
-    }
-    fn is_undirected(&self) -> bool {
-        self.base.is_undirected()
-    }
-    #[inline]
-    fn vertex_exists(&self, v: VertexId) -> bool {
-        self.base.vertex_exists(v)
-    }
+    meta_methods!();
     #[inline]
     fn out_degree(&self, v: VertexId) -> usize {
         self.out.degree(v)
@@ -434,9 +434,6 @@ impl GraphView for LayeredView<'_> {
     }
     fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
         self.out.has(u, v)
-    }
-    fn is_weighted(&self) -> bool {
-        self.base.is_weighted()
     }
     #[inline]
     fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, f: F) {
