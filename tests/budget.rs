@@ -15,7 +15,8 @@ fn a_tiny_budget_keeps_runs_per_level_bounded_and_the_graph_right() {
     let g = Graph::create(
         d.path().join("s"),
         Options {
-            memtable_bytes: 1 << 20,
+            // 512 KiB: a memtable freezes at half, about 44,000 directed updates of 6 B.
+            memtable_bytes: 1 << 19,
             fanout,
             // Partitions of 4096 ids: five of them, merged one at a time above level 0.
             partition_bits: 12,

@@ -26,46 +26,58 @@ const CHUNKS_PER_THREAD: usize = 4;
 const MIN_CHUNK: usize = 4096;
 const MIN_CHUNK_PER_BLOCK: usize = 4;
 
+/// Which ends of an edge update key a log entry.
 #[derive(Clone, Copy)]
 enum Key {
-    /// Key by source, payload destination (out-logs; undirected adds the reverse).
-    Out { both: bool },
-    /// Key by destination, payload source (in-logs).
-    In,
+    /// The source, with the destination as payload (directed stores).
+    Source,
+    /// Both ends, each with the other as payload (undirected stores; a self-loop once).
+    BothEnds,
+    /// The destination, with the source as payload (a directed store's destination
+    /// index, see [`super::Memtable::index_destinations`]).
+    Destination,
 }
 
 #[inline]
 fn emit(key: Key, e: [VertexId; 2], mut f: impl FnMut(VertexId, VertexId)) {
-    match key {
-        Key::Out { both } => {
-            f(e[0], e[1]);
-            let d = id_of(e[1]);
-            if both && d != e[0] {
-                f(d, e[0] | (e[1] & DEL));
-            }
-        }
-        Key::In => f(id_of(e[1]), e[0] | (e[1] & DEL)),
+    let d = id_of(e[1]);
+    if matches!(key, Key::Destination) {
+        return f(d, e[0] | (e[1] & DEL));
+    }
+    f(e[0], e[1]);
+    if matches!(key, Key::BothEnds) && d != e[0] {
+        f(d, e[0] | (e[1] & DEL));
     }
 }
 
-/// Applies `edges` (with parallel `weights`, empty when unweighted) to out-logs and
-/// (unless undirected) in-logs.
+/// Applies `edges` (with parallel `weights`, empty when unweighted) to the logs keyed by
+/// source, and to a directed store's destination index `inn` if it keeps one.
 pub fn apply(
     out: &mut [BlockLog],
-    inn: &mut [BlockLog],
+    inn: Option<&mut [BlockLog]>,
     undirected: bool,
     edges: &[[VertexId; 2]],
     weights: &[f64],
 ) {
     debug_assert!(weights.is_empty() || weights.len() == edges.len());
+    debug_assert!(
+        !undirected || inn.is_none(),
+        "undirected logs key both ends"
+    );
     let chunk = chunk_len(edges.len(), out.len());
-    if undirected {
-        scatter(out, Key::Out { both: true }, edges, weights, chunk);
+    let key = if undirected {
+        Key::BothEnds
     } else {
-        rayon::join(
-            || scatter(out, Key::Out { both: false }, edges, weights, chunk),
-            || scatter(inn, Key::In, edges, weights, chunk),
-        );
+        Key::Source
+    };
+    match inn {
+        None => scatter(out, key, edges, weights, chunk),
+        Some(inn) => {
+            rayon::join(
+                || scatter(out, key, edges, weights, chunk),
+                || scatter(inn, Key::Destination, edges, weights, chunk),
+            );
+        }
     }
 }
 
@@ -111,7 +123,7 @@ fn scatter(
 
 /// Grows every block by the chunks' counts and hands each chunk its slot range in each
 /// block (`result[chunk][block]`), chunks in batch order.
-fn cut_tails<'a>(blocks: &'a mut [BlockLog], counts: &[Vec<u32>]) -> Vec<Vec<Tail<'a>>> {
+pub(super) fn cut_tails<'a>(blocks: &'a mut [BlockLog], counts: &[Vec<u32>]) -> Vec<Vec<Tail<'a>>> {
     let mut tails: Vec<Vec<Tail<'a>>> = counts
         .iter()
         .map(|_| Vec::with_capacity(blocks.len()))
@@ -152,18 +164,16 @@ mod tests {
 
     /// Each vertex's (entry, weight) updates in arrival order, as a one-at-a-time apply
     /// would leave them.
-    type Expected = HashMap<(bool, VertexId), Vec<(VertexId, u64)>>;
+    type Expected = HashMap<VertexId, Vec<(VertexId, u64)>>;
 
+    /// Written out rather than through `emit`, so that a mistake there shows here.
     fn expected(edges: &[[VertexId; 2]], weights: &[f64], undirected: bool) -> Expected {
         let mut want = Expected::new();
-        for (i, &e) in edges.iter().enumerate() {
+        for (i, &[s, d]) in edges.iter().enumerate() {
             let w = weights.get(i).map_or(0, |w| w.to_bits());
-            let mut put = |inn: bool, k: VertexId, x: VertexId| {
-                want.entry((inn, k)).or_default().push((x, w));
-            };
-            emit(Key::Out { both: undirected }, e, |k, x| put(false, k, x));
-            if !undirected {
-                emit(Key::In, e, |k, x| put(true, k, x));
+            want.entry(s).or_default().push((d, w));
+            if undirected && id_of(d) != s {
+                want.entry(id_of(d)).or_default().push((s | (d & DEL), w));
             }
         }
         want
@@ -211,34 +221,28 @@ mod tests {
                     }
                 };
                 let mut out: Vec<BlockLog> = (0..3).map(|_| log()).collect();
-                let mut inn: Vec<BlockLog> = (0..3).map(|_| log()).collect();
                 // Two batches, so the second appends behind the first.
                 let (a, b) = edges.split_at(25_000);
                 let (wa, wb) = w.split_at(if w.is_empty() { 0 } else { 25_000 });
                 pool.install(|| {
-                    apply(&mut out, &mut inn, undirected, a, wa);
-                    apply(&mut out, &mut inn, undirected, b, wb);
+                    apply(&mut out, None, undirected, a, wa);
+                    apply(&mut out, None, undirected, b, wb);
                 });
                 let want = expected(&edges, w, undirected);
                 let mut seen = 0;
-                for (inn_dir, logs) in [(false, &out), (true, &inn)] {
-                    for (b, blk) in logs.iter().enumerate() {
-                        let g = blk.by_vertex();
-                        for lv in 0..BLOCK {
-                            let v = (b * BLOCK + lv) as VertexId;
-                            let got: Vec<(VertexId, u64)> = if w.is_empty() {
-                                g.entries(lv).iter().map(|&e| (e, 0)).collect()
-                            } else {
-                                let ws = g.weights(lv).iter().map(|w| w.to_bits());
-                                g.entries(lv).iter().copied().zip(ws).collect()
-                            };
-                            let exp = want.get(&(inn_dir, v)).cloned().unwrap_or_default();
-                            assert_eq!(
-                                got, exp,
-                                "vertex {v}, in {inn_dir}, undirected {undirected}"
-                            );
-                            seen += got.len();
-                        }
+                for (b, blk) in out.iter().enumerate() {
+                    let g = blk.by_vertex();
+                    for lv in 0..BLOCK {
+                        let v = (b * BLOCK + lv) as VertexId;
+                        let got: Vec<(VertexId, u64)> = if w.is_empty() {
+                            g.entries(lv).iter().map(|&e| (e, 0)).collect()
+                        } else {
+                            let ws = g.weights(lv).iter().map(|w| w.to_bits());
+                            g.entries(lv).iter().copied().zip(ws).collect()
+                        };
+                        let exp = want.get(&v).cloned().unwrap_or_default();
+                        assert_eq!(got, exp, "vertex {v}, undirected {undirected}");
+                        seen += got.len();
                     }
                 }
                 assert_eq!(seen, want.values().map(Vec::len).sum::<usize>());

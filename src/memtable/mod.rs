@@ -2,18 +2,20 @@
 //! block rather than by vertex).
 //!
 //! Updates are appended, unsorted and unresolved, to one log per block of vertices
-//! ([`block_log::BlockLog`]), out-logs keyed by source and in-logs keyed by destination.
-//! A batch is applied in parallel, chunks of it scattered into the logs ([`apply`]). When
+//! ([`block_log::BlockLog`]) keyed by source (by either end in an undirected store). A
+//! batch is applied in parallel, chunks of it scattered into the logs ([`apply`]). When
 //! the memtable is frozen it is *sealed* ([`seal`]) into a run: per vertex, sorted, last
-//! update wins, resolved against the runs before it.
+//! update wins, resolved against the runs before it. A directed store's in-direction is
+//! not buffered at all: the seal transposes the sealed out-direction ([`transpose`]).
 //!
-//! DRAM: the memtable costs its entries (6 B each, 18 B weighted) and a few dozen bytes per
-//! block of 2^14 vertices, nothing per vertex: a small budget holds as many updates at
-//! 2^24 vertices as at 2^10.
+//! DRAM: the memtable costs its entries (6 B each, 18 B weighted: one per directed update,
+//! two per undirected one) and a few dozen bytes per block of 2^14 vertices, nothing per
+//! vertex: a small budget holds as many updates at 2^24 vertices as at 2^10.
 
 mod apply;
 pub mod block_log;
 mod seal;
+mod transpose;
 
 use crate::run::{build::RunMeta, Run};
 use crate::types::VertexId;
@@ -24,8 +26,12 @@ use std::sync::Arc;
 pub struct Memtable {
     undirected: bool,
     weighted: bool,
+    /// Edge updates keyed by source (and, undirected, by destination too), per block.
     out: Vec<BlockLog>,
-    inn: Vec<BlockLog>,
+    /// A directed store's edge updates keyed by destination: kept only once a vertex
+    /// delete has asked for them (see [`Memtable::index_destinations`]), since only that
+    /// reads them, and without them each such read scans every log.
+    inn: Option<Vec<BlockLog>>,
     vertex_ops: Vec<VertexId>,
     /// First LSN this memtable holds.
     pub min_lsn: u64,
@@ -43,7 +49,7 @@ impl Memtable {
             undirected,
             weighted,
             out: Vec::new(),
-            inn: Vec::new(),
+            inn: None,
             vertex_ops: Vec::new(),
             min_lsn: lsn,
             max_lsn: lsn,
@@ -69,9 +75,9 @@ impl Memtable {
         };
         while self.out.len() < nb {
             self.out.push(block());
-            if !self.undirected {
-                self.inn.push(block());
-            }
+        }
+        if let Some(inn) = &mut self.inn {
+            inn.resize_with(nb, block);
         }
     }
 
@@ -83,14 +89,36 @@ impl Memtable {
         }
         self.ensure_blocks();
         let w = if self.weighted { weights } else { &[] };
-        apply::apply(&mut self.out, &mut self.inn, self.undirected, edges, w);
-        self.bytes = self
-            .out
+        apply::apply(
+            &mut self.out,
+            self.inn.as_deref_mut(),
+            self.undirected,
+            edges,
+            w,
+        );
+        self.bytes = self.measure();
+    }
+
+    fn measure(&self) -> usize {
+        self.out
             .iter()
-            .chain(&self.inn)
+            .chain(self.inn.iter().flatten())
             .map(|b| b.bytes())
             .sum::<usize>()
-            + self.vertex_ops.capacity() * crate::types::ID_BYTES;
+            + self.vertex_ops.capacity() * crate::types::ID_BYTES
+    }
+
+    /// Keys a directed store's updates by destination too, from now on, so that
+    /// [`Memtable::gather`] of a vertex's in-updates reads one block's log instead of
+    /// scanning them all. Vertex deletes ask for it: each reads the deleted vertex's
+    /// in-updates. Uses the current rayon pool; a no-op once done, and when undirected.
+    pub fn index_destinations(&mut self) {
+        if self.undirected || self.inn.is_some() {
+            return;
+        }
+        self.ensure_blocks();
+        self.inn = Some(transpose::by_destination(&self.out, self.weighted));
+        self.bytes = self.measure();
     }
 
     /// Records a vertex's new state (`v`, with `DEL` when deleted).
@@ -98,14 +126,10 @@ impl Memtable {
         self.vertex_ops.push(x);
     }
 
-    /// Updates buffered (edge entries, both directions, plus vertex updates).
+    /// Updates buffered: edge entries (one per directed update, two per undirected one
+    /// between distinct vertices) plus vertex updates.
     pub fn ops(&self) -> u64 {
-        self.out
-            .iter()
-            .chain(&self.inn)
-            .map(|b| b.ops())
-            .sum::<u64>()
-            + self.vertex_ops.len() as u64
+        self.out.iter().map(|b| b.ops()).sum::<u64>() + self.vertex_ops.len() as u64
     }
 
     /// Whether nothing was applied.
@@ -123,14 +147,24 @@ impl Memtable {
         self.weighted
     }
 
-    /// Appends `v`'s buffered updates in direction `d`, in arrival order, to `out`.
+    /// Appends `v`'s buffered updates in direction `d` (neighbors, with the delete bit of
+    /// a delete) to `out`, each neighbor's in arrival order. A directed store's in-updates
+    /// are read from the destination index if there is one, else by a scan of every log
+    /// (see [`Memtable::index_destinations`]).
     pub fn gather(&self, d: crate::run::Dir, v: VertexId, out: &mut Vec<VertexId>) {
-        let blocks = match d {
-            crate::run::Dir::In if !self.undirected => &self.inn,
-            _ => &self.out,
-        };
         let (b, lv) = split(v);
-        if let Some(blk) = blocks.get(b) {
+        let logs = match (&self.inn, d) {
+            (_, crate::run::Dir::Out) => &self.out,
+            _ if self.undirected => &self.out,
+            (Some(inn), crate::run::Dir::In) => inn,
+            (None, crate::run::Dir::In) => {
+                for (b, blk) in self.out.iter().enumerate() {
+                    blk.gather_naming(v, (b * BLOCK) as VertexId, out);
+                }
+                return;
+            }
+        };
+        if let Some(blk) = logs.get(b) {
             blk.gather(lv, out);
         }
     }

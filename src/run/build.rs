@@ -77,6 +77,31 @@ impl DirPart {
         self.tombs.extend(next.tombs);
     }
 
+    /// Each pushed vertex with its neighbors, their weights (empty when unweighted) and its
+    /// tombstones, vertices ascending.
+    pub fn vertices(
+        &self,
+    ) -> impl Iterator<Item = (VertexId, &[VertexId], &[f64], &[VertexId])> + '_ {
+        let (mut at, mut tat) = (0usize, 0usize);
+        (0..self.vids.len()).map(move |k| {
+            let r = at..at + self.counts[k] as usize;
+            let t = tat..tat + self.tcounts[k] as usize;
+            at = r.end;
+            tat = t.end;
+            let w = if self.wts.is_empty() {
+                &[][..]
+            } else {
+                &self.wts[r.clone()]
+            };
+            (self.vids[k], &self.adds[r], w, &self.tombs[t])
+        })
+    }
+
+    /// Entries held: neighbors and tombstones.
+    pub fn entries(&self) -> usize {
+        self.adds.len() + self.tombs.len()
+    }
+
     /// Each pushed vertex's neighbors and their weights (empty when unweighted), in order.
     pub fn lists(&self) -> impl Iterator<Item = (&[VertexId], &[f64])> {
         let mut at = 0usize;

@@ -56,7 +56,8 @@ pub struct Stats {
     pub partition_bits: u32,
     /// Sealed memtables not yet flushed.
     pub dram_runs: usize,
-    /// Updates buffered in the active and frozen memtables (per direction).
+    /// Updates buffered in the active and frozen memtables: edge updates (an undirected
+    /// edge's twice, once per end) and vertex updates.
     pub memtable_updates: u64,
     /// DRAM held by the active memtable.
     pub memtable_bytes: u64,

@@ -224,6 +224,7 @@ impl Inner {
                         // Expansion reads the memtable, so everything before it goes in first.
                         self.apply_sections(w, &batch.sections[applied..]);
                         applied = batch.sections.len();
+                        self.pool.install(|| w.mem.index_destinations());
                         // New sections: the ones before are applied already.
                         let dels: Vec<[VertexId; 2]> = self
                             .live_edges_of(w, x)?
