@@ -10,7 +10,6 @@
 //!
 //! Entries are neighbor ids with [`crate::batch::DEL`] marking a delete.
 
-use crate::batch::{id_of, DEL};
 use crate::types::{VertexId, ID_BYTES};
 use rayon::prelude::*;
 /// Vertices per block. Blocks are the unit of parallel apply and seal.
@@ -101,20 +100,6 @@ impl BlockLog {
                 .zip(&self.entries)
                 .filter(|(&l, _)| l as usize == lv)
                 .map(|(_, &x)| x),
-        );
-    }
-
-    /// Appends, for every entry naming `x` as its neighbor, the entry's own vertex (this
-    /// block's `first + local`) with the entry's delete bit, in arrival order: `x`'s
-    /// updates in the other direction, read from this direction's log (a scan, for the
-    /// rare single-vertex read).
-    pub fn gather_naming(&self, x: VertexId, first: VertexId, out: &mut Vec<VertexId>) {
-        out.extend(
-            self.local
-                .iter()
-                .zip(&self.entries)
-                .filter(|(_, &e)| id_of(e) == x)
-                .map(|(&l, &e)| (first + l as VertexId) | (e & DEL)),
         );
     }
 
