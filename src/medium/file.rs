@@ -1,12 +1,13 @@
 //! The file medium: a directory of files, `pwrite` + `fdatasync`, mmap for reads.
 
 use super::dir::{Open, StoreDir};
+use super::flusher::Flusher;
 use super::{Mapped, Medium, MediumStats, SegmentFile};
 use crate::{Error, Result};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Segments are files in one directory.
 pub struct FileMedium {
@@ -28,6 +29,7 @@ impl FileMedium {
             path,
             file,
             stats: self.stats.clone(),
+            flusher: OnceLock::new(),
         })
     }
 }
@@ -72,6 +74,9 @@ struct FileSegment {
     path: PathBuf,
     file: File,
     stats: Arc<MediumStats>,
+    /// Started by the first [`SegmentFile::start_persist`]: only files written long enough
+    /// to ask for early write-back get a thread. `None` inside if none could be started.
+    flusher: OnceLock<Option<Flusher>>,
 }
 
 impl SegmentFile for FileSegment {
@@ -90,7 +95,13 @@ impl SegmentFile for FileSegment {
         self.stats.on_persist();
         self.file
             .sync_data()
-            .map_err(|e| Error::io("fdatasync", &self.path, e))
+            .map_err(|e| Error::io("fdatasync", &self.path, e))?;
+        // A write-back error that the flusher's `fdatasync` was told of is not told again
+        // to this one (see `flusher`): it is kept for here.
+        match self.flusher.get().and_then(|f| f.as_ref()?.take_error()) {
+            Some(e) => Err(Error::io("fdatasync", &self.path, e)),
+            None => Ok(()),
+        }
     }
     #[cfg(target_os = "linux")]
     fn start_persist(&self, offset: u64, len: u64) {
@@ -103,6 +114,12 @@ impl SegmentFile for FileSegment {
         // (fdatasync) is what makes the bytes durable and reports any error.
         unsafe {
             libc::sync_file_range(self.file.as_raw_fd(), off, n, libc::SYNC_FILE_RANGE_WRITE);
+        }
+        // `sync_file_range` puts the bytes on the device but sends no cache flush; the
+        // flusher's `fdatasync` does, so a write-back cache drains while the run is still
+        // being written (see `flusher`).
+        if let Some(f) = self.flusher.get_or_init(|| Flusher::start(&self.file)) {
+            f.request();
         }
     }
     fn len(&self) -> Result<u64> {

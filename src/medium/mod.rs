@@ -14,6 +14,7 @@
 
 pub(crate) mod dir;
 pub mod file;
+mod flusher;
 mod mapped;
 pub mod memory;
 pub mod pmem;
@@ -104,8 +105,9 @@ pub trait SegmentFile: Send + Sync {
     /// Makes every byte written so far durable.
     fn persist(&self) -> Result<()>;
     /// Starts writing `len` bytes at `offset` back to the device without waiting for them,
-    /// so that the next [`SegmentFile::persist`] has less left to wait for. A hint only: it
-    /// makes nothing durable and may do nothing.
+    /// so that the next [`SegmentFile::persist`] has less left to wait for. A hint only:
+    /// it may make some written bytes durable early or do nothing, and only `persist`
+    /// promises anything (and reports errors the hint met).
     fn start_persist(&self, _offset: u64, _len: u64) {}
     /// Current length in bytes.
     fn len(&self) -> Result<u64>;
