@@ -3,6 +3,7 @@
 //! are made and reused are in `sim.rs`, whose workload closes and reopens the store.)
 
 use evograph::{Durability, Graph, GraphView, Options};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 fn opts(durability: Durability) -> Options {
@@ -54,16 +55,55 @@ fn a_close_keeps_two_spares_that_the_next_writer_reuses() {
         "a clean close leaves no live segment: {live:?}"
     );
 
+    let inode = |name: &str| std::fs::metadata(dir.path().join(name)).unwrap().ino();
+    let spare_inodes = [inode("wal-spare-1.log"), inode("wal-spare-2.log")];
     let g = Graph::open(dir.path(), opts(Durability::Sync)).unwrap();
-    // The log's first segment is a spare renamed: one spare left, one live segment.
+    // The log starts in a new file; the first rotation takes a spare, renamed (the same
+    // file, not one deleted and made again).
     let (spares, live) = wal_files(dir.path());
-    assert_eq!((spares.len(), live.len()), (1, 1), "{spares:?} {live:?}");
-    insert_rows(&g, 50..100);
+    assert_eq!((spares.len(), live.len()), (2, 1), "{spares:?} {live:?}");
+    assert!(!spare_inodes.contains(&inode(&live[0])));
+    insert_rows(&g, 50..55);
+    let (spares, live) = wal_files(dir.path());
+    assert_eq!((spares.len(), live.len()), (1, 2), "{spares:?} {live:?}");
+    assert!(spare_inodes.contains(&inode(&live[1])), "{live:?}");
+    insert_rows(&g, 55..100);
     g.close().unwrap();
     let (spares, live) = wal_files(dir.path());
     assert_eq!(spares.len(), 2);
     assert!(live.is_empty());
     assert_eq!(edge_count(dir.path()), 10_000);
+}
+
+#[test]
+fn a_writer_that_writes_nothing_changes_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = Graph::create(dir.path(), opts(Durability::Sync)).unwrap();
+    insert_rows(&g, 0..50);
+    g.close().unwrap();
+    let files = |d: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().into_string().unwrap(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = files(dir.path());
+    Graph::open(dir.path(), opts(Durability::Sync))
+        .unwrap()
+        .close()
+        .unwrap();
+    assert!(
+        files(dir.path()) == before,
+        "an open and close changed the store's files"
+    );
 }
 
 #[test]

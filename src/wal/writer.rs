@@ -327,7 +327,10 @@ impl Log {
                     first_lsn: rec.next_lsn,
                 };
                 segments.push_back(info);
-                let seg = new_segment(&*medium, info, spares.pop(), segment_bytes)?;
+                // A new file rather than a spare: a writer that appends nothing and closes
+                // removes it again (the spares are kept already) and leaves the store's
+                // files as they were. Spares are taken at rotation.
+                let seg = new_segment(&*medium, info, None, segment_bytes)?;
                 (seg, segment::HEADER_LEN)
             }
         };
