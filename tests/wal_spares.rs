@@ -2,6 +2,9 @@
 //! next writer overwrites them instead of allocating new files. (Power cuts while spares
 //! are made and reused are in `sim.rs`, whose workload closes and reopens the store.)
 
+mod common;
+
+use common::dir_files;
 use evograph::{Durability, Graph, GraphView, Options};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -34,6 +37,16 @@ fn insert_rows(g: &Graph, rows: std::ops::Range<u64>) {
     }
 }
 
+/// A store of 50 rows of 100 edges, closed: about ten 4 KiB segments were written, and
+/// the close kept two of them as spares.
+fn closed_store_of_5000_edges() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let g = Graph::create(dir.path(), opts(Durability::Sync)).unwrap();
+    insert_rows(&g, 0..50);
+    g.close().unwrap();
+    dir
+}
+
 fn edge_count(dir: &Path) -> u64 {
     let g = Graph::open(dir, opts(Durability::Sync)).unwrap();
     let n = g.snapshot().unwrap().num_edges();
@@ -43,11 +56,7 @@ fn edge_count(dir: &Path) -> u64 {
 
 #[test]
 fn a_close_keeps_two_spares_that_the_next_writer_reuses() {
-    let dir = tempfile::tempdir().unwrap();
-    let g = Graph::create(dir.path(), opts(Durability::Sync)).unwrap();
-    // 5,000 edges of 8 bytes: about ten 4 KiB segments.
-    insert_rows(&g, 0..50);
-    g.close().unwrap();
+    let dir = closed_store_of_5000_edges();
     let (spares, live) = wal_files(dir.path());
     assert_eq!(spares, ["wal-spare-1.log", "wal-spare-2.log"]);
     assert!(
@@ -77,41 +86,21 @@ fn a_close_keeps_two_spares_that_the_next_writer_reuses() {
 
 #[test]
 fn a_writer_that_writes_nothing_changes_no_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let g = Graph::create(dir.path(), opts(Durability::Sync)).unwrap();
-    insert_rows(&g, 0..50);
-    g.close().unwrap();
-    let files = |d: &Path| -> Vec<(String, Vec<u8>)> {
-        let mut v: Vec<_> = std::fs::read_dir(d)
-            .unwrap()
-            .map(|e| {
-                let e = e.unwrap();
-                (
-                    e.file_name().into_string().unwrap(),
-                    std::fs::read(e.path()).unwrap(),
-                )
-            })
-            .collect();
-        v.sort();
-        v
-    };
-    let before = files(dir.path());
+    let dir = closed_store_of_5000_edges();
+    let before = dir_files(dir.path());
     Graph::open(dir.path(), opts(Durability::Sync))
         .unwrap()
         .close()
         .unwrap();
     assert!(
-        files(dir.path()) == before,
+        dir_files(dir.path()) == before,
         "an open and close changed the store's files"
     );
 }
 
 #[test]
 fn a_writer_without_a_log_removes_the_spares() {
-    let dir = tempfile::tempdir().unwrap();
-    let g = Graph::create(dir.path(), opts(Durability::Sync)).unwrap();
-    insert_rows(&g, 0..50);
-    g.close().unwrap();
+    let dir = closed_store_of_5000_edges();
     assert_eq!(wal_files(dir.path()).0.len(), 2);
 
     let g = Graph::open(dir.path(), opts(Durability::None)).unwrap();
@@ -123,10 +112,7 @@ fn a_writer_without_a_log_removes_the_spares() {
 
 #[test]
 fn a_reader_leaves_the_spares_alone() {
-    let dir = tempfile::tempdir().unwrap();
-    let g = Graph::create(dir.path(), opts(Durability::Sync)).unwrap();
-    insert_rows(&g, 0..50);
-    g.close().unwrap();
+    let dir = closed_store_of_5000_edges();
     let before = wal_files(dir.path());
     let r = Graph::open(
         dir.path(),
