@@ -398,11 +398,19 @@ impl Log {
         Ok(())
     }
 
-    /// Retires every segment: the caller committed runs holding every record.
+    /// Retires every segment: the caller committed runs holding every record. A last
+    /// segment nothing was appended to (a session that wrote nothing) is removed, not kept:
+    /// it costs nothing to free, and keeping it would change a store the session did not
+    /// write to.
     fn discard(&mut self) -> Result<()> {
         let all: Vec<SegmentInfo> = self.segments.drain(..).collect();
-        for s in all {
-            self.retire(s.seq)?;
+        let unused_last = self.offset == segment::HEADER_LEN;
+        for (i, s) in all.iter().enumerate() {
+            if unused_last && i + 1 == all.len() {
+                self.medium.remove(&segment::name(s.seq))?;
+            } else {
+                self.retire(s.seq)?;
+            }
         }
         self.medium.sync_dir()
     }
