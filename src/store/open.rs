@@ -37,7 +37,7 @@ pub fn is_store_file(name: &str) -> bool {
         || name == "LOCK"
         || Run::parse_file_name(name).is_some()
         || wal::segment::parse_name(name).is_some()
-        || wal::segment::is_spare(name)
+        || name.starts_with("wal-spare-")
 }
 
 /// How the store at `path` keys its vertices, reading only its manifest; `None` where no
@@ -199,16 +199,6 @@ pub(super) fn open_on(
     )?;
     refuse_damaged_root(&manifest, &strays, &rec)?;
     let keys = open_keys(&*medium, &root, &dict, repair)?;
-    // A writer with a log reuses the spare segments; without one they only take space.
-    let spares = spare_segments(&*medium)?;
-    let spares = if opts.durability == Durability::None {
-        if repair {
-            remove_strays(&*medium, &spares)?;
-        }
-        Vec::new()
-    } else {
-        spares
-    };
     if repair {
         remove_strays(&*medium, &strays)?;
         remove_unfinished_manifest(&*medium)?;
@@ -224,7 +214,6 @@ pub(super) fn open_on(
             rec,
             mode,
             opts.wal_segment_bytes,
-            spares,
         )?),
     };
     let next_run_id = root
@@ -566,23 +555,15 @@ fn open_runs(medium: &Arc<dyn Medium>, root: &Root, verify: run::file::Verify) -
 }
 
 /// Run files the manifest does not name (a crash between write and commit, or a retired
-/// run whose removal did not happen).
+/// run whose removal did not happen) and spare WAL segments.
 fn strays(medium: &dyn Medium, root: &Root) -> Result<Vec<String>> {
     Ok(medium
         .list()?
         .into_iter()
         .filter(|name| {
             Run::parse_file_name(name).is_some_and(|id| !root.runs.iter().any(|r| r.id == id))
+                || name.starts_with("wal-spare-")
         })
-        .collect())
-}
-
-/// Spare WAL segments: retired segments a writer overwrites instead of allocating anew.
-fn spare_segments(medium: &dyn Medium) -> Result<Vec<String>> {
-    Ok(medium
-        .list()?
-        .into_iter()
-        .filter(|name| wal::segment::is_spare(name))
         .collect())
 }
 
