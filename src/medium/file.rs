@@ -93,14 +93,15 @@ impl SegmentFile for FileSegment {
     }
     fn persist(&self) -> Result<()> {
         self.stats.on_persist();
-        self.file
-            .sync_data()
-            .map_err(|e| Error::io("fdatasync", &self.path, e))?;
-        // A write-back error that the flusher's `fdatasync` was told of is not told again
-        // to this one (see `flusher`): it is kept for here.
-        match self.flusher.get().and_then(|f| f.as_ref()?.take_error()) {
-            Some(e) => Err(Error::io("fdatasync", &self.path, e)),
-            None => Ok(()),
+        // A write-back error that a background `fdatasync` was told of is not told again to
+        // this one, so the flusher is paused (its sync in flight waited for) around ours and
+        // hands over what it met (see `flusher`).
+        let paused = self.flusher.get().and_then(|f| Some(f.as_ref()?.pause()));
+        let ours = self.file.sync_data();
+        let theirs = paused.and_then(|mut p| p.take_error());
+        match theirs.map_or(ours, Err) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(Error::io("fdatasync", &self.path, e)),
         }
     }
     #[cfg(target_os = "linux")]

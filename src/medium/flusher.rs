@@ -10,26 +10,76 @@
 //! under 1 ms, and the writer did not slow down.
 //!
 //! Concurrency: one flusher thread per file that asked for one. It owns a clone of the
-//! file's handle and shares with the writer only the request channel and the error slot.
-//! The slot's lock is never held across I/O. `fdatasync` may run on both threads at once,
-//! which POSIX allows.
+//! file's handle and shares with the writer only [`State`], under one mutex with one
+//! condition variable. The mutex is never held across I/O.
 //!
 //! Errors: an `fdatasync` reports a write-back error once per open file description, and
-//! the flusher's handle shares the writer's. An error the flusher saw is therefore kept in
-//! the slot and returned by the writer's next [`Flusher::take_error`], which the segment's
-//! `persist` calls after its own `fdatasync`: an error is never swallowed by the hint.
+//! the flusher's handle shares the writer's. Two rules follow, both kept by [`Flusher::pause`],
+//! which the segment's `persist` holds around its own `fdatasync`:
+//! - an error the flusher met is kept in the state and handed to `persist`, never
+//!   swallowed by the hint;
+//! - no background `fdatasync` may run while `persist`'s runs: one in flight could take the
+//!   error that `persist`'s would have reported, and store it only after `persist` looked.
+//!   `pause` therefore waits for the one in flight and holds back the next.
 
 use std::fs::File;
 use std::io;
-use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+
+/// What the writer and the flusher thread share.
+#[derive(Default)]
+struct State {
+    /// An `fdatasync` was asked for since the last one started.
+    requested: bool,
+    /// The thread is inside `fdatasync`.
+    busy: bool,
+    /// How many [`Paused`] guards are alive: no `fdatasync` starts while this is nonzero.
+    paused: u32,
+    /// The first error a background `fdatasync` met; the thread stops syncing after it.
+    error: Option<io::Error>,
+    /// Set by drop: the thread ends.
+    closing: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A poisoned lock means the other side panicked between two field writes, which
+        // leave `State` consistent either way.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
 
 /// The background thread of one file, stopped and joined on drop.
 pub(super) struct Flusher {
-    tx: Option<Sender<()>>,
+    shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
-    error: Arc<Mutex<Option<io::Error>>>,
+}
+
+/// Holds background syncs back while alive; see [`Flusher::pause`].
+pub(super) struct Paused<'a> {
+    shared: &'a Shared,
+    /// The error a background `fdatasync` met before the pause, if any.
+    error: Option<io::Error>,
+}
+
+impl Paused<'_> {
+    /// The error a background `fdatasync` met before the pause, if any, once.
+    pub(super) fn take_error(&mut self) -> Option<io::Error> {
+        self.error.take()
+    }
+}
+
+impl Drop for Paused<'_> {
+    fn drop(&mut self) {
+        self.shared.lock().paused -= 1;
+        self.shared.changed.notify_all();
+    }
 }
 
 impl Flusher {
@@ -37,46 +87,81 @@ impl Flusher {
     /// then skipped, which costs only time).
     pub(super) fn start(file: &File) -> Option<Flusher> {
         let file = file.try_clone().ok()?;
-        let (tx, rx) = mpsc::channel::<()>();
-        let error = Arc::new(Mutex::new(None));
-        let slot = error.clone();
+        Flusher::spawn(move || file.sync_data())
+    }
+
+    /// Starts the thread around `sync`, the file's `fdatasync` (a stand-in in tests).
+    fn spawn(sync: impl FnMut() -> io::Result<()> + Send + 'static) -> Option<Flusher> {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+        });
+        let theirs = shared.clone();
         let thread = std::thread::Builder::new()
             .name("evograph-flush".into())
-            .spawn(move || {
-                while rx.recv().is_ok() {
-                    // Requests that came while the last sync ran are served by this one.
-                    while rx.try_recv().is_ok() {}
-                    if let Err(e) = file.sync_data() {
-                        *slot.lock().unwrap() = Some(e);
-                        return;
-                    }
-                }
-            })
+            .spawn(move || run(&theirs, sync))
             .ok()?;
         Some(Flusher {
-            tx: Some(tx),
+            shared,
             thread: Some(thread),
-            error,
         })
     }
 
     /// Asks for an `fdatasync` of everything written so far, without waiting for it.
+    /// Requests made while one runs are served by the next.
     pub(super) fn request(&self) {
-        if let Some(tx) = &self.tx {
-            // A thread that stopped on an error has its error in the slot; nothing to do.
-            let _ = tx.send(());
-        }
+        self.shared.lock().requested = true;
+        self.shared.changed.notify_all();
     }
 
-    /// The error a background `fdatasync` met, if any, once.
-    pub(super) fn take_error(&self) -> Option<io::Error> {
-        self.error.lock().unwrap().take()
+    /// Waits for a background `fdatasync` in flight, holds back new ones until the guard
+    /// drops, and hands over the error one met, once.
+    pub(super) fn pause(&self) -> Paused<'_> {
+        let mut s = self.shared.lock();
+        s.paused += 1;
+        while s.busy {
+            s = self
+                .shared
+                .changed
+                .wait(s)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+        let error = s.error.take();
+        Paused {
+            shared: &self.shared,
+            error,
+        }
+    }
+}
+
+/// The flusher thread: one `fdatasync` per batch of requests, none while paused.
+fn run(shared: &Shared, mut sync: impl FnMut() -> io::Result<()>) {
+    let mut s = shared.lock();
+    loop {
+        while !s.closing && !(s.requested && s.paused == 0) {
+            s = shared.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        if s.closing {
+            return;
+        }
+        s.requested = false;
+        s.busy = true;
+        drop(s);
+        let result = sync();
+        s = shared.lock();
+        s.busy = false;
+        shared.changed.notify_all();
+        if let Err(e) = result {
+            s.error = Some(e);
+            return;
+        }
     }
 }
 
 impl Drop for Flusher {
     fn drop(&mut self) {
-        drop(self.tx.take());
+        self.shared.lock().closing = true;
+        self.shared.changed.notify_all();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -87,6 +172,11 @@ impl Drop for Flusher {
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// Long enough for a wrongly unblocked thread to be seen; a correct one never is.
+    const SETTLE: Duration = Duration::from_millis(100);
 
     #[test]
     fn requests_are_served_and_the_thread_ends_on_drop() {
@@ -97,7 +187,7 @@ mod tests {
             f.write_all(&[7u8; 4096]).unwrap();
             fl.request();
         }
-        assert!(fl.take_error().is_none());
+        assert!(fl.pause().take_error().is_none());
         drop(fl);
         assert_eq!(
             std::fs::metadata(dir.path().join("f")).unwrap().len(),
@@ -106,21 +196,67 @@ mod tests {
     }
 
     /// A character device has no `fdatasync` (EINVAL): the failure must come back through
-    /// `take_error`, once.
+    /// `pause`, once.
     #[test]
     fn a_background_failure_is_reported_once() {
         let null = File::open("/dev/null").unwrap();
         let fl = Flusher::start(&null).unwrap();
         fl.request();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
         let err = loop {
-            if let Some(e) = fl.take_error() {
+            if let Some(e) = fl.pause().take_error() {
                 break e;
             }
             assert!(std::time::Instant::now() < deadline, "no error reported");
-            std::thread::sleep(std::time::Duration::from_millis(1));
+            std::thread::sleep(Duration::from_millis(1));
         };
         assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
-        assert!(fl.take_error().is_none());
+        assert!(fl.pause().take_error().is_none());
+    }
+
+    /// The race `pause` exists for: a background sync in flight that will fail must be
+    /// waited for, so its error reaches the pauser instead of landing after it looked.
+    #[test]
+    fn pause_waits_for_the_sync_in_flight_and_gets_its_error() {
+        let (entered_tx, entered) = mpsc::channel();
+        let (release, release_rx) = mpsc::channel::<()>();
+        let fl = Flusher::spawn(move || {
+            entered_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+            Err(io::Error::from_raw_os_error(libc::EIO))
+        })
+        .unwrap();
+        fl.request();
+        entered.recv().unwrap();
+        let (got_tx, got) = mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                got_tx
+                    .send(fl.pause().take_error().map(|e| e.raw_os_error()))
+                    .unwrap()
+            });
+            assert!(got.recv_timeout(SETTLE).is_err(), "pause did not wait");
+            release.send(()).unwrap();
+            assert_eq!(got.recv().unwrap(), Some(Some(libc::EIO)));
+        });
+    }
+
+    /// While paused, a request is held back; it is served once the guard drops.
+    #[test]
+    fn no_sync_starts_while_paused() {
+        let (synced_tx, synced) = mpsc::channel();
+        let fl = Flusher::spawn(move || {
+            synced_tx.send(()).unwrap();
+            Ok(())
+        })
+        .unwrap();
+        let guard = fl.pause();
+        fl.request();
+        assert!(
+            synced.recv_timeout(SETTLE).is_err(),
+            "a sync ran while paused"
+        );
+        drop(guard);
+        synced.recv_timeout(Duration::from_secs(10)).unwrap();
     }
 }
