@@ -73,6 +73,7 @@ fn wal_append(c: &mut Criterion) {
             rec,
             mode,
             evograph::internals::wal::writer::SEGMENT_BYTES,
+            Vec::new(),
         )
         .unwrap();
         let mut lsn = wal.durable_lsn();

@@ -140,7 +140,10 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         s.medium, s.persist_method
     );
     println!("durability      {} (its last writer's)", s.durability);
-    println!("medium bytes    {}", s.medium_bytes);
+    println!(
+        "medium bytes    {} (+ {} in WAL spares kept for the next writer)",
+        s.medium_bytes, s.wal_spare_bytes
+    );
     println!("bytes written   {} since creation", s.bytes_written_total);
     println!(
         "opened in       {:.3} s ({} WAL bytes replayed; run checksums are verified on first read)",

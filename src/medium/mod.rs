@@ -77,10 +77,10 @@ pub trait Medium: Send + Sync + 'static {
     fn list(&self) -> Result<Vec<String>>;
     /// Makes creations, renames and removals durable.
     fn sync_dir(&self) -> Result<()>;
-    /// Total bytes of all segments right now.
-    fn bytes_used(&self) -> Result<u64> {
+    /// Total bytes of the segments whose names `which` picks, right now.
+    fn bytes_used(&self, which: &dyn Fn(&str) -> bool) -> Result<u64> {
         let mut total = 0;
-        for name in self.list()? {
+        for name in self.list()?.into_iter().filter(|n| which(n)) {
             match self.open(&name) {
                 Ok(f) => total += f.len()?,
                 // Removed since the listing: by another handle's writer, when this is a

@@ -69,7 +69,7 @@ mod stats;
 mod write;
 
 pub use check::CheckReport;
-pub use open::{is_store_file, recorded_key_kind};
+pub use open::{is_store_file, is_wal_spare, recorded_key_kind};
 pub use options::{Compression, MediumKind, Options, Verify};
 pub use stats::{LevelStats, Stats};
 

@@ -37,7 +37,13 @@ pub fn is_store_file(name: &str) -> bool {
         || name == "LOCK"
         || Run::parse_file_name(name).is_some()
         || wal::segment::parse_name(name).is_some()
-        || name.starts_with("wal-spare-")
+        || wal::segment::is_spare(name)
+}
+
+/// Whether `name` is a WAL spare: a retired segment a closed store keeps for its next
+/// writer to overwrite. It holds no data, so at-rest figures leave it out.
+pub fn is_wal_spare(name: &str) -> bool {
+    wal::segment::is_spare(name)
 }
 
 /// How the store at `path` keys its vertices, reading only its manifest; `None` where no
@@ -199,6 +205,16 @@ pub(super) fn open_on(
     )?;
     refuse_damaged_root(&manifest, &strays, &rec)?;
     let keys = open_keys(&*medium, &root, &dict, repair)?;
+    // A writer with a log reuses the spare segments; without one they only take space.
+    let spares = spare_segments(&*medium)?;
+    let spares = if opts.durability == Durability::None {
+        if repair {
+            remove_strays(&*medium, &spares)?;
+        }
+        Vec::new()
+    } else {
+        spares
+    };
     if repair {
         remove_strays(&*medium, &strays)?;
         remove_unfinished_manifest(&*medium)?;
@@ -214,6 +230,7 @@ pub(super) fn open_on(
             rec,
             mode,
             opts.wal_segment_bytes,
+            spares,
         )?),
     };
     let next_run_id = root
@@ -555,15 +572,23 @@ fn open_runs(medium: &Arc<dyn Medium>, root: &Root, verify: run::file::Verify) -
 }
 
 /// Run files the manifest does not name (a crash between write and commit, or a retired
-/// run whose removal did not happen) and spare WAL segments.
+/// run whose removal did not happen).
 fn strays(medium: &dyn Medium, root: &Root) -> Result<Vec<String>> {
     Ok(medium
         .list()?
         .into_iter()
         .filter(|name| {
             Run::parse_file_name(name).is_some_and(|id| !root.runs.iter().any(|r| r.id == id))
-                || name.starts_with("wal-spare-")
         })
+        .collect())
+}
+
+/// Spare WAL segments: retired segments a writer overwrites instead of allocating anew.
+fn spare_segments(medium: &dyn Medium) -> Result<Vec<String>> {
+    Ok(medium
+        .list()?
+        .into_iter()
+        .filter(|name| wal::segment::is_spare(name))
         .collect())
 }
 

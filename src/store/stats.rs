@@ -1,7 +1,7 @@
 //! Counters and sizes of an open store.
 
 use super::Inner;
-use crate::Result;
+use crate::{wal, Result};
 use serde::Serialize;
 use std::sync::atomic::Ordering;
 
@@ -65,8 +65,11 @@ pub struct Stats {
     /// flushed, the vertex dictionary and vertex states (not mapped run files, which the
     /// page cache holds, nor allocator slack).
     pub dram_bytes: u64,
-    /// Bytes of all files of the store.
+    /// Bytes of the store's files on the medium, WAL spares excluded (they hold no data;
+    /// see `wal_spare_bytes`).
     pub medium_bytes: u64,
+    /// Bytes of retired WAL segments kept for the next writer to overwrite (at most two).
+    pub wal_spare_bytes: u64,
     /// Bytes written to the medium by this handle.
     pub bytes_written_session: u64,
     /// Bytes written since the store was created (as of the last commit, plus this session).
@@ -181,7 +184,8 @@ impl Inner {
             memtable_updates: mem_ops + frozen_ops,
             memtable_bytes: mem_bytes,
             dram_bytes: self.dram_bytes(),
-            medium_bytes: self.medium.bytes_used()?,
+            medium_bytes: self.medium.bytes_used(&|n| !wal::segment::is_spare(n))?,
+            wal_spare_bytes: self.medium.bytes_used(&wal::segment::is_spare)?,
             bytes_written_session: io.bytes_written,
             bytes_written_total: base + io.bytes_written,
             wal_bytes_written: self.wal.as_ref().map_or(0, |w| w.bytes_written()),

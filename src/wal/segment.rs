@@ -14,6 +14,17 @@ pub fn name(seq: u64) -> String {
     format!("wal-{seq:016x}.log")
 }
 
+/// Name of spare slot `k`: a retired segment kept for the writer to overwrite rather than
+/// deleted and allocated again. Recovery never reads spares.
+pub fn spare_name(k: usize) -> String {
+    format!("wal-spare-{k}.log")
+}
+
+/// Whether `name` is a spare segment (of any slot, or of the older per-sequence naming).
+pub fn is_spare(name: &str) -> bool {
+    name.starts_with("wal-spare-") && name.ends_with(".log")
+}
+
 /// The sequence number in a segment name, if it is one.
 pub fn parse_name(name: &str) -> Option<u64> {
     let hex = name.strip_prefix("wal-")?.strip_suffix(".log")?;
@@ -69,6 +80,9 @@ mod tests {
         assert_eq!(parse_name(&name(0x1f)), Some(0x1f));
         assert_eq!(parse_name("wal-12.log"), None);
         assert_eq!(parse_name("run-0000000000000001.run"), None);
+        assert!(is_spare(&spare_name(2)));
+        assert_eq!(parse_name(&spare_name(2)), None);
+        assert!(!is_spare(&name(2)));
     }
 
     #[test]

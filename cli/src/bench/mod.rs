@@ -106,6 +106,8 @@ Figures (medians over --trials; the JSON file also keeps every trial's under tri
   delete.seconds / .meps     deleting a random 4% of the unique edges, in batches
   delete.compact_seconds     the full compaction after the deletes
   delete.medium_bytes_before/_after  store bytes before the deletes and after compaction
+                             (WAL spares excluded: they hold no data, at most two segments)
+  delete.wal_spare_bytes_after  bytes of the WAL spares the closed store keeps after that
   delete.deletes_live_runs / .unflushed_deletes_live_runs  runs of those live snapshots
   delete.deletes_view_seconds / .unflushed_deletes_view_seconds  indexing them for the
                              kernels (null if they had to be read by the general run walk)
@@ -700,10 +702,15 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
     let (g, after) = if file {
         g.close()?;
         let after = dir_bytes(&store_dir)?;
+        t.set(
+            "delete.wal_spare_bytes_after",
+            spare_bytes(&store_dir)? as f64,
+        );
         (open_store(p, &store_dir, false, Compression::None)?, after)
     } else {
-        let b = g.stats()?.medium_bytes;
-        (g, b)
+        let s = g.stats()?;
+        t.set("delete.wal_spare_bytes_after", s.wal_spare_bytes as f64);
+        (g, s.medium_bytes)
     };
     t.set("delete.edges", first.len() as f64);
     t.set("delete.seconds", del);
@@ -865,11 +872,23 @@ fn deletes_leg(
     Ok(())
 }
 
-/// Bytes of the files in a directory.
+/// Bytes of the files in a store directory, WAL spares excluded (see [`spare_bytes`]).
 fn dir_bytes(dir: &Path) -> evograph::Result<u64> {
+    files_bytes(dir, |n| !evograph::store::is_wal_spare(n))
+}
+
+/// Bytes of the WAL spares in a store directory: disk a closed store holds, not data.
+fn spare_bytes(dir: &Path) -> evograph::Result<u64> {
+    files_bytes(dir, evograph::store::is_wal_spare)
+}
+
+fn files_bytes(dir: &Path, which: impl Fn(&str) -> bool) -> evograph::Result<u64> {
     let mut n = 0;
     for e in std::fs::read_dir(dir).map_err(|e| io_err("list", dir, e))? {
         let e = e.map_err(|e| io_err("list", dir, e))?;
+        if !which(&e.file_name().to_string_lossy()) {
+            continue;
+        }
         n += e
             .metadata()
             .map_err(|er| io_err("stat", &e.path(), er))?
