@@ -42,6 +42,13 @@ struct State {
     closing: bool,
 }
 
+impl State {
+    /// Whether the flusher thread has something to do: end, or sync when not paused.
+    fn wakes_flusher(&self) -> bool {
+        self.closing || (self.requested && self.paused == 0)
+    }
+}
+
 struct Shared {
     state: Mutex<State>,
     changed: Condvar,
@@ -138,7 +145,7 @@ impl Flusher {
 fn run(shared: &Shared, mut sync: impl FnMut() -> io::Result<()>) {
     let mut s = shared.lock();
     loop {
-        while !s.closing && !(s.requested && s.paused == 0) {
+        while !s.wakes_flusher() {
             s = shared.changed.wait(s).unwrap_or_else(|p| p.into_inner());
         }
         if s.closing {
