@@ -77,12 +77,12 @@ pub trait Medium: Send + Sync + 'static {
     fn list(&self) -> Result<Vec<String>>;
     /// Makes creations, renames and removals durable.
     fn sync_dir(&self) -> Result<()>;
-    /// Total bytes of the segments whose names `which` picks, right now.
-    fn bytes_used(&self, which: &dyn Fn(&str) -> bool) -> Result<u64> {
-        let mut total = 0;
-        for name in self.list()?.into_iter().filter(|n| which(n)) {
+    /// Every segment's name and size right now, from one listing.
+    fn sizes(&self) -> Result<Vec<(String, u64)>> {
+        let mut sizes = Vec::new();
+        for name in self.list()? {
             match self.open(&name) {
-                Ok(f) => total += f.len()?,
+                Ok(f) => sizes.push((name, f.len()?)),
                 // Removed since the listing: by another handle's writer, when this is a
                 // read-only handle beside it.
                 Err(crate::Error::Io { source, .. })
@@ -90,7 +90,7 @@ pub trait Medium: Send + Sync + 'static {
                 Err(e) => return Err(e),
             }
         }
-        Ok(total)
+        Ok(sizes)
     }
     /// Write and persist counters, for write-amplification figures.
     fn stats(&self) -> &MediumStats;

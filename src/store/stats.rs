@@ -163,6 +163,13 @@ impl Inner {
                 self.medium.persist_method(),
             )
         };
+        let (spares, files): (Vec<_>, Vec<_>) = self
+            .medium
+            .sizes()?
+            .into_iter()
+            .partition(|(name, _)| wal::segment::is_spare(name));
+        let total = |v: Vec<(String, u64)>| v.into_iter().map(|(_, n)| n).sum::<u64>();
+        let (medium_bytes, wal_spare_bytes) = (total(files), total(spares));
         Ok(Stats {
             vertices: ids - deleted,
             vertex_ids: ids,
@@ -184,8 +191,8 @@ impl Inner {
             memtable_updates: mem_ops + frozen_ops,
             memtable_bytes: mem_bytes,
             dram_bytes: self.dram_bytes(),
-            medium_bytes: self.medium.bytes_used(&|n| !wal::segment::is_spare(n))?,
-            wal_spare_bytes: self.medium.bytes_used(&wal::segment::is_spare)?,
+            medium_bytes,
+            wal_spare_bytes,
             bytes_written_session: io.bytes_written,
             bytes_written_total: base + io.bytes_written,
             wal_bytes_written: self.wal.as_ref().map_or(0, |w| w.bytes_written()),

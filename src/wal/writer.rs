@@ -403,14 +403,16 @@ impl Log {
     /// it costs nothing to free, and keeping it would change a store the session did not
     /// write to.
     fn discard(&mut self) -> Result<()> {
-        let all: Vec<SegmentInfo> = self.segments.drain(..).collect();
-        let unused_last = self.offset == segment::HEADER_LEN;
-        for (i, s) in all.iter().enumerate() {
-            if unused_last && i + 1 == all.len() {
-                self.medium.remove(&segment::name(s.seq))?;
-            } else {
-                self.retire(s.seq)?;
-            }
+        let unused_last = if self.offset == segment::HEADER_LEN {
+            self.segments.pop_back()
+        } else {
+            None
+        };
+        for s in std::mem::take(&mut self.segments) {
+            self.retire(s.seq)?;
+        }
+        if let Some(s) = unused_last {
+            self.medium.remove(&segment::name(s.seq))?;
         }
         self.medium.sync_dir()
     }

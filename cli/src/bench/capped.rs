@@ -266,7 +266,7 @@ pub(super) fn run(a: &Args, limit: u64, dir: &Path, edges: &Path) -> evograph::R
         }
         figures.insert(
             "store_bytes".into(),
-            json!(super::dir_bytes(&store).unwrap_or(0)),
+            json!(super::dir_bytes(&store).map_or(0, |(n, _)| n)),
         );
         legs.insert(leg.into(), Value::Object(figures));
         let _ = std::fs::remove_dir_all(&store);

@@ -663,7 +663,7 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
     // (no WAL, no retired runs), or on the memory medium once no snapshot holds old runs.
     let (g, before) = if file {
         let ((), close) = secs(|| g.close())?;
-        let before = dir_bytes(&store_dir)?;
+        let (before, _) = dir_bytes(&store_dir)?;
         let (g, clean) = secs(|| open_store(p, &store_dir, false, Compression::None))?;
         t.set("restart.close_seconds", close);
         t.set("restart.clean_seconds", clean);
@@ -701,11 +701,8 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
     let left = g.snapshot()?.num_edges();
     let (g, after) = if file {
         g.close()?;
-        let after = dir_bytes(&store_dir)?;
-        t.set(
-            "delete.wal_spare_bytes_after",
-            spare_bytes(&store_dir)? as f64,
-        );
+        let (after, spares) = dir_bytes(&store_dir)?;
+        t.set("delete.wal_spare_bytes_after", spares as f64);
         (open_store(p, &store_dir, false, Compression::None)?, after)
     } else {
         let s = g.stats()?;
@@ -872,29 +869,23 @@ fn deletes_leg(
     Ok(())
 }
 
-/// Bytes of the files in a store directory, WAL spares excluded (see [`spare_bytes`]).
-fn dir_bytes(dir: &Path) -> evograph::Result<u64> {
-    files_bytes(dir, |n| !evograph::store::is_wal_spare(n))
-}
-
-/// Bytes of the WAL spares in a store directory: disk a closed store holds, not data.
-fn spare_bytes(dir: &Path) -> evograph::Result<u64> {
-    files_bytes(dir, evograph::store::is_wal_spare)
-}
-
-fn files_bytes(dir: &Path, which: impl Fn(&str) -> bool) -> evograph::Result<u64> {
-    let mut n = 0;
+/// Bytes of the files in a store directory: (the store's, its WAL spares'), from one
+/// listing. Spares hold no data, so at-rest figures leave them out.
+fn dir_bytes(dir: &Path) -> evograph::Result<(u64, u64)> {
+    let (mut store, mut spares) = (0, 0);
     for e in std::fs::read_dir(dir).map_err(|e| io_err("list", dir, e))? {
         let e = e.map_err(|e| io_err("list", dir, e))?;
-        if !which(&e.file_name().to_string_lossy()) {
-            continue;
-        }
-        n += e
+        let n = e
             .metadata()
             .map_err(|er| io_err("stat", &e.path(), er))?
             .len();
+        if evograph::store::is_wal_spare(&e.file_name().to_string_lossy()) {
+            spares += n;
+        } else {
+            store += n;
+        }
     }
-    Ok(n)
+    Ok((store, spares))
 }
 
 /// Reads every neighbor list of `g` in both directions.
