@@ -121,3 +121,22 @@ pub(crate) fn sync_dir_path(dir: &Path) -> Result<()> {
     let d = File::open(dir).map_err(|e| Error::io("open", dir, e))?;
     d.sync_all().map_err(|e| Error::io("fsync", dir, e))
 }
+
+/// `statfs`'s `f_type` of tmpfs.
+const TMPFS_MAGIC: i64 = 0x0102_1994;
+
+/// Whether `dir` lies on tmpfs, whose files are page cache and nothing else.
+pub(crate) fn is_tmpfs(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::zeroed();
+    // SAFETY: statfs writes into the buffer we own; `c` is a valid C string.
+    let rc = unsafe { libc::statfs(c.as_ptr(), st.as_mut_ptr()) };
+    // SAFETY: statfs returned 0, so it filled the buffer.
+    // f_type's integer type differs between targets.
+    #[allow(clippy::unnecessary_cast)]
+    let tmpfs = rc == 0 && unsafe { st.assume_init() }.f_type as i64 == TMPFS_MAGIC;
+    tmpfs
+}

@@ -13,6 +13,9 @@ use std::sync::{Arc, OnceLock};
 pub struct FileMedium {
     dir: StoreDir,
     stats: Arc<MediumStats>,
+    /// Whether log segments are written with direct I/O: not on tmpfs, where the page cache
+    /// is the storage and a direct write is a buffered one with extra steps. Probed once.
+    direct_logs: OnceLock<bool>,
 }
 
 impl FileMedium {
@@ -21,6 +24,7 @@ impl FileMedium {
         FileMedium {
             dir: StoreDir::new(dir),
             stats: Arc::default(),
+            direct_logs: OnceLock::new(),
         }
     }
 
@@ -31,6 +35,22 @@ impl FileMedium {
             stats: self.stats.clone(),
             flusher: OnceLock::new(),
         })
+    }
+
+    /// A log segment written with direct I/O (see `direct`), or a plain one on tmpfs and
+    /// where the file system takes no `O_DIRECT`.
+    #[cfg(target_os = "linux")]
+    fn wrap_log(&self, path: PathBuf, file: File) -> Box<dyn SegmentFile> {
+        let direct = *self
+            .direct_logs
+            .get_or_init(|| !super::dir::is_tmpfs(self.dir.root()));
+        if !direct {
+            return self.wrap(path, file);
+        }
+        match super::direct::DirectSegment::open(path.clone(), file, self.stats.clone()) {
+            Ok(seg) => Box::new(seg),
+            Err(file) => self.wrap(path, file),
+        }
     }
 }
 
@@ -48,6 +68,16 @@ impl Medium for FileMedium {
     fn open(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
         let (path, file) = self.dir.open_file(name, Open::Existing)?;
         Ok(self.wrap(path, file))
+    }
+    #[cfg(target_os = "linux")]
+    fn create_log(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
+        let (path, file) = self.dir.open_file(name, Open::Create)?;
+        Ok(self.wrap_log(path, file))
+    }
+    #[cfg(target_os = "linux")]
+    fn open_log(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
+        let (path, file) = self.dir.open_file(name, Open::Existing)?;
+        Ok(self.wrap_log(path, file))
     }
     fn exists(&self, name: &str) -> bool {
         self.dir.exists(name)
@@ -135,15 +165,23 @@ impl SegmentFile for FileSegment {
             .map_err(|e| Error::io("truncate", &self.path, e))
     }
     fn map(&self) -> Result<Mapped> {
-        if self.len()? == 0 {
-            return Ok(Mapped::empty());
-        }
-        // SAFETY: evograph maps only segments it no longer writes (sealed runs, the dictionary
-        // prefix below its committed length, WAL segments during recovery), and the store's
-        // lock file keeps other evograph processes from writing them. A foreign process
-        // truncating the file under us is outside what any mmap-based store can defend against.
-        let map = unsafe { memmap2::Mmap::map(&self.file) }
-            .map_err(|e| Error::io("mmap", &self.path, e))?;
-        Ok(Mapped::from_mmap(map))
+        map_file(&self.file, &self.path)
     }
+}
+
+/// A read-only mapping of a whole segment file.
+pub(super) fn map_file(file: &File, path: &Path) -> Result<Mapped> {
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io("stat", path, e))?
+        .len();
+    if len == 0 {
+        return Ok(Mapped::empty());
+    }
+    // SAFETY: evograph maps only segments it no longer writes (sealed runs, the dictionary
+    // prefix below its committed length, WAL segments during recovery), and the store's
+    // lock file keeps other evograph processes from writing them. A foreign process
+    // truncating the file under us is outside what any mmap-based store can defend against.
+    let map = unsafe { memmap2::Mmap::map(file) }.map_err(|e| Error::io("mmap", path, e))?;
+    Ok(Mapped::from_mmap(map))
 }

@@ -6,13 +6,16 @@
 //! creation, rename or removal is made durable by [`Medium::sync_dir`]. Nothing else in the
 //! crate touches the filesystem for store data.
 //!
-//! Implemented: [`file::FileMedium`] (pwrite + fdatasync, mmap for reads),
+//! Implemented: [`file::FileMedium`] (pwrite + fdatasync, mmap for reads; WAL segments with
+//! direct I/O),
 //! [`pmem::PmemMedium`] (segments mapped into memory; cache-line write-back + fence on a DAX
 //! mount, msync elsewhere, or a fence alone for battery-backed caches),
 //! [`memory::MemoryMedium`] (volatile) and [`sim::SimMedium`] (records every operation and
 //! builds the images a power cut could leave, for crash tests).
 
 pub(crate) mod dir;
+#[cfg(target_os = "linux")]
+mod direct;
 pub mod file;
 mod flusher;
 mod mapped;
@@ -67,6 +70,17 @@ pub trait Medium: Send + Sync + 'static {
     fn create(&self, name: &str) -> Result<Box<dyn SegmentFile>>;
     /// Opens an existing segment for reading and writing.
     fn open(&self, name: &str) -> Result<Box<dyn SegmentFile>>;
+    /// Creates (or truncates) a log segment: one written only at its end, in order, and read
+    /// only through other handles (a WAL segment). Unlike [`Medium::create`]'s, a log
+    /// segment's bytes after the last write up to a 4 KiB boundary may read as zeros, and
+    /// its length may be rounded up to 4 KiB: the file medium writes it with direct I/O.
+    fn create_log(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
+        self.create(name)
+    }
+    /// Opens an existing segment as a log segment (see [`Medium::create_log`]).
+    fn open_log(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
+        self.open(name)
+    }
     /// Whether a segment of that name exists.
     fn exists(&self, name: &str) -> bool;
     /// Removes a segment (not durable until [`Medium::sync_dir`]).

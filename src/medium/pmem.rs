@@ -46,7 +46,6 @@ enum Fs {
 }
 
 const FS_UNKNOWN: u8 = 0;
-const TMPFS_MAGIC: i64 = 0x0102_1994;
 
 fn fs_code(f: Fs) -> u8 {
     match f {
@@ -88,7 +87,7 @@ impl PmemMedium {
             let dax = probe.is_ok_and(|f| Map::new(&f, 4096, true).is_ok_and(|(_, dax)| dax));
             let fs = if dax {
                 Fs::Dax
-            } else if is_tmpfs(self.dir.root()) {
+            } else if super::dir::is_tmpfs(self.dir.root()) {
                 Fs::Tmpfs
             } else {
                 Fs::Paged
@@ -181,21 +180,6 @@ impl Medium for PmemMedium {
     fn stats(&self) -> &MediumStats {
         &self.stats
     }
-}
-
-fn is_tmpfs(dir: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    let mut st = std::mem::MaybeUninit::<libc::statfs>::zeroed();
-    // SAFETY: statfs writes into the buffer we own; `c` is a valid C string.
-    let rc = unsafe { libc::statfs(c.as_ptr(), st.as_mut_ptr()) };
-    // SAFETY: statfs returned 0, so it filled the buffer.
-    // f_type's integer type differs between targets.
-    #[allow(clippy::unnecessary_cast)]
-    let tmpfs = rc == 0 && unsafe { st.assume_init() }.f_type as i64 == TMPFS_MAGIC;
-    tmpfs
 }
 
 /// A writable shared mapping of a whole segment file.

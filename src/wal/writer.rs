@@ -2,8 +2,9 @@
 //! and wait for the LSN they need to become durable.
 //!
 //! This is where a WAL byte becomes durable: `Log::append` writes a group of blocks with
-//! one `write_at`, and `Log::persist` is the `fdatasync` (on the file medium) that every
-//! acknowledgement in `sync` mode waits for.
+//! one `write_at` (a direct write past the page cache on the file medium: see
+//! `medium::direct`), and `Log::persist` is the `fdatasync` that every acknowledgement in
+//! `sync` mode waits for.
 //!
 //! On media that persist cache lines without a system call (pmem, battery) a group is
 //! committed in two steps, as XPGraph does: the blocks are written with the first 8 bytes
@@ -314,7 +315,7 @@ impl Log {
         let mut segments: VecDeque<SegmentInfo> = rec.segments.into();
         let (cur, offset) = match segments.back() {
             Some(last) => {
-                let seg = medium.open(&segment::name(last.seq))?;
+                let seg = medium.open_log(&segment::name(last.seq))?;
                 if medium.preallocates() && seg.len()? < segment_bytes {
                     seg.set_len(segment_bytes)?;
                     seg.persist()?;
@@ -469,9 +470,9 @@ fn new_segment(
             old.persist()?;
             drop(old);
             medium.rename(&s, &name)?;
-            medium.open(&name)?
+            medium.open_log(&name)?
         }
-        None => medium.create(&name)?,
+        None => medium.create_log(&name)?,
     };
     if medium.preallocates() {
         seg.set_len(segment_bytes)?;

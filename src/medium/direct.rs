@@ -1,0 +1,349 @@
+//! The file medium's log segments: appended with direct I/O (`O_DIRECT`), past the page cache.
+//!
+//! Why: a buffered write into a new file costs the writer a copy into freshly allocated
+//! page-cache pages, and on ext4 that copy is slow. Measured on this project's VM, 128 MiB
+//! in 2 MiB appends with an `fdatasync` after each, into a new file: 0.24–0.27 s of system
+//! CPU buffered against 0.01–0.03 s with `O_DIRECT`, for the same wall time (the device's).
+//! A WAL is written once and read only by recovery, so its pages are worth nothing in the
+//! cache, and the CPU the copy took is what the ingest threads beside the WAL writer need.
+//!
+//! How: a direct write's offset, length and buffer address must be multiples of the device's
+//! logical block size; [`ALIGN`] (4 KiB) is a multiple of every common one. The segment keeps
+//! the partial page at its end in memory ([`Tail`]) and writes each append as that page and
+//! the new bytes, padded with zeros to a page boundary. So a log segment differs from a
+//! plain one in two ways, both harmless to a log whose reader stops at the first block
+//! without magic: the bytes after the last write up to the next page boundary are zeros,
+//! and the file's length may be rounded up to a page. Rewriting the tail page rewrites bytes
+//! already durable with their own values, so a torn direct write cannot lose them.
+//!
+//! Everything but the write (reads, length, truncation, mapping and `fdatasync`) goes
+//! through a second, buffered handle of the same file. The kernel keeps its page cache
+//! coherent with direct writes, and an `fdatasync` of either handle flushes the inode and
+//! the device's cache; a direct write's own errors come back from the write itself.
+//!
+//! If the file system refuses a direct write (`EINVAL`: no `O_DIRECT` support, or an
+//! alignment coarser than 4 KiB) the segment writes that and every later append buffered.
+//!
+//! Concurrency: a log segment has one writer (the WAL thread). [`Tail`] sits under a mutex
+//! only because [`SegmentFile`] methods take `&self`; it is held across the write, which is
+//! the point: an append must not interleave with another.
+
+use super::{Mapped, MediumStats, SegmentFile};
+use crate::{Error, Result};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Alignment of every direct write's offset, length and buffer.
+const ALIGN: usize = 4096;
+
+/// How a log segment's appends reach the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WriteMode {
+    /// `O_DIRECT` writes of whole pages.
+    Direct,
+    /// Plain writes, after the file system refused a direct one.
+    Buffered,
+}
+
+/// A heap buffer whose usable part starts at an [`ALIGN`]-aligned address.
+struct AlignedBuf {
+    raw: Vec<u8>,
+    /// Index in `raw` of the first aligned byte; stays valid as the `Vec` itself moves,
+    /// since its heap block does not.
+    start: usize,
+}
+
+impl AlignedBuf {
+    fn new(capacity: usize) -> Self {
+        let raw = vec![0u8; capacity + ALIGN];
+        let start = raw.as_ptr().align_offset(ALIGN);
+        assert!(start < ALIGN, "a byte pointer can always be aligned");
+        AlignedBuf { raw, start }
+    }
+
+    fn capacity(&self) -> usize {
+        self.raw.len() - ALIGN
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.raw[self.start..self.start + self.capacity()]
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        let (s, c) = (self.start, self.capacity());
+        &mut self.raw[s..s + c]
+    }
+
+    /// Makes room for `need` bytes, keeping the first `keep`.
+    fn reserve(&mut self, need: usize, keep: usize) {
+        if need <= self.capacity() {
+            return;
+        }
+        let mut grown = AlignedBuf::new(need.next_power_of_two());
+        grown.bytes_mut()[..keep].copy_from_slice(&self.bytes()[..keep]);
+        *self = grown;
+    }
+}
+
+/// The partial page at the end of what this handle wrote.
+struct Tail {
+    /// Whether `start` and `buf` describe the file; false until the first write and after
+    /// a truncation, so the next write loads its page from the file.
+    loaded: bool,
+    /// File offset of `buf`'s first byte, a multiple of [`ALIGN`].
+    start: u64,
+    /// Bytes of `buf` that hold the file from `start` on; always less than a page, and the
+    /// next append is expected at `start + len`.
+    len: usize,
+    buf: AlignedBuf,
+    mode: WriteMode,
+}
+
+/// A log segment of the file medium; see the module doc.
+pub(super) struct DirectSegment {
+    path: PathBuf,
+    /// Opened with `O_DIRECT`; only appends go through it.
+    direct: File,
+    /// The same file, buffered: reads, length, truncation, mapping, `fdatasync`.
+    file: File,
+    stats: Arc<MediumStats>,
+    tail: Mutex<Tail>,
+}
+
+impl DirectSegment {
+    /// Wraps `file` (opened at `path`) with a direct handle of the same file, or gives it
+    /// back if the file system takes no `O_DIRECT` opens (the caller then writes buffered).
+    pub(super) fn open(
+        path: PathBuf,
+        file: File,
+        stats: Arc<MediumStats>,
+    ) -> std::result::Result<Self, File> {
+        let Ok(direct) = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&path)
+        else {
+            return Err(file);
+        };
+        Ok(DirectSegment {
+            path,
+            direct,
+            file,
+            stats,
+            tail: Mutex::new(Tail {
+                loaded: false,
+                start: 0,
+                len: 0,
+                buf: AlignedBuf::new(4 * ALIGN),
+                mode: WriteMode::Direct,
+            }),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Tail> {
+        // A panic while writing leaves at worst a tail that no longer matches the file;
+        // marking it unloaded makes the next write read it back.
+        self.tail.lock().unwrap_or_else(|p| {
+            let mut t = p.into_inner();
+            t.loaded = false;
+            t
+        })
+    }
+
+    /// Points the tail at the page holding `offset`, with the file's bytes before `offset`
+    /// (zeros where the file is shorter).
+    fn load(&self, t: &mut Tail, offset: u64) -> Result<()> {
+        let start = offset & !(ALIGN as u64 - 1);
+        let len = (offset - start) as usize;
+        let buf = &mut t.buf.bytes_mut()[..len];
+        let mut got = 0;
+        while got < len {
+            match self.file.read_at(&mut buf[got..], start + got as u64) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io("read", &self.path, e)),
+            }
+        }
+        buf[got..].fill(0);
+        t.loaded = true;
+        t.start = start;
+        t.len = len;
+        Ok(())
+    }
+
+    /// Writes `data` at the tail's end as whole pages, then keeps the new partial page.
+    fn append(&self, t: &mut Tail, data: &[u8]) -> Result<()> {
+        let end = t.len + data.len();
+        let padded = end.next_multiple_of(ALIGN);
+        t.buf.reserve(padded, t.len);
+        let buf = t.buf.bytes_mut();
+        buf[t.len..end].copy_from_slice(data);
+        buf[end..padded].fill(0);
+        match self.direct.write_all_at(&buf[..padded], t.start) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                t.mode = WriteMode::Buffered;
+                return self.write_buffered(t.start + t.len as u64, data);
+            }
+            Err(e) => {
+                t.loaded = false;
+                return Err(Error::io("write", &self.path, e));
+            }
+        }
+        let full = end - end % ALIGN;
+        buf.copy_within(full..padded, 0);
+        t.start += full as u64;
+        t.len = end - full;
+        debug_assert!(t.len < ALIGN && t.start.is_multiple_of(ALIGN as u64));
+        Ok(())
+    }
+
+    fn write_buffered(&self, offset: u64, data: &[u8]) -> Result<()> {
+        self.file
+            .write_all_at(data, offset)
+            .map_err(|e| Error::io("write", &self.path, e))
+    }
+}
+
+impl SegmentFile for DirectSegment {
+    fn write_at(&self, offset: u64, data: &[u8]) -> Result<()> {
+        self.stats.on_write(data.len());
+        let mut t = self.lock();
+        if t.mode == WriteMode::Buffered {
+            return self.write_buffered(offset, data);
+        }
+        if !t.loaded || offset != t.start + t.len as u64 {
+            self.load(&mut t, offset)?;
+        }
+        self.append(&mut t, data)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.file
+            .read_exact_at(buf, offset)
+            .map_err(|e| Error::io("read", &self.path, e))
+    }
+    fn persist(&self) -> Result<()> {
+        self.stats.on_persist();
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io("fdatasync", &self.path, e))
+    }
+    fn len(&self) -> Result<u64> {
+        self.file
+            .metadata()
+            .map(|m| m.len())
+            .map_err(|e| Error::io("stat", &self.path, e))
+    }
+    fn set_len(&self, len: u64) -> Result<()> {
+        self.lock().loaded = false;
+        self.file
+            .set_len(len)
+            .map_err(|e| Error::io("truncate", &self.path, e))
+    }
+    fn map(&self) -> Result<Mapped> {
+        super::file::map_file(&self.file, &self.path)
+    }
+}
+
+/// Whether `path`'s file system takes direct writes here (for tests and reports).
+#[cfg(test)]
+fn supports_direct(path: &std::path::Path) -> bool {
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn segment(dir: &Path, name: &str) -> DirectSegment {
+        let path = dir.join(name);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .unwrap();
+        DirectSegment::open(path, file, Arc::default()).expect("O_DIRECT open")
+    }
+
+    fn contents(dir: &Path, name: &str) -> Vec<u8> {
+        std::fs::read(dir.join(name)).unwrap()
+    }
+
+    /// Appends of every size across page boundaries read back as plain writes would, with
+    /// zeros after the last write up to a page.
+    #[test]
+    fn appends_read_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        if !supports_direct(&dir.path().join("probe")) {
+            eprintln!("skipped: no O_DIRECT on {}", dir.path().display());
+            return;
+        }
+        let seg = segment(dir.path(), "a.log");
+        let mut want = Vec::new();
+        let mut x = 7u32;
+        for len in [32usize, 1, 4063, 4096, 5000, 8192, 3, 70_000, 4095, 2] {
+            let data: Vec<u8> = (0..len)
+                .map(|_| {
+                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                    (x >> 16) as u8
+                })
+                .collect();
+            seg.write_at(want.len() as u64, &data).unwrap();
+            want.extend_from_slice(&data);
+            let got = contents(dir.path(), "a.log");
+            assert_eq!(got.len(), want.len().next_multiple_of(ALIGN));
+            assert_eq!(&got[..want.len()], &want[..]);
+            assert!(got[want.len()..].iter().all(|&b| b == 0));
+        }
+        assert_eq!(seg.tail.lock().unwrap().mode, WriteMode::Direct);
+    }
+
+    /// A new handle continuing a file mid-page keeps the bytes before the offset; a
+    /// truncation makes the next write read its page back; a write elsewhere reloads.
+    #[test]
+    fn continues_an_existing_file_and_survives_truncation() {
+        let dir = tempfile::tempdir().unwrap();
+        if !supports_direct(&dir.path().join("probe")) {
+            eprintln!("skipped: no O_DIRECT on {}", dir.path().display());
+            return;
+        }
+        let old: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(dir.path().join("b.log"), &old).unwrap();
+        let seg = segment(dir.path(), "b.log");
+        seg.write_at(6000, b"hello").unwrap();
+        let got = contents(dir.path(), "b.log");
+        assert_eq!(&got[..6000], &old[..6000]);
+        assert_eq!(&got[6000..6005], b"hello");
+        assert!(got[6005..8192].iter().all(|&b| b == 0));
+        assert_eq!(
+            &got[8192..10_000],
+            &old[8192..10_000],
+            "later pages untouched"
+        );
+
+        seg.set_len(6002).unwrap();
+        seg.write_at(6002, b"LP").unwrap();
+        let got = contents(dir.path(), "b.log");
+        assert_eq!(&got[6000..6004], b"heLP");
+
+        seg.write_at(0, b"HDR").unwrap();
+        let got = contents(dir.path(), "b.log");
+        assert_eq!(&got[..3], b"HDR");
+        assert!(got[3..4096].iter().all(|&b| b == 0));
+        assert_eq!(&got[4096..6000], &old[4096..6000]);
+        seg.persist().unwrap();
+        assert_eq!(seg.stats.snapshot().bytes_written, 5 + 2 + 3);
+    }
+}
