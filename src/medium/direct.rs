@@ -37,6 +37,9 @@ use std::sync::{Arc, Mutex};
 
 /// Alignment of every direct write's offset, length and buffer.
 const ALIGN: usize = 4096;
+/// Most bytes one direct write carries: a larger append (a group of many blocks under
+/// `interval` durability) goes out in pieces, so the staging buffer stays this small.
+const CHUNK: usize = 1 << 20;
 
 /// How a log segment's appends reach the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,23 +70,9 @@ impl AlignedBuf {
         self.raw.len() - ALIGN
     }
 
-    fn bytes(&self) -> &[u8] {
-        &self.raw[self.start..self.start + self.capacity()]
-    }
-
     fn bytes_mut(&mut self) -> &mut [u8] {
         let (s, c) = (self.start, self.capacity());
         &mut self.raw[s..s + c]
-    }
-
-    /// Makes room for `need` bytes, keeping the first `keep`.
-    fn reserve(&mut self, need: usize, keep: usize) {
-        if need <= self.capacity() {
-            return;
-        }
-        let mut grown = AlignedBuf::new(need.next_power_of_two());
-        grown.bytes_mut()[..keep].copy_from_slice(&self.bytes()[..keep]);
-        *self = grown;
     }
 }
 
@@ -136,7 +125,7 @@ impl DirectSegment {
                 loaded: false,
                 start: 0,
                 len: 0,
-                buf: AlignedBuf::new(4 * ALIGN),
+                buf: AlignedBuf::new(CHUNK),
                 mode: WriteMode::Direct,
             }),
         })
@@ -174,11 +163,31 @@ impl DirectSegment {
         Ok(())
     }
 
-    /// Writes `data` at the tail's end as whole pages, then keeps the new partial page.
-    fn append(&self, t: &mut Tail, data: &[u8]) -> Result<()> {
+    /// Writes `data` at `offset`, the tail's end, in pieces of at most [`CHUNK`] bytes with
+    /// the tail (the rest buffered once a direct write was refused).
+    fn append(&self, t: &mut Tail, mut offset: u64, mut data: &[u8]) -> Result<()> {
+        debug_assert_eq!(offset, t.start + t.len as u64);
+        while !data.is_empty() {
+            if t.mode == WriteMode::Buffered {
+                return self.write_buffered(offset, data);
+            }
+            let take = data.len().min(CHUNK - t.len);
+            self.append_piece(t, &data[..take])?;
+            offset += take as u64;
+            data = &data[take..];
+        }
+        Ok(())
+    }
+
+    /// Writes `data` (at most [`CHUNK`] bytes with the tail) at the tail's end as whole
+    /// pages, then keeps the new partial page.
+    fn append_piece(&self, t: &mut Tail, data: &[u8]) -> Result<()> {
         let end = t.len + data.len();
         let padded = end.next_multiple_of(ALIGN);
-        t.buf.reserve(padded, t.len);
+        assert!(
+            padded <= t.buf.capacity(),
+            "a piece fits the staging buffer"
+        );
         let buf = t.buf.bytes_mut();
         buf[t.len..end].copy_from_slice(data);
         buf[end..padded].fill(0);
@@ -218,7 +227,7 @@ impl SegmentFile for DirectSegment {
         if !t.loaded || offset != t.start + t.len as u64 {
             self.load(&mut t, offset)?;
         }
-        self.append(&mut t, data)
+        self.append(&mut t, offset, data)
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         self.file
@@ -293,7 +302,20 @@ mod tests {
         let seg = segment(dir.path(), "a.log");
         let mut want = Vec::new();
         let mut x = 7u32;
-        for len in [32usize, 1, 4063, 4096, 5000, 8192, 3, 70_000, 4095, 2] {
+        for len in [
+            32usize,
+            1,
+            4063,
+            4096,
+            5000,
+            8192,
+            3,
+            70_000,
+            4095,
+            2,
+            CHUNK + 5000,
+            7,
+        ] {
             let data: Vec<u8> = (0..len)
                 .map(|_| {
                     x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
@@ -345,5 +367,23 @@ mod tests {
         assert_eq!(&got[4096..6000], &old[4096..6000]);
         seg.persist().unwrap();
         assert_eq!(seg.stats.snapshot().bytes_written, 5 + 2 + 3);
+    }
+
+    /// After a refused direct write the segment goes on buffered, at the right offsets.
+    #[test]
+    fn buffered_after_a_refusal_continues_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        if !supports_direct(&dir.path().join("probe")) {
+            eprintln!("skipped: no O_DIRECT on {}", dir.path().display());
+            return;
+        }
+        let seg = segment(dir.path(), "c.log");
+        seg.write_at(0, &[1; 5000]).unwrap();
+        seg.lock().mode = WriteMode::Buffered;
+        seg.write_at(5000, &[2; CHUNK + 10]).unwrap();
+        let got = contents(dir.path(), "c.log");
+        assert_eq!(got.len(), 5000 + CHUNK + 10);
+        assert!(got[..5000].iter().all(|&b| b == 1));
+        assert!(got[5000..].iter().all(|&b| b == 2));
     }
 }
