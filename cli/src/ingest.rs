@@ -1,7 +1,9 @@
 //! `evograph ingest`: stream an input file into a store through the batch API.
 //!
-//! A reader thread parses batches ahead while the main thread submits them; one batch is
-//! kept in flight so its WAL persist overlaps the next batch's apply. Text inputs are
+//! A reader thread parses batches ahead while the main thread submits them; up to
+//! `--in-flight` batches are submitted and not yet acknowledged, so that WAL writes and
+//! persists overlap the next batches' apply, and a slow persist lets the writer commit the
+//! batches queued behind it as one group. Acknowledgements stay in input order. Text inputs are
 //! parsed once up front so that a malformed file is refused before the store changes.
 
 use crate::args;
@@ -10,6 +12,7 @@ use evograph::io::{self, Format};
 use evograph::store::MediumKind;
 use evograph::{Durability, Graph, KeyKind, Names, Options, Record};
 use std::cell::Cell;
+use std::collections::VecDeque;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -72,6 +75,10 @@ pub struct Args {
     /// Print `acked N` each time the first N input records are acknowledged.
     #[arg(long)]
     print_acks: bool,
+    /// Batches submitted ahead of their acknowledgement (1: wait for each batch to be
+    /// durable before the one after the next is submitted).
+    #[arg(long, default_value_t = 4, value_parser = args::int::<usize>(1, 64), allow_negative_numbers = true)]
+    in_flight: usize,
     /// DRAM budget for memtables, in MiB.
     #[arg(long, default_value_t = 1024, value_parser = args::int::<u64>(1, 1 << 30), allow_negative_numbers = true)]
     memtable_mb: u64,
@@ -259,7 +266,8 @@ fn ingest(
 /// A batch of records, with the names they number when the input has string keys.
 type Batch = (Vec<Record>, Option<Names>);
 
-/// Submits batches read ahead by a reader thread, one in flight, acknowledging each.
+/// Submits batches read ahead by a reader thread, up to `--in-flight` of them
+/// unacknowledged, acknowledging each in order once it is durable.
 fn stream(
     a: &Args,
     g: &Graph,
@@ -294,7 +302,8 @@ fn stream(
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut records = 0u64;
-    let mut pending = None;
+    // (ticket, records acknowledged once it is durable), oldest first.
+    let mut pending = VecDeque::with_capacity(a.in_flight + 1);
     let ack = |n: u64, out: &mut std::io::StdoutLock| -> evograph::Result<()> {
         acked.set(n);
         if a.print_acks {
@@ -309,9 +318,9 @@ fn stream(
             let (b, names) = match b {
                 Ok(b) => b,
                 Err(e) => {
-                    // The batch in flight is applied already: acknowledge it, so that the
-                    // error reports everything the store keeps.
-                    if let Some((pt, n)) = pending.take() {
+                    // The batches in flight are applied already: acknowledge them, so that
+                    // the error reports everything the store keeps.
+                    for (pt, n) in pending.drain(..) {
                         g.wait(pt)?;
                         ack(n, &mut out)?;
                     }
@@ -324,12 +333,16 @@ fn stream(
             };
             records += b.len() as u64;
             pb.inc(b.len() as u64 * 8);
-            if let Some((pt, n)) = pending.replace((ticket, records)) {
+            pending.push_back((ticket, records));
+            while pending.len() > a.in_flight {
+                let (pt, n) = pending
+                    .pop_front()
+                    .expect("more than in_flight >= 1 pending");
                 g.wait(pt)?;
                 ack(n, &mut out)?;
             }
         }
-        if let Some((pt, n)) = pending.take() {
+        for (pt, n) in pending.drain(..) {
             g.wait(pt)?;
             ack(n, &mut out)?;
         }

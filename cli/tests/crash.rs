@@ -17,9 +17,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BATCH: usize = 512;
-/// Batches the ingest pipeline may have past the last acknowledgement: one being applied
-/// and one whose WAL block is being persisted.
-const IN_FLIGHT: usize = 2;
+/// Most batches a trial lets `ingest` submit ahead of their acknowledgement
+/// (`--in-flight`, drawn per trial from 1 up to this).
+const MAX_IN_FLIGHT: u64 = 6;
 
 /// An update stream of `n` records: inserts of fresh edges, deletes of earlier ones, and a
 /// few vertex deletions, written as an `ops` file.
@@ -112,6 +112,10 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyK
         let n = 20_000 + rng.below(20_000) as usize;
         let input = dir.path().join(format!("t{trial}.ops"));
         let recs = make_ops(&mut rng, trial, n, &input, keys);
+        // Batches the pipeline may hold past the last acknowledgement: the ones submitted
+        // ahead and one being applied.
+        let in_flight = 1 + rng.below(MAX_IN_FLIGHT) as usize;
+        let past_ack = in_flight + 1;
         // Small memtables so that kills also land in flushes and compactions.
         let spawned = Instant::now();
         let mut child = Command::new(bin)
@@ -124,6 +128,8 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyK
                 "1",
                 "--threads",
                 "2",
+                "--in-flight",
+                &in_flight.to_string(),
             ])
             .args(["--no-validate", "--medium", medium, "--keys", keys.as_str()])
             .args(["--partition-bits", &partition_bits.to_string()])
@@ -174,7 +180,7 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyK
             .unwrap_or_else(|e| panic!("seed {seed} trial {trial}: reopen failed: {e}"));
         let (got_vertices, got) = read(&g.snapshot().unwrap());
         // The recovered state must be the model after exactly k whole batches, with k
-        // covering every acknowledged record and at most IN_FLIGHT more batches.
+        // covering every acknowledged record and at most `past_ack` more batches.
         let first = acked.div_ceil(BATCH);
         let mut m = model.clone();
         let mut matched = None;
@@ -188,7 +194,7 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyK
                 matched = Some(k);
                 break;
             }
-            if k >= first + IN_FLIGHT || k * BATCH >= n {
+            if k >= first + past_ack || k * BATCH >= n {
                 break;
             }
             apply_upto(&mut m, k * BATCH, (k + 1) * BATCH);
@@ -197,7 +203,7 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyK
         let Some(k) = matched else {
             let want: BTreeSet<_> = m.edges.clone();
             panic!(
-                "seed {seed} trial {trial}: recovered {} edges, acked {acked} records; no prefix of whole batches matches (last candidate has {} edges)",
+                "seed {seed} trial {trial}: recovered {} edges, acked {acked} records, {in_flight} in flight; no prefix of whole batches matches (last candidate has {} edges)",
                 got.len(),
                 want.len()
             );

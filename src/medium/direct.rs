@@ -230,9 +230,7 @@ impl SegmentFile for DirectSegment {
         self.append(&mut t, offset, data)
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        self.file
-            .read_exact_at(buf, offset)
-            .map_err(|e| Error::io("read", &self.path, e))
+        super::file::read_file_at(&self.file, &self.path, offset, buf)
     }
     fn persist(&self) -> Result<()> {
         self.stats.on_persist();
@@ -241,10 +239,7 @@ impl SegmentFile for DirectSegment {
             .map_err(|e| Error::io("fdatasync", &self.path, e))
     }
     fn len(&self) -> Result<u64> {
-        self.file
-            .metadata()
-            .map(|m| m.len())
-            .map_err(|e| Error::io("stat", &self.path, e))
+        super::file::file_len(&self.file, &self.path)
     }
     fn set_len(&self, len: u64) -> Result<()> {
         self.lock().loaded = false;

@@ -117,9 +117,7 @@ impl SegmentFile for FileSegment {
             .map_err(|e| Error::io("write", &self.path, e))
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        self.file
-            .read_exact_at(buf, offset)
-            .map_err(|e| Error::io("read", &self.path, e))
+        read_file_at(&self.file, &self.path, offset, buf)
     }
     fn persist(&self) -> Result<()> {
         self.stats.on_persist();
@@ -154,10 +152,7 @@ impl SegmentFile for FileSegment {
         }
     }
     fn len(&self) -> Result<u64> {
-        self.file
-            .metadata()
-            .map(|m| m.len())
-            .map_err(|e| Error::io("stat", &self.path, e))
+        file_len(&self.file, &self.path)
     }
     fn set_len(&self, len: u64) -> Result<()> {
         self.file
@@ -169,13 +164,22 @@ impl SegmentFile for FileSegment {
     }
 }
 
+/// Fills `buf` from `offset` of a segment file, naming the file in the error.
+pub(super) fn read_file_at(file: &File, path: &Path, offset: u64, buf: &mut [u8]) -> Result<()> {
+    file.read_exact_at(buf, offset)
+        .map_err(|e| Error::io("read", path, e))
+}
+
+/// A segment file's length, naming the file in the error.
+pub(super) fn file_len(file: &File, path: &Path) -> Result<u64> {
+    file.metadata()
+        .map(|m| m.len())
+        .map_err(|e| Error::io("stat", path, e))
+}
+
 /// A read-only mapping of a whole segment file.
 pub(super) fn map_file(file: &File, path: &Path) -> Result<Mapped> {
-    let len = file
-        .metadata()
-        .map_err(|e| Error::io("stat", path, e))?
-        .len();
-    if len == 0 {
+    if file_len(file, path)? == 0 {
         return Ok(Mapped::empty());
     }
     // SAFETY: evograph maps only segments it no longer writes (sealed runs, the dictionary

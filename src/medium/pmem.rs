@@ -20,7 +20,7 @@ use super::dir::{Open, StoreDir};
 use super::{Mapped, Medium, MediumStats, Persistence, SegmentFile};
 use crate::{Error, Result};
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -348,9 +348,7 @@ impl SegmentFile for PmemSegment {
         Ok(())
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        self.file
-            .read_exact_at(buf, offset)
-            .map_err(|e| Error::io("read", &self.path, e))
+        super::file::read_file_at(&self.file, &self.path, offset, buf)
     }
     fn persist(&self) -> Result<()> {
         self.stats.on_persist();

@@ -334,6 +334,37 @@ impl Grouped {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        /// The parallel grouping agrees with the one-thread counting sort for logs over
+        /// the whole block (both ends of it included), weighted or not, whatever the
+        /// number of pieces.
+        #[test]
+        fn parallel_grouping_matches_one_thread(
+            locals in proptest::collection::vec(
+                prop_oneof![0..BLOCK, Just(0usize), Just(BLOCK - 1), Just(127usize), Just(128usize)],
+                0..20_000,
+            ),
+            chunks in 2usize..9,
+            weighted in any::<bool>(),
+        ) {
+            let mut b = if weighted { BlockLog::weighted() } else { BlockLog::default() };
+            for (i, &lv) in locals.iter().enumerate() {
+                b.grow(1).set(0, lv as VertexId, i as VertexId, i as f64 * 0.5);
+            }
+            let one = b.grouped_alone();
+            let cut = b.grouped_in(chunks);
+            prop_assert_eq!(&cut.start, &one.start);
+            prop_assert_eq!(&cut.entries, &one.entries);
+            prop_assert_eq!(&cut.weights, &one.weights);
+            // Arrival order within each vertex: entries are arrival indexes, so increasing.
+            for lv in 0..BLOCK {
+                prop_assert!(cut.entries(lv).windows(2).all(|w| w[0] < w[1]), "vertex {}", lv);
+            }
+        }
+    }
 
     #[test]
     fn grouping_keeps_arrival_order_per_vertex() {
