@@ -9,7 +9,7 @@
 use crate::args;
 use crate::progress;
 use evograph::io::{self, Format};
-use evograph::store::MediumKind;
+use evograph::store::{MediumKind, Ticket};
 use evograph::{Durability, Graph, KeyKind, Names, Options, Record};
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -313,23 +313,39 @@ fn stream(
         }
         Ok(())
     };
+    // Acknowledges the batches in flight that become durable, oldest first, until one
+    // does not: after an error, the report then counts everything the store keeps.
+    let settle = |pending: &mut VecDeque<(Ticket, u64)>,
+                  out: &mut std::io::StdoutLock|
+     -> evograph::Result<()> {
+        for (pt, n) in pending.drain(..) {
+            g.wait(pt)?;
+            ack(n, out)?;
+        }
+        Ok(())
+    };
     let res = (|| {
         for b in &rx {
             let (b, names) = match b {
                 Ok(b) => b,
                 Err(e) => {
-                    // The batches in flight are applied already: acknowledge them, so that
-                    // the error reports everything the store keeps.
-                    for (pt, n) in pending.drain(..) {
-                        g.wait(pt)?;
-                        ack(n, &mut out)?;
-                    }
+                    settle(&mut pending, &mut out)?;
                     return Err(e);
                 }
             };
-            let ticket = match &names {
-                Some(n) => g.submit_named(&b, n)?,
-                None => g.submit(&b)?,
+            let submitted = match &names {
+                Some(n) => g.submit_named(&b, n),
+                None => g.submit(&b),
+            };
+            let ticket = match submitted {
+                Ok(t) => t,
+                Err(e) => {
+                    // The batches before this one may well be durable (a refused batch
+                    // leaves the store as it was); their acknowledgement error, if any,
+                    // says less than this one.
+                    let _ = settle(&mut pending, &mut out);
+                    return Err(e);
+                }
             };
             records += b.len() as u64;
             pb.inc(b.len() as u64 * 8);
@@ -342,10 +358,7 @@ fn stream(
                 ack(n, &mut out)?;
             }
         }
-        for (pt, n) in pending.drain(..) {
-            g.wait(pt)?;
-            ack(n, &mut out)?;
-        }
+        settle(&mut pending, &mut out)?;
         Ok(records)
     })();
     pb.finish_and_clear();
