@@ -281,6 +281,18 @@ mod tests {
         DirectSegment::open(path, file, Arc::default()).expect("O_DIRECT open")
     }
 
+    /// A temporary directory on a file system that takes `O_DIRECT`, or `None` (and a note
+    /// on stderr) where it does not, such as tmpfs before Linux 6.6.
+    fn direct_dir() -> Option<tempfile::TempDir> {
+        let dir = tempfile::tempdir().unwrap();
+        if supports_direct(&dir.path().join("probe")) {
+            Some(dir)
+        } else {
+            eprintln!("skipped: no O_DIRECT on {}", dir.path().display());
+            None
+        }
+    }
+
     fn contents(dir: &Path, name: &str) -> Vec<u8> {
         std::fs::read(dir.join(name)).unwrap()
     }
@@ -289,11 +301,7 @@ mod tests {
     /// zeros after the last write up to a page.
     #[test]
     fn appends_read_back_as_written() {
-        let dir = tempfile::tempdir().unwrap();
-        if !supports_direct(&dir.path().join("probe")) {
-            eprintln!("skipped: no O_DIRECT on {}", dir.path().display());
-            return;
-        }
+        let Some(dir) = direct_dir() else { return };
         let seg = segment(dir.path(), "a.log");
         let mut want = Vec::new();
         let mut x = 7u32;
@@ -331,11 +339,7 @@ mod tests {
     /// truncation makes the next write read its page back; a write elsewhere reloads.
     #[test]
     fn continues_an_existing_file_and_survives_truncation() {
-        let dir = tempfile::tempdir().unwrap();
-        if !supports_direct(&dir.path().join("probe")) {
-            eprintln!("skipped: no O_DIRECT on {}", dir.path().display());
-            return;
-        }
+        let Some(dir) = direct_dir() else { return };
         let old: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
         std::fs::write(dir.path().join("b.log"), &old).unwrap();
         let seg = segment(dir.path(), "b.log");
@@ -367,11 +371,7 @@ mod tests {
     /// After a refused direct write the segment goes on buffered, at the right offsets.
     #[test]
     fn buffered_after_a_refusal_continues_in_place() {
-        let dir = tempfile::tempdir().unwrap();
-        if !supports_direct(&dir.path().join("probe")) {
-            eprintln!("skipped: no O_DIRECT on {}", dir.path().display());
-            return;
-        }
+        let Some(dir) = direct_dir() else { return };
         let seg = segment(dir.path(), "c.log");
         seg.write_at(0, &[1; 5000]).unwrap();
         seg.lock().mode = WriteMode::Buffered;
