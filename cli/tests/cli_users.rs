@@ -192,6 +192,33 @@ x y
 }
 
 #[test]
+fn item2_a_refused_batch_acknowledges_the_batches_in_flight_before_it() {
+    let sh = Shell::new();
+    // Without validation the weight on line 7 is found only when its batch is submitted,
+    // with the three batches before it still in flight and the log healthy: they are
+    // durable, so they are acknowledged before the error, and the new store is kept.
+    sh.write(
+        "late.ops",
+        "+ 1 2\n+ 2 3\n+ 3 4\n+ 4 5\n+ 5 6\n+ 6 7\n+ 7 8 0.5\n+ 8 9\n",
+    );
+    let r = sh.fails(
+        "ingest S late.ops --no-validate --batch 2 --in-flight 4 --print-acks",
+        &[
+            "has a weight but the store is unweighted",
+            "keeps the first 6 records, acknowledged before the error",
+        ],
+    );
+    let acks: Vec<&str> = r.out.lines().filter(|l| l.starts_with("acked")).collect();
+    assert_eq!(acks, ["acked 2", "acked 4", "acked 6"], "{}", r.out);
+    assert!(!r.err.contains("was removed"), "{}", r.err);
+    assert_eq!(
+        lines(&sh.ok("export S")),
+        ["1 2", "2 3", "3 4", "4 5", "5 6", "6 7"]
+    );
+    assert!(sh.ok("check S").starts_with("sound"));
+}
+
+#[test]
 fn item3_negative_weights_are_refused_by_shortest_paths_in_user_ids() {
     let sh = Shell::new();
     sh.write("neg.wel", "10 20 1\n20 30 -3\n10 30 5\n");

@@ -88,6 +88,9 @@ struct Tail {
     len: usize,
     buf: AlignedBuf,
     mode: WriteMode,
+    /// Tests: the next direct write is refused as a file system without `O_DIRECT` would.
+    #[cfg(test)]
+    refuse_next: bool,
 }
 
 /// A log segment of the file medium; see the module doc.
@@ -127,6 +130,8 @@ impl DirectSegment {
                 len: 0,
                 buf: AlignedBuf::new(CHUNK),
                 mode: WriteMode::Direct,
+                #[cfg(test)]
+                refuse_next: false,
             }),
         })
     }
@@ -163,18 +168,19 @@ impl DirectSegment {
         Ok(())
     }
 
-    /// Writes `data` at `offset`, the tail's end, in pieces of at most [`CHUNK`] bytes with
-    /// the tail (the rest buffered once a direct write was refused).
-    fn append(&self, t: &mut Tail, mut offset: u64, mut data: &[u8]) -> Result<()> {
-        debug_assert_eq!(offset, t.start + t.len as u64);
+    /// Writes `data` at the tail's end, in pieces of at most [`CHUNK`] bytes with the tail
+    /// (the rest buffered once a direct write was refused).
+    fn append(&self, t: &mut Tail, mut data: &[u8]) -> Result<()> {
         while !data.is_empty() {
-            if t.mode == WriteMode::Buffered {
-                return self.write_buffered(offset, data);
-            }
             let take = data.len().min(CHUNK - t.len);
+            // Where this piece goes, taken before the write: a refused direct write writes
+            // the piece buffered and leaves the tail where it was.
+            let at = t.start + t.len as u64;
             self.append_piece(t, &data[..take])?;
-            offset += take as u64;
             data = &data[take..];
+            if t.mode == WriteMode::Buffered {
+                return self.write_buffered(at + take as u64, data);
+            }
         }
         Ok(())
     }
@@ -191,7 +197,7 @@ impl DirectSegment {
         let buf = t.buf.bytes_mut();
         buf[t.len..end].copy_from_slice(data);
         buf[end..padded].fill(0);
-        match self.direct.write_all_at(&buf[..padded], t.start) {
+        match self.write_direct(t, padded) {
             Ok(()) => {}
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
                 t.mode = WriteMode::Buffered;
@@ -203,11 +209,21 @@ impl DirectSegment {
             }
         }
         let full = end - end % ALIGN;
-        buf.copy_within(full..padded, 0);
+        t.buf.bytes_mut().copy_within(full..padded, 0);
         t.start += full as u64;
         t.len = end - full;
         debug_assert!(t.len < ALIGN && t.start.is_multiple_of(ALIGN as u64));
         Ok(())
+    }
+
+    /// The direct write of the staging buffer's first `len` bytes at the tail's start.
+    fn write_direct(&self, t: &mut Tail, len: usize) -> std::io::Result<()> {
+        #[cfg(test)]
+        if std::mem::take(&mut t.refuse_next) {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        let start = t.start;
+        self.direct.write_all_at(&t.buf.bytes_mut()[..len], start)
     }
 
     fn write_buffered(&self, offset: u64, data: &[u8]) -> Result<()> {
@@ -227,7 +243,7 @@ impl SegmentFile for DirectSegment {
         if !t.loaded || offset != t.start + t.len as u64 {
             self.load(&mut t, offset)?;
         }
-        self.append(&mut t, offset, data)
+        self.append(&mut t, data)
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         super::file::read_file_at(&self.file, &self.path, offset, buf)
@@ -380,5 +396,24 @@ mod tests {
         assert_eq!(got.len(), 5000 + CHUNK + 10);
         assert!(got[..5000].iter().all(|&b| b == 1));
         assert!(got[5000..].iter().all(|&b| b == 2));
+    }
+
+    /// A direct write refused in the middle of an append: that piece and the rest of the
+    /// append land buffered where they belong, and later appends follow them.
+    #[test]
+    fn a_refusal_mid_append_writes_the_rest_in_place() {
+        let Some(dir) = direct_dir() else { return };
+        let seg = segment(dir.path(), "d.log");
+        seg.write_at(0, &[1; 5000]).unwrap();
+        seg.lock().refuse_next = true;
+        let big: Vec<u8> = (0..CHUNK + 10).map(|i| (i % 251) as u8).collect();
+        seg.write_at(5000, &big).unwrap();
+        assert_eq!(seg.lock().mode, WriteMode::Buffered);
+        seg.write_at(5000 + big.len() as u64, b"end").unwrap();
+        let got = contents(dir.path(), "d.log");
+        assert_eq!(got.len(), 5000 + big.len() + 3);
+        assert!(got[..5000].iter().all(|&b| b == 1));
+        assert_eq!(&got[5000..5000 + big.len()], &big[..]);
+        assert_eq!(&got[5000 + big.len()..], b"end");
     }
 }
