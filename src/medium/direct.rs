@@ -17,12 +17,17 @@
 //! already durable with their own values, so a torn direct write cannot lose them.
 //!
 //! Everything but the write (reads, length, truncation, mapping and `fdatasync`) goes
-//! through a second, buffered handle of the same file. The kernel keeps its page cache
-//! coherent with direct writes, and an `fdatasync` of either handle flushes the inode and
-//! the device's cache; a direct write's own errors come back from the write itself.
+//! through the medium's plain segment of the same file, a second, buffered handle. The
+//! kernel keeps its page cache coherent with direct writes, and an `fdatasync` of either
+//! handle flushes the inode and the device's cache; a direct write's own errors come back
+//! from the write itself.
 //!
 //! If the file system refuses a direct write (`EINVAL`: no `O_DIRECT` support, or an
 //! alignment coarser than 4 KiB) the segment writes that and every later append buffered.
+//!
+//! Where the pages go is a [`PageWriter`]: a file opened with `O_DIRECT` ([`DirectFile`]),
+//! or the sim medium's recorded writes, so that its power-cut images tear a log segment's
+//! writes as they tear on a disk: whole padded pages, the rewritten tail page included.
 //!
 //! Concurrency: a log segment has one writer (the WAL thread). [`Tail`] sits under a mutex
 //! only because [`SegmentFile`] methods take `&self`; it is held across the write, which is
@@ -44,10 +49,54 @@ const CHUNK: usize = 1 << 20;
 /// How a log segment's appends reach the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum WriteMode {
-    /// `O_DIRECT` writes of whole pages.
+    /// Direct writes of whole pages.
     Direct,
     /// Plain writes, after the file system refused a direct one.
     Buffered,
+}
+
+/// What became of a direct write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Direct {
+    /// The pages are written.
+    Written,
+    /// The file system takes no direct writes (of this alignment); nothing was written.
+    Refused,
+}
+
+/// Where a [`DirectSegment`]'s pages go, past any cache.
+pub(super) trait PageWriter: Send + Sync {
+    /// Writes `pages`, whole [`ALIGN`]-byte pages from an aligned buffer, at `offset`, a
+    /// multiple of [`ALIGN`].
+    fn write_pages(&self, offset: u64, pages: &[u8]) -> Result<Direct>;
+}
+
+/// A file opened with `O_DIRECT`, for writes only.
+pub(super) struct DirectFile {
+    path: PathBuf,
+    file: File,
+}
+
+impl DirectFile {
+    /// Opens `path` for direct writes; `None` if the file system takes no `O_DIRECT` opens.
+    pub(super) fn open(path: PathBuf) -> Option<Self> {
+        let file = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&path)
+            .ok()?;
+        Some(DirectFile { path, file })
+    }
+}
+
+impl PageWriter for DirectFile {
+    fn write_pages(&self, offset: u64, pages: &[u8]) -> Result<Direct> {
+        match self.file.write_all_at(pages, offset) {
+            Ok(()) => Ok(Direct::Written),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(Direct::Refused),
+            Err(e) => Err(Error::io("write", &self.path, e)),
+        }
+    }
 }
 
 /// A heap buffer whose usable part starts at an [`ALIGN`]-aligned address.
@@ -93,36 +142,24 @@ struct Tail {
     refuse_next: bool,
 }
 
-/// A log segment of the file medium; see the module doc.
-pub(super) struct DirectSegment {
-    path: PathBuf,
-    /// Opened with `O_DIRECT`; only appends go through it.
-    direct: File,
-    /// The same file, buffered: reads, length, truncation, mapping, `fdatasync`.
-    file: File,
+/// A log segment written in whole pages; see the module doc.
+pub(super) struct DirectSegment<P> {
+    /// Where appends go while direct writes are taken.
+    direct: P,
+    /// The same file, buffered: reads, length, truncation, mapping, persists, and appends
+    /// once a direct write was refused.
+    plain: Box<dyn SegmentFile>,
+    /// Counts the bytes appended directly (`plain` counts its own).
     stats: Arc<MediumStats>,
     tail: Mutex<Tail>,
 }
 
-impl DirectSegment {
-    /// Wraps `file` (opened at `path`) with a direct handle of the same file, or gives it
-    /// back if the file system takes no `O_DIRECT` opens (the caller then writes buffered).
-    pub(super) fn open(
-        path: PathBuf,
-        file: File,
-        stats: Arc<MediumStats>,
-    ) -> std::result::Result<Self, File> {
-        let Ok(direct) = OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(&path)
-        else {
-            return Err(file);
-        };
-        Ok(DirectSegment {
-            path,
+impl<P: PageWriter> DirectSegment<P> {
+    /// Appends to `plain`'s file through `direct`, counting in `stats` what they carry.
+    pub(super) fn new(direct: P, plain: Box<dyn SegmentFile>, stats: Arc<MediumStats>) -> Self {
+        DirectSegment {
             direct,
-            file,
+            plain,
             stats,
             tail: Mutex::new(Tail {
                 loaded: false,
@@ -133,7 +170,7 @@ impl DirectSegment {
                 #[cfg(test)]
                 refuse_next: false,
             }),
-        })
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Tail> {
@@ -151,17 +188,12 @@ impl DirectSegment {
     fn load(&self, t: &mut Tail, offset: u64) -> Result<()> {
         let start = offset & !(ALIGN as u64 - 1);
         let len = (offset - start) as usize;
+        let have = self.plain.len()?.saturating_sub(start).min(len as u64) as usize;
         let buf = &mut t.buf.bytes_mut()[..len];
-        let mut got = 0;
-        while got < len {
-            match self.file.read_at(&mut buf[got..], start + got as u64) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Error::io("read", &self.path, e)),
-            }
+        if have > 0 {
+            self.plain.read_at(start, &mut buf[..have])?;
         }
-        buf[got..].fill(0);
+        buf[have..].fill(0);
         t.loaded = true;
         t.start = start;
         t.len = len;
@@ -179,7 +211,7 @@ impl DirectSegment {
             self.append_piece(t, &data[..take])?;
             data = &data[take..];
             if t.mode == WriteMode::Buffered {
-                return self.write_buffered(at + take as u64, data);
+                return self.plain.write_at(at + take as u64, data);
             }
         }
         Ok(())
@@ -198,14 +230,14 @@ impl DirectSegment {
         buf[t.len..end].copy_from_slice(data);
         buf[end..padded].fill(0);
         match self.write_direct(t, padded) {
-            Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            Ok(Direct::Written) => self.stats.on_write(data.len()),
+            Ok(Direct::Refused) => {
                 t.mode = WriteMode::Buffered;
-                return self.write_buffered(t.start + t.len as u64, data);
+                return self.plain.write_at(t.start + t.len as u64, data);
             }
             Err(e) => {
                 t.loaded = false;
-                return Err(Error::io("write", &self.path, e));
+                return Err(e);
             }
         }
         let full = end - end % ALIGN;
@@ -217,28 +249,21 @@ impl DirectSegment {
     }
 
     /// The direct write of the staging buffer's first `len` bytes at the tail's start.
-    fn write_direct(&self, t: &mut Tail, len: usize) -> std::io::Result<()> {
+    fn write_direct(&self, t: &mut Tail, len: usize) -> Result<Direct> {
         #[cfg(test)]
         if std::mem::take(&mut t.refuse_next) {
-            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+            return Ok(Direct::Refused);
         }
         let start = t.start;
-        self.direct.write_all_at(&t.buf.bytes_mut()[..len], start)
-    }
-
-    fn write_buffered(&self, offset: u64, data: &[u8]) -> Result<()> {
-        self.file
-            .write_all_at(data, offset)
-            .map_err(|e| Error::io("write", &self.path, e))
+        self.direct.write_pages(start, &t.buf.bytes_mut()[..len])
     }
 }
 
-impl SegmentFile for DirectSegment {
+impl<P: PageWriter> SegmentFile for DirectSegment<P> {
     fn write_at(&self, offset: u64, data: &[u8]) -> Result<()> {
-        self.stats.on_write(data.len());
         let mut t = self.lock();
         if t.mode == WriteMode::Buffered {
-            return self.write_buffered(offset, data);
+            return self.plain.write_at(offset, data);
         }
         if !t.loaded || offset != t.start + t.len as u64 {
             self.load(&mut t, offset)?;
@@ -246,25 +271,20 @@ impl SegmentFile for DirectSegment {
         self.append(&mut t, data)
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        super::file::read_file_at(&self.file, &self.path, offset, buf)
+        self.plain.read_at(offset, buf)
     }
     fn persist(&self) -> Result<()> {
-        self.stats.on_persist();
-        self.file
-            .sync_data()
-            .map_err(|e| Error::io("fdatasync", &self.path, e))
+        self.plain.persist()
     }
     fn len(&self) -> Result<u64> {
-        super::file::file_len(&self.file, &self.path)
+        self.plain.len()
     }
     fn set_len(&self, len: u64) -> Result<()> {
         self.lock().loaded = false;
-        self.file
-            .set_len(len)
-            .map_err(|e| Error::io("truncate", &self.path, e))
+        self.plain.set_len(len)
     }
     fn map(&self) -> Result<Mapped> {
-        super::file::map_file(&self.file, &self.path)
+        self.plain.map()
     }
 }
 
@@ -285,7 +305,7 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    fn segment(dir: &Path, name: &str) -> DirectSegment {
+    fn segment(dir: &Path, name: &str) -> DirectSegment<DirectFile> {
         let path = dir.join(name);
         let file = OpenOptions::new()
             .read(true)
@@ -294,7 +314,10 @@ mod tests {
             .truncate(false)
             .open(&path)
             .unwrap();
-        DirectSegment::open(path, file, Arc::default()).expect("O_DIRECT open")
+        let stats = Arc::<MediumStats>::default();
+        let plain = super::super::file::plain_segment(path.clone(), file, stats.clone());
+        let direct = DirectFile::open(path).expect("O_DIRECT open");
+        DirectSegment::new(direct, plain, stats)
     }
 
     /// A temporary directory on a file system that takes `O_DIRECT`, or `None` (and a note

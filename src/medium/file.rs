@@ -29,29 +29,42 @@ impl FileMedium {
     }
 
     fn wrap(&self, path: PathBuf, file: File) -> Box<dyn SegmentFile> {
-        Box::new(FileSegment {
-            path,
-            file,
-            stats: self.stats.clone(),
-            flusher: OnceLock::new(),
-        })
+        plain_segment(path, file, self.stats.clone())
     }
 
     /// A log segment written with direct I/O (see `direct`), or a plain one on tmpfs and
     /// where the file system takes no `O_DIRECT`.
     #[cfg(target_os = "linux")]
     fn wrap_log(&self, path: PathBuf, file: File) -> Box<dyn SegmentFile> {
+        use super::direct::{DirectFile, DirectSegment};
         let direct = *self
             .direct_logs
             .get_or_init(|| !super::dir::is_tmpfs(self.dir.root()));
-        if !direct {
-            return self.wrap(path, file);
-        }
-        match super::direct::DirectSegment::open(path.clone(), file, self.stats.clone()) {
-            Ok(seg) => Box::new(seg),
-            Err(file) => self.wrap(path, file),
+        let pages = if direct {
+            DirectFile::open(path.clone())
+        } else {
+            None
+        };
+        let plain = self.wrap(path, file);
+        match pages {
+            Some(pages) => Box::new(DirectSegment::new(pages, plain, self.stats.clone())),
+            None => plain,
         }
     }
+}
+
+/// `file` (opened at `path`) as a plain segment: `pwrite` and `fdatasync`.
+pub(super) fn plain_segment(
+    path: PathBuf,
+    file: File,
+    stats: Arc<MediumStats>,
+) -> Box<dyn SegmentFile> {
+    Box::new(FileSegment {
+        path,
+        file,
+        stats,
+        flusher: OnceLock::new(),
+    })
 }
 
 impl Medium for FileMedium {

@@ -406,6 +406,16 @@ impl Medium for SimMedium {
         drop(st);
         Ok(self.segment(name, ino))
     }
+    #[cfg(target_os = "linux")]
+    fn create_log(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
+        let plain = self.create(name)?;
+        Ok(self.log_segment(name, plain))
+    }
+    #[cfg(target_os = "linux")]
+    fn open_log(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
+        let plain = self.open(name)?;
+        Ok(self.log_segment(name, plain))
+    }
     fn exists(&self, name: &str) -> bool {
         self.lock().names.contains_key(name)
     }
@@ -454,6 +464,41 @@ impl SimMedium {
             ino,
         })
     }
+
+    /// A log segment as the medium the tear models writes it: on a sector device (the file
+    /// medium) in whole pages with direct I/O, the partial last page rewritten and padded
+    /// with zeros each time (see `direct`), so images tear those writes; on persistent
+    /// memory as it is.
+    #[cfg(target_os = "linux")]
+    fn log_segment(&self, name: &str, plain: Box<dyn SegmentFile>) -> Box<dyn SegmentFile> {
+        if self.tear != Tear::Sector {
+            return plain;
+        }
+        let ino = self.lock().names[name];
+        let pages = SimPages(SimSegment {
+            sim: self.clone(),
+            name: name.to_string(),
+            ino,
+        });
+        Box::new(super::direct::DirectSegment::new(
+            pages,
+            plain,
+            self.stats.clone(),
+        ))
+    }
+}
+
+/// A sim file's direct writes: recorded as any write is (and torn as any is), counted by
+/// the segment that makes them.
+#[cfg(target_os = "linux")]
+struct SimPages(SimSegment);
+
+#[cfg(target_os = "linux")]
+impl super::direct::PageWriter for SimPages {
+    fn write_pages(&self, offset: u64, pages: &[u8]) -> Result<super::direct::Direct> {
+        self.0.record_write(offset, pages)?;
+        Ok(super::direct::Direct::Written)
+    }
 }
 
 /// An open segment: it names its file by inode, so it follows renames as a descriptor does.
@@ -465,20 +510,8 @@ struct SimSegment {
 
 impl SegmentFile for SimSegment {
     fn write_at(&self, offset: u64, data: &[u8]) -> Result<()> {
-        let mut st = self.sim.lock();
-        let len = st.files[&self.ino].len() as u64;
-        let end = offset + data.len() as u64;
-        if let Err(e) = SimMedium::check_fault(&mut st, &self.name, "write", end > len) {
-            // A write that runs out of space lands up to the space it had, sector by sector.
-            let tear = self.sim.tear.bytes();
-            let keep = (len.max(offset).next_multiple_of(tear).min(end) - offset) as usize;
-            if keep > 0 && offset <= len {
-                self.apply_write(&mut st, offset, &data[..keep]);
-            }
-            return Err(e);
-        }
+        self.record_write(offset, data)?;
         self.sim.stats.on_write(data.len());
-        self.apply_write(&mut st, offset, data);
         Ok(())
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
@@ -521,6 +554,24 @@ impl SegmentFile for SimSegment {
 }
 
 impl SimSegment {
+    /// Records a write, or fails it as an armed fault says (uncounted: the caller counts).
+    fn record_write(&self, offset: u64, data: &[u8]) -> Result<()> {
+        let mut st = self.sim.lock();
+        let len = st.files[&self.ino].len() as u64;
+        let end = offset + data.len() as u64;
+        if let Err(e) = SimMedium::check_fault(&mut st, &self.name, "write", end > len) {
+            // A write that runs out of space lands up to the space it had, sector by sector.
+            let tear = self.sim.tear.bytes();
+            let keep = (len.max(offset).next_multiple_of(tear).min(end) - offset) as usize;
+            if keep > 0 && offset <= len {
+                self.apply_write(&mut st, offset, &data[..keep]);
+            }
+            return Err(e);
+        }
+        self.apply_write(&mut st, offset, data);
+        Ok(())
+    }
+
     fn apply_write(&self, st: &mut State, offset: u64, data: &[u8]) {
         let f = st.files.get_mut(&self.ino).unwrap();
         write_into(f, offset, data);
@@ -767,6 +818,57 @@ mod tests {
             torn += (fives > 0 && fives < 64) as usize;
         });
         assert!(torn > 0);
+    }
+
+    /// On a sector device a log segment is written as the file medium writes it: whole
+    /// pages, the partial last one rewritten each time. A power cut tears those writes, and
+    /// never loses a persisted byte of the rewritten page.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn log_segments_write_whole_pages_and_keep_persisted_bytes() {
+        let m = SimMedium::new(Tear::Sector);
+        m.create_root().unwrap();
+        let s = m.create_log("w").unwrap();
+        s.write_at(0, &[1u8; 1000]).unwrap();
+        s.persist().unwrap();
+        m.sync_dir().unwrap();
+        s.write_at(1000, &[2u8; 5000]).unwrap();
+        assert_eq!(s.len().unwrap(), 8192, "padded to whole pages");
+        let writes: Vec<(u64, usize)> = m
+            .lock()
+            .log
+            .iter()
+            .filter_map(|op| match op {
+                Op::Write { off, data, .. } => Some((*off, data.len())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            writes,
+            [(0, 4096), (0, 8192)],
+            "the first page written twice"
+        );
+        assert_eq!(
+            m.stats().snapshot().bytes_written,
+            6000,
+            "stats count what was asked"
+        );
+        let end = m.log_len();
+        let (mut torn, mut zeros_kept) = (0, 0);
+        m.images(&vec![end; 300], 5, |_, img| {
+            let c = content(&img, "w").unwrap();
+            assert!(c.len() >= 4096 && c[..1000].iter().all(|&b| b == 1));
+            let twos = c.iter().filter(|&&b| b == 2).count();
+            torn += (twos > 0 && twos < 5000) as usize;
+            zeros_kept += (c.len() == 8192 && c[6000..].iter().all(|&b| b == 0)) as usize;
+        });
+        assert!(torn > 0 && zeros_kept > 0);
+        let log = m.open_log("w").unwrap();
+        log.write_at(6000, b"more").unwrap();
+        assert_eq!(
+            content(&m, "w").unwrap()[5990..6004],
+            [[2u8; 10].as_slice(), b"more"].concat()
+        );
     }
 
     #[test]
