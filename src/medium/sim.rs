@@ -409,12 +409,12 @@ impl Medium for SimMedium {
     #[cfg(target_os = "linux")]
     fn create_log(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
         let plain = self.create(name)?;
-        Ok(self.log_segment(name, plain))
+        self.log_segment(name, plain)
     }
     #[cfg(target_os = "linux")]
     fn open_log(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
         let plain = self.open(name)?;
-        Ok(self.log_segment(name, plain))
+        self.log_segment(name, plain)
     }
     fn exists(&self, name: &str) -> bool {
         self.lock().names.contains_key(name)
@@ -470,21 +470,26 @@ impl SimMedium {
     /// with zeros each time (see `direct`), so images tear those writes; on persistent
     /// memory as it is.
     #[cfg(target_os = "linux")]
-    fn log_segment(&self, name: &str, plain: Box<dyn SegmentFile>) -> Box<dyn SegmentFile> {
+    fn log_segment(&self, name: &str, plain: Box<dyn SegmentFile>) -> Result<Box<dyn SegmentFile>> {
         if self.tear != Tear::Sector {
-            return plain;
+            return Ok(plain);
         }
-        let ino = self.lock().names[name];
+        // The name `plain` was opened by, unless another thread renamed it since.
+        let ino = *self
+            .lock()
+            .names
+            .get(name)
+            .ok_or_else(|| io_err(std::io::ErrorKind::NotFound, name, "open"))?;
         let pages = SimPages(SimSegment {
             sim: self.clone(),
             name: name.to_string(),
             ino,
         });
-        Box::new(super::direct::DirectSegment::new(
+        Ok(Box::new(super::direct::DirectSegment::new(
             pages,
             plain,
             self.stats.clone(),
-        ))
+        )))
     }
 }
 
