@@ -372,49 +372,22 @@ impl Medium for SimMedium {
         Ok(())
     }
     fn create(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
-        let mut st = self.lock();
-        if !st.root {
-            return Err(io_err(std::io::ErrorKind::NotFound, name, "create"));
-        }
-        let ino = match st.names.get(name) {
-            // Like O_TRUNC: the same file, cut to nothing.
-            Some(&ino) => {
-                st.files.get_mut(&ino).unwrap().clear();
-                st.log.push(Op::SetLen { ino, len: 0 });
-                ino
-            }
-            None => {
-                let ino = st.next_ino;
-                st.next_ino += 1;
-                st.files.insert(ino, Vec::new());
-                st.names.insert(name.to_string(), ino);
-                st.log.push(Op::Create {
-                    name: name.to_string(),
-                    ino,
-                });
-                ino
-            }
-        };
+        let ino = self.create_ino(name)?;
         Ok(self.segment(name, ino))
     }
     fn open(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
-        let st = self.lock();
-        let ino = *st
-            .names
-            .get(name)
-            .ok_or_else(|| io_err(std::io::ErrorKind::NotFound, name, "open"))?;
-        drop(st);
+        let ino = self.open_ino(name)?;
         Ok(self.segment(name, ino))
     }
     #[cfg(target_os = "linux")]
     fn create_log(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
-        let plain = self.create(name)?;
-        self.log_segment(name, plain)
+        let ino = self.create_ino(name)?;
+        Ok(self.log_segment(name, ino))
     }
     #[cfg(target_os = "linux")]
     fn open_log(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
-        let plain = self.open(name)?;
-        self.log_segment(name, plain)
+        let ino = self.open_ino(name)?;
+        Ok(self.log_segment(name, ino))
     }
     fn exists(&self, name: &str) -> bool {
         self.lock().names.contains_key(name)
@@ -465,31 +438,58 @@ impl SimMedium {
         })
     }
 
-    /// A log segment as the medium the tear models writes it: on a sector device (the file
-    /// medium) in whole pages with direct I/O, the partial last page rewritten and padded
-    /// with zeros each time (see `direct`), so images tear those writes; on persistent
-    /// memory as it is.
-    #[cfg(target_os = "linux")]
-    fn log_segment(&self, name: &str, plain: Box<dyn SegmentFile>) -> Result<Box<dyn SegmentFile>> {
-        if self.tear != Tear::Sector {
-            return Ok(plain);
+    /// Creates `name` (or cuts it to nothing, like `O_TRUNC`) and returns its inode.
+    fn create_ino(&self, name: &str) -> Result<Ino> {
+        let mut st = self.lock();
+        if !st.root {
+            return Err(io_err(std::io::ErrorKind::NotFound, name, "create"));
         }
-        // The name `plain` was opened by, unless another thread renamed it since.
-        let ino = *self
-            .lock()
+        if let Some(&ino) = st.names.get(name) {
+            st.files.get_mut(&ino).unwrap().clear();
+            st.log.push(Op::SetLen { ino, len: 0 });
+            return Ok(ino);
+        }
+        let ino = st.next_ino;
+        st.next_ino += 1;
+        st.files.insert(ino, Vec::new());
+        st.names.insert(name.to_string(), ino);
+        st.log.push(Op::Create {
+            name: name.to_string(),
+            ino,
+        });
+        Ok(ino)
+    }
+
+    /// The inode `name` names now.
+    fn open_ino(&self, name: &str) -> Result<Ino> {
+        self.lock()
             .names
             .get(name)
-            .ok_or_else(|| io_err(std::io::ErrorKind::NotFound, name, "open"))?;
+            .copied()
+            .ok_or_else(|| io_err(std::io::ErrorKind::NotFound, name, "open"))
+    }
+
+    /// A log segment on inode `ino` as the medium the tear models writes it: on a sector
+    /// device (the file medium) in whole pages with direct I/O, the partial last page
+    /// rewritten and padded with zeros each time (see `direct`), so images tear those
+    /// writes; on persistent memory as it is. Both halves name the inode the caller
+    /// created or opened, so a later rename of `name` cannot split them.
+    #[cfg(target_os = "linux")]
+    fn log_segment(&self, name: &str, ino: Ino) -> Box<dyn SegmentFile> {
+        let plain = self.segment(name, ino);
+        if self.tear != Tear::Sector {
+            return plain;
+        }
         let pages = SimPages(SimSegment {
             sim: self.clone(),
             name: name.to_string(),
             ino,
         });
-        Ok(Box::new(super::direct::DirectSegment::new(
+        Box::new(super::direct::DirectSegment::new(
             pages,
             plain,
             self.stats.clone(),
-        )))
+        ))
     }
 }
 

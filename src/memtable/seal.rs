@@ -68,12 +68,13 @@ pub(super) fn seal_to_file(
     sink.w.finish_unpersisted(&meta, &out, inn.as_ref(), &vops)
 }
 
-/// Where a seal's output goes, direction by direction (out first).
+/// Where a seal's output goes, direction by direction: the out direction's parts, its
+/// end, then (directed stores only) the in direction's parts and its end.
 trait Sink: Send {
-    /// Takes one wave's parts of direction `d`, in vertex order.
-    fn parts(&mut self, d: Dir, parts: Vec<DirPart>) -> Result<()>;
-    /// Direction `d` is complete.
-    fn end(&mut self, d: Dir) -> Result<()>;
+    /// Takes one wave's parts of the direction being sealed, in vertex order.
+    fn parts(&mut self, parts: Vec<DirPart>) -> Result<()>;
+    /// The direction being sealed is complete.
+    fn end(&mut self) -> Result<()>;
 }
 
 /// Assembles each direction in DRAM.
@@ -85,12 +86,12 @@ struct Collect {
 }
 
 impl Sink for Collect {
-    fn parts(&mut self, _: Dir, parts: Vec<DirPart>) -> Result<()> {
+    fn parts(&mut self, parts: Vec<DirPart>) -> Result<()> {
         self.parts.extend(parts);
         Ok(())
     }
 
-    fn end(&mut self, _: Dir) -> Result<()> {
+    fn end(&mut self) -> Result<()> {
         let parts = std::mem::take(&mut self.parts);
         self.built
             .push(build::assemble(parts, self.space, self.weighted));
@@ -113,13 +114,13 @@ struct ToFile {
 }
 
 impl Sink for ToFile {
-    fn parts(&mut self, _: Dir, parts: Vec<DirPart>) -> Result<()> {
+    fn parts(&mut self, parts: Vec<DirPart>) -> Result<()> {
         self.w.put_parts(&parts)?;
         parts.iter().for_each(|p| self.ix.add(p));
         Ok(())
     }
 
-    fn end(&mut self, _: Dir) -> Result<()> {
+    fn end(&mut self) -> Result<()> {
         self.w.end_direction()?;
         let ix = std::mem::replace(&mut self.ix, IndexBuilder::new(self.space));
         self.built.push(ix.finish(Vec::new()));
@@ -146,22 +147,20 @@ fn seal_directions(
     let weighted = m.weighted;
     let updates = Source::Updates { older };
     if m.undirected {
-        seal_dir(m.out, updates, weighted, min_task, |p| {
-            sink.parts(Dir::Out, p)
-        })?;
-        return sink.end(Dir::Out);
+        seal_dir(m.out, updates, weighted, min_task, |p| sink.parts(p))?;
+        return sink.end();
     }
     let mut inn = Transposer::new(&m.out, weighted);
     seal_dir(m.out, updates, weighted, min_task, |p| {
         inn.add(&p);
-        sink.parts(Dir::Out, p)
+        sink.parts(p)
     })?;
-    sink.end(Dir::Out)?;
+    sink.end()?;
     let logs = inn.into_logs();
     seal_dir(logs, Source::Transposed, weighted, min_task, |p| {
-        sink.parts(Dir::In, p)
+        sink.parts(p)
     })?;
-    sink.end(Dir::In)
+    sink.end()
 }
 
 /// What a block log holds, and so how its lists are sealed.
@@ -464,27 +463,28 @@ mod tests {
         m
     }
 
-    /// Collects each direction's parts, concatenated.
+    /// Collects each direction's parts, concatenated: the out direction's until the first
+    /// end, the in direction's until the second.
     #[derive(Default)]
     struct Parts {
         out: DirPart,
         inn: DirPart,
-        ended: Vec<Dir>,
+        ended: usize,
     }
 
     impl Sink for Parts {
-        fn parts(&mut self, d: Dir, parts: Vec<DirPart>) -> Result<()> {
-            assert!(!self.ended.contains(&d), "{d:?} parts after its end");
-            let all = match d {
-                Dir::Out => &mut self.out,
-                Dir::In => &mut self.inn,
+        fn parts(&mut self, parts: Vec<DirPart>) -> Result<()> {
+            let all = match self.ended {
+                0 => &mut self.out,
+                1 => &mut self.inn,
+                n => panic!("parts after {n} directions ended"),
             };
             parts.into_iter().for_each(|p| all.append(p));
             Ok(())
         }
 
-        fn end(&mut self, d: Dir) -> Result<()> {
-            self.ended.push(d);
+        fn end(&mut self) -> Result<()> {
+            self.ended += 1;
             Ok(())
         }
     }
@@ -493,7 +493,7 @@ mod tests {
     fn sealed(m: Memtable, older: &[Arc<Run>], min_task: usize) -> Parts {
         let mut sink = Parts::default();
         seal_directions(m, older, min_task, &mut sink).unwrap();
-        assert_eq!(sink.ended, [Dir::Out, Dir::In]);
+        assert_eq!(sink.ended, 2, "a directed seal ends two directions");
         sink
     }
 
