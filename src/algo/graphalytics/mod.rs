@@ -42,24 +42,49 @@ pub use wcc::wcc;
 /// check needs (and which [`str::parse`] and Python's `float` read back). Infinities print
 /// as `Infinity` / `-Infinity`, NaN as `NaN`.
 pub fn format_f64(x: f64) -> String {
+    let mut out = Vec::with_capacity(24);
+    write_f64(&mut out, x);
+    String::from_utf8(out).expect("formatted digits are ASCII")
+}
+
+/// The largest f64 whose 16 significant digits (`1.797693134862315e308`) read back finite:
+/// the two above it round to `1.797693134862316e308`, past `f64::MAX`.
+const LARGEST_16_DIGITS: f64 = f64::from_bits(f64::MAX.to_bits() - 2);
+
+/// Appends [`format_f64`]'s text to `out` without allocating a string per value: printing a
+/// kernel's values took as long as running PageRank when each went through three
+/// `String`s and a parse.
+pub fn write_f64(out: &mut Vec<u8>, x: f64) {
+    use std::io::Write;
     if x.is_nan() {
-        return "NaN".into();
+        out.extend_from_slice(b"NaN");
+        return;
     }
     if x.is_infinite() {
-        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
+        out.extend_from_slice(if x > 0.0 { b"Infinity" } else { b"-Infinity" });
+        return;
     }
-    // Rust prints `1.477629166666667e-1`; C pads the exponent to two digits with a sign.
-    let s = format!("{x:.15e}");
-    let (mantissa, exp) = s.split_once('e').expect("`{:e}` output has an exponent");
-    let exp: i32 = exp.parse().expect("`{:e}` exponent is an integer");
-    let sign = if exp < 0 { '-' } else { '+' };
-    let c = format!("{mantissa}e{sign}{:02}", exp.unsigned_abs());
     // Within 5e-16 relative of f64::MAX, 16 digits round up past it and would read back as
     // infinity; print the shortest round-trip form there instead.
-    match c.parse::<f64>() {
-        Ok(y) if y.is_finite() => c,
-        _ => format!("{x:e}"),
+    if x.abs() > LARGEST_16_DIGITS {
+        write!(out, "{x:e}").expect("writing to a Vec cannot fail");
+        return;
     }
+    // Rust prints `1.477629166666667e-1`; C pads the exponent to two digits with a sign.
+    let at = out.len();
+    write!(out, "{x:.15e}").expect("writing to a Vec cannot fail");
+    let e = at + (out[at..].iter().position(|&b| b == b'e')).expect("`{:e}` has an exponent");
+    let (sign, digits) = match out[e + 1] {
+        b'-' => (b'-', e + 2),
+        _ => (b'+', e + 1),
+    };
+    let mut exp = [b'0'; 3];
+    let n = out.len() - digits;
+    debug_assert!((1..=3).contains(&n), "an f64 exponent has 1 to 3 digits");
+    exp[3 - n..].copy_from_slice(&out[digits..]);
+    out.truncate(e + 1);
+    out.push(sign);
+    out.extend_from_slice(&exp[if n == 3 { 0 } else { 1 }..]);
 }
 
 /// Formats an integer result (BFS depth, WCC or CDLP label) as plain decimal.
@@ -94,6 +119,43 @@ mod tests {
             let back: f64 = format_f64(x).parse().unwrap();
             assert!((back - x).abs() <= 1e-15 * x.abs(), "{x} -> {back}");
         }
+    }
+
+    /// The C form built the plain way: `{:.15e}`, its exponent re-printed with a sign and
+    /// two digits, and the shortest form where 16 digits would round past `f64::MAX`.
+    fn c_form(x: f64) -> String {
+        let s = format!("{x:.15e}");
+        let (mantissa, exp) = s.split_once('e').unwrap();
+        let exp: i32 = exp.parse().unwrap();
+        let sign = if exp < 0 { '-' } else { '+' };
+        let c = format!("{mantissa}e{sign}{:02}", exp.unsigned_abs());
+        match c.parse::<f64>() {
+            Ok(y) if y.is_finite() => c,
+            _ => format!("{x:e}"),
+        }
+    }
+
+    proptest::proptest! {
+        /// Any finite value, by its bits, prints as the plain construction prints it.
+        #[test]
+        fn write_f64_prints_the_c_form(bits: u64) {
+            let x = f64::from_bits(bits);
+            proptest::prop_assume!(x.is_finite());
+            proptest::prop_assert_eq!(format_f64(x), c_form(x));
+        }
+    }
+
+    #[test]
+    fn values_next_to_f64_max_print_as_the_c_form() {
+        let mut x = f64::MAX;
+        for _ in 0..8 {
+            assert_eq!(format_f64(x), c_form(x), "{x:e}");
+            assert_eq!(format_f64(-x), c_form(-x), "{x:e}");
+            x = f64::from_bits(x.to_bits() - 1);
+        }
+        let mut out = b"7 ".to_vec();
+        write_f64(&mut out, 0.5);
+        assert_eq!(out, b"7 5.000000000000000e-01");
     }
 
     #[test]
