@@ -338,7 +338,8 @@ fn print(w: &mut impl Write, s: &Snapshot, kernel: Kernel, values: &Values) -> s
 /// Lines formatted by one task.
 const LINES_PER_TASK: usize = 1 << 14;
 
-/// Lines formatted before any is written: bounds the text held in DRAM (about 30 MB).
+/// Lines formatted before any is written: bounds the text held in DRAM (about 30 MB with
+/// integer keys; names make lines longer).
 const LINES_PER_WINDOW: usize = 1 << 20;
 
 /// Writes `line`'s text for each of `vertices`, in order. The text is formatted in
