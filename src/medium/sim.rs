@@ -431,11 +431,16 @@ impl Medium for SimMedium {
 
 impl SimMedium {
     fn segment(&self, name: &str, ino: Ino) -> Box<dyn SegmentFile> {
-        Box::new(SimSegment {
+        Box::new(self.sim_segment(name, ino))
+    }
+
+    /// A handle on inode `ino`, opened as `name`.
+    fn sim_segment(&self, name: &str, ino: Ino) -> SimSegment {
+        SimSegment {
             sim: self.clone(),
             name: name.to_string(),
             ino,
-        })
+        }
     }
 
     /// Creates `name` (or cuts it to nothing, like `O_TRUNC`) and returns its inode.
@@ -480,11 +485,7 @@ impl SimMedium {
         if self.tear != Tear::Sector {
             return plain;
         }
-        let pages = SimPages(SimSegment {
-            sim: self.clone(),
-            name: name.to_string(),
-            ino,
-        });
+        let pages = SimPages(self.sim_segment(name, ino));
         Box::new(super::direct::DirectSegment::new(
             pages,
             plain,

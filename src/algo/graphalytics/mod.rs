@@ -75,16 +75,12 @@ pub fn write_f64(out: &mut Vec<u8>, x: f64) {
     write!(out, "{x:.15e}").expect("writing to a Vec cannot fail");
     let e = at + (out[at..].iter().position(|&b| b == b'e')).expect("`{:e}` has an exponent");
     let (sign, digits) = match out[e + 1] {
-        b'-' => (b'-', e + 2),
-        _ => (b'+', e + 1),
+        b'-' => ('-', e + 2),
+        _ => ('+', e + 1),
     };
-    let mut exp = [b'0'; 3];
-    let n = out.len() - digits;
-    debug_assert!((1..=3).contains(&n), "an f64 exponent has 1 to 3 digits");
-    exp[3 - n..].copy_from_slice(&out[digits..]);
+    let exp = (out[digits..].iter()).fold(0u32, |a, &d| a * 10 + u32::from(d - b'0'));
     out.truncate(e + 1);
-    out.push(sign);
-    out.extend_from_slice(&exp[if n == 3 { 0 } else { 1 }..]);
+    write!(out, "{sign}{exp:02}").expect("writing to a Vec cannot fail");
 }
 
 /// Formats an integer result (BFS depth, WCC or CDLP label) as plain decimal.
