@@ -67,13 +67,24 @@ fn wal_append(c: &mut Criterion) {
         ),
     ];
     for (name, medium, mode) in media {
-        let rec = recover(&*medium, 0, true, |_, _| Ok(())).unwrap();
+        let any = |_: &str, _: &evograph::internals::wal::segment::SegmentHeader| Ok(());
+        let expect = evograph::internals::wal::Expect {
+            start_lsn: 0,
+            log_in_use: false,
+            header_ok: &any,
+        };
+        let rec = recover(&*medium, &expect, true, |_, _| Ok(())).unwrap();
+        let stamps = evograph::internals::wal::LogStamps {
+            store_id: 1,
+            committed: Default::default(),
+        };
         let wal = Wal::start(
             medium,
             rec,
             mode,
             evograph::internals::wal::writer::SEGMENT_BYTES,
             Vec::new(),
+            stamps,
         )
         .unwrap();
         let mut lsn = wal.durable_lsn();
@@ -111,6 +122,12 @@ fn memtable_apply(c: &mut Criterion) {
     g.finish();
 }
 
+/// What the benchmarked runs are stamped with (a store id and commit of no consequence).
+const STAMP: evograph::internals::stamp::Stamp = evograph::internals::stamp::Stamp {
+    store_id: 1,
+    seq: 1,
+};
+
 fn flush(c: &mut Criterion) {
     let e = pairs(&edges());
     let medium: Arc<dyn Medium> = Arc::new(MemoryMedium::new());
@@ -127,8 +144,8 @@ fn flush(c: &mut Criterion) {
                 || memtable(&e),
                 |m| {
                     id += 1;
-                    let (r, unpersisted) = m.seal_to_file(&[], id, &medium, c).unwrap();
-                    unpersisted.persist().unwrap();
+                    let (r, unpersisted) = m.seal_to_file(&[], id, &medium, c, STAMP).unwrap();
+                    unpersisted.persist_and_name(|| Ok(())).unwrap();
                     medium
                         .remove(&evograph::internals::run::Run::file_name(id))
                         .unwrap();
@@ -168,6 +185,7 @@ fn merge(c: &mut Criterion) {
                     weighted: false,
                     part_shift: 0,
                     compression,
+                    stamp: STAMP,
                 };
                 let r = merge_to_file(&inputs, meta, true, &medium).unwrap();
                 medium

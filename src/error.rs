@@ -71,3 +71,30 @@ impl Error {
         Error::Corrupt(msg.into())
     }
 }
+
+/// `text` with control characters escaped (`\n`, `\x1b`, ...), so that a message quoting
+/// user input (a file name, a line of an input file) stays one line and cannot drive the
+/// terminal it is printed on.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn control_characters_are_escaped_and_the_rest_kept() {
+        assert_eq!(
+            super::printable("a\tb\n\u{1b}[31mñ"),
+            "a\\tb\\n\\u{1b}[31mñ"
+        );
+        assert_eq!(super::printable("plain"), "plain");
+    }
+}

@@ -33,6 +33,7 @@ mod prefetch;
 pub mod pregel;
 mod run;
 pub mod snapshot;
+mod stamp;
 pub mod store;
 pub mod types;
 mod wal;
@@ -70,6 +71,10 @@ pub mod internals {
     /// See the crate's `run` layer.
     pub mod run {
         pub use crate::run::*;
+    }
+    /// See the crate's `stamp` module.
+    pub mod stamp {
+        pub use crate::stamp::*;
     }
     /// See the crate's `wal` layer.
     pub mod wal {

@@ -50,6 +50,8 @@ enum Step {
 
 /// Images checked by all tests of this process (reported, and asserted per test).
 static IMAGES: AtomicUsize = AtomicUsize::new(0);
+/// Images whose recovery reported a torn log tail it cut.
+static CUTS: AtomicUsize = AtomicUsize::new(0);
 
 fn seeds(default: &[u64]) -> Vec<u64> {
     if let Some(s) = std::env::var("EVOGRAPH_SIM_SEED")
@@ -174,8 +176,13 @@ fn snapshot_digest(s: &Snapshot, weighted: bool) -> (u64, usize) {
     (digest_parts(&vs, &es, ws.as_ref()), es.len())
 }
 
-/// The model after each batch: (records so far, digest, edges).
-type Bounds = Vec<(u64, u64, usize)>;
+/// The model after each batch, and the store the workload made.
+struct Bounds {
+    /// (records so far, digest, edges) after each batch.
+    at: Vec<(u64, u64, usize)>,
+    /// The store's id (`stats`), the same in every image that holds its manifest.
+    store_id: Option<String>,
+}
 
 /// What a recorded run leaves: the medium with its log, and the model's batch boundaries.
 struct Recorded {
@@ -194,7 +201,10 @@ fn record(cfg: Config, steps: &[Step], fault: Option<(u64, Fault)>) -> Recorded 
     }
     let arc: Arc<dyn Medium> = Arc::new(medium.clone());
     let mut model = Model::new(cfg.undirected);
-    let mut bounds = vec![(0, model_digest(&model, cfg.weighted), 0)];
+    let mut bounds = Bounds {
+        at: vec![(0, model_digest(&model, cfg.weighted), 0)],
+        store_id: None,
+    };
     let mut records = 0u64;
     let mut held: Vec<(Snapshot, u64)> = Vec::new();
     let mut failure = None;
@@ -205,6 +215,7 @@ fn record(cfg: Config, steps: &[Step], fault: Option<(u64, Fault)>) -> Recorded 
             None
         }
     };
+    bounds.store_id = g.as_ref().and_then(|g| g.stats().ok()?.store_id);
     for step in steps {
         let Some(gr) = g.as_ref() else { break };
         let res = match step {
@@ -212,7 +223,7 @@ fn record(cfg: Config, steps: &[Step], fault: Option<(u64, Fault)>) -> Recorded 
                 // The batch's boundary exists before it is acknowledged: a crash may keep it.
                 recs.iter().for_each(|r| model.apply(r));
                 records += recs.len() as u64;
-                bounds.push((
+                bounds.at.push((
                     records,
                     model_digest(&model, cfg.weighted),
                     model.edges.len(),
@@ -285,25 +296,56 @@ fn apply(g: &Graph, cfg: Config, recs: &[Record]) -> evograph::Result<()> {
 
 /// Opens an image, checks it and finds the batch boundary it equals (at or after `acked`
 /// records). The image's medium records the recovery, for crashes in the middle of it.
-fn verify(img: &SimMedium, cfg: Config, acked: u64, bounds: &Bounds) -> Result<usize, String> {
+///
+/// An image holding the workload's `MANIFEST` must hold its store id: `committed` says
+/// whether it does (an image of a recovery of an image without one holds the store that
+/// recovery created).
+fn verify(
+    img: &SimMedium,
+    cfg: Config,
+    acked: u64,
+    bounds: &Bounds,
+    committed: bool,
+) -> Result<usize, String> {
     let g = Graph::open_on(Arc::new(img.clone()), reopen_opts(cfg))
         .map_err(|e| format!("open failed: {e}"))?;
     let rep = g.check().map_err(|e| format!("check failed: {e}"))?;
     if !rep.is_sound() {
         return Err(format!("check found problems: {:?}", rep.problems));
     }
+    let stats = g.stats().map_err(|e| e.to_string())?;
+    // Every file of the image is the store's own: its id never changes once committed.
+    if committed && bounds.store_id.is_some() && stats.store_id != bounds.store_id {
+        return Err(format!(
+            "the image holds store {:?}, the workload made {:?}",
+            stats.store_id, bounds.store_id
+        ));
+    }
+    // A torn tail this recovery cut is recorded where the log now ends.
+    if let Some(c) = stats.last_cut {
+        if c.lsn != stats.next_lsn {
+            return Err(format!(
+                "a cut at LSN {} recorded, the log ends at {}",
+                c.lsn, stats.next_lsn
+            ));
+        }
+        CUTS.fetch_add(1, Ordering::Relaxed);
+    }
     let (d, edges) = snapshot_digest(&g.snapshot().map_err(|e| e.to_string())?, cfg.weighted);
     let found = bounds
+        .at
         .iter()
         .position(|&(recs, bd, _)| recs >= acked && bd == d);
     g.close()
         .map_err(|e| format!("close after recovery failed: {e}"))?;
     IMAGES.fetch_add(1, Ordering::Relaxed);
     found.ok_or_else(|| {
-        let first = bounds.iter().position(|b| b.0 >= acked).unwrap_or(bounds.len());
+        let first = (bounds.at.iter())
+            .position(|b| b.0 >= acked)
+            .unwrap_or(bounds.at.len());
         format!(
             "recovered {edges} edges, acknowledged {acked} records; no batch boundary at or after it matches (the first candidate has {} edges)",
-            bounds.get(first).map_or(0, |b| b.2)
+            bounds.at.get(first).map_or(0, |b| b.2)
         )
     })
 }
@@ -355,7 +397,8 @@ fn sweep(cfg: Config, seed: u64, rec: &Recorded, random: usize) -> usize {
     let mut nth = 0u64;
     m.images(&points, seed, |pos, img| {
         let acked = m.mark_before(pos);
-        let k = match verify(&img, cfg, acked, &rec.bounds) {
+        let committed = img.exists("MANIFEST");
+        let k = match verify(&img, cfg, acked, &rec.bounds, committed) {
             Ok(k) => k,
             Err(why) => fail(cfg, seed, "power-cut image", pos, &img, &why),
         };
@@ -373,8 +416,8 @@ fn sweep(cfg: Config, seed: u64, rec: &Recorded, random: usize) -> usize {
                 .map(|_| rng.below(rlen as u64 + 1) as usize)
                 .collect();
             img.images(&rpts, seed ^ pos as u64, |rpos, rimg| {
-                match verify(&rimg, cfg, acked, &rec.bounds) {
-                    Ok(k2) if rec.bounds[k2].1 == rec.bounds[k].1 => {}
+                match verify(&rimg, cfg, acked, &rec.bounds, committed) {
+                    Ok(k2) if rec.bounds.at[k2].1 == rec.bounds.at[k].1 => {}
                     Ok(k2) => fail(
                         cfg,
                         seed,
@@ -403,8 +446,9 @@ fn simulate(cfg: Config, default_seeds: &[u64], steps: usize, random: usize) {
         images += sweep(cfg, seed, &rec, random);
     }
     eprintln!(
-        "sim {cfg:?}: {images} images checked in {:.1} s",
-        t.elapsed().as_secs_f64()
+        "sim {cfg:?}: {images} images checked in {:.1} s ({} of this process's reported a cut torn tail)",
+        t.elapsed().as_secs_f64(),
+        CUTS.load(Ordering::Relaxed)
     );
     assert!(images > 0);
 }
@@ -537,14 +581,15 @@ fn injected_faults_lose_nothing_acknowledged() {
                 ("process image", m.process_image()),
                 ("durable image", m.durable_image()),
             ] {
-                if let Err(why) = verify(&img, cfg, acked, &rec.bounds) {
+                let committed = img.exists("MANIFEST");
+                if let Err(why) = verify(&img, cfg, acked, &rec.bounds, committed) {
                     fail(cfg, seed, what, m.log_len(), &img, &why);
                 }
                 checked += 1;
             }
             checked += sweep(cfg, seed, &rec, 40);
             // The medium itself, space freed: reopens at its last commit and takes writes.
-            if let Err(why) = verify(m, cfg, acked, &rec.bounds) {
+            if let Err(why) = verify(m, cfg, acked, &rec.bounds, m.exists("MANIFEST")) {
                 fail(cfg, seed, "reopen after the fault", m.log_len(), m, &why);
             }
             let g = Graph::open_on(Arc::new(m.clone()), reopen_opts(cfg)).unwrap();

@@ -250,11 +250,11 @@ fn damaged_keys_are_refused_at_open() {
     assert!(matches!(reopen(&ints), Err(Error::Corrupt(_))));
 }
 
-/// The bytes `KEYS` holds for `names` (FORMAT.md), written by hand to stage what a killed
-/// process leaves.
-fn keys_file(names: &[&str]) -> Vec<u8> {
+/// The bytes `KEYS` of store `store_id` holds for `names` (FORMAT.md), written by hand to
+/// stage what a killed process leaves.
+fn keys_file(names: &[&str], store_id: u64) -> Vec<u8> {
     let mut b = b"EVGKEYS1".to_vec();
-    b.extend_from_slice(&[0u8; 8]);
+    b.extend_from_slice(&store_id.to_le_bytes());
     for (i, n) in names.iter().enumerate() {
         let c = crc32c::crc32c(&(i as u64).to_le_bytes());
         let c = crc32c::crc32c_append(c, &(n.len() as u32).to_le_bytes());
@@ -282,9 +282,11 @@ fn a_writer_that_adds_no_name_still_makes_keys_durable() {
         ..string_opts()
     };
     // The first handle commits its root and is killed mid-append (no close, no dir sync).
-    std::mem::forget(Graph::open_on(arc.clone(), opts()).unwrap());
+    let first = Graph::open_on(arc.clone(), opts()).unwrap();
+    let id = u64::from_str_radix(&first.stats().unwrap().store_id.unwrap(), 16).unwrap();
+    std::mem::forget(first);
     let seg = m.create("KEYS").unwrap();
-    seg.write_at(0, &keys_file(&["a", "b"])).unwrap();
+    seg.write_at(0, &keys_file(&["a", "b"], id)).unwrap();
     seg.persist().unwrap();
     let g = Graph::open_on(arc.clone(), opts()).unwrap();
     g.insert_named_edges(&[("a", "b")]).unwrap();

@@ -5,9 +5,12 @@
 
 use evograph::gen::{self, GenKind, GenSpec};
 use evograph::{Durability, Graph, Options, Record};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
+
+/// What the demo records as its stores' creator, and looks for before it writes into one.
+const CREATOR: &str = "evograph demo";
 
 /// Generate a Kronecker graph, ingest it durably, reopen, check, print stats.
 #[derive(clap::Args)]
@@ -15,7 +18,9 @@ pub struct Args {
     /// The graph has 2^scale vertices and 16 edges per vertex.
     #[arg(long, default_value_t = 18, value_parser = crate::args::int::<u32>(1, 31), allow_negative_numbers = true)]
     scale: u32,
-    /// Store directory (default: a fresh temporary directory, removed afterwards).
+    /// Store directory (default: a fresh temporary directory, removed afterwards). It must
+    /// be new or empty, or hold a store an earlier demo made (the same edges go in again);
+    /// any other store is refused, never written into.
     #[arg(long)]
     dir: Option<PathBuf>,
     /// Records per batch.
@@ -26,7 +31,10 @@ pub struct Args {
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let tmp;
     let path = match &a.dir {
-        Some(d) => d.clone(),
+        Some(d) => {
+            refuse_foreign_dir(d)?;
+            d.clone()
+        }
         None => {
             tmp = tempdir()?;
             tmp.join("store")
@@ -51,6 +59,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             durability: Durability::Sync,
             // --dir may name a store from an earlier demo: the same edges go in again.
             create: true,
+            created_by: Some(CREATOR.into()),
             ..Options::default()
         },
     )?;
@@ -110,6 +119,23 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Refuses a `--dir` that is neither new nor empty nor a store an earlier demo made: the
+/// demo must never write its graph into a user's store.
+fn refuse_foreign_dir(dir: &Path) -> evograph::Result<()> {
+    let empty = match std::fs::read_dir(dir) {
+        Ok(mut entries) => entries.next().is_none(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+        Err(e) => return Err(evograph::Error::io("list", dir, e)),
+    };
+    if empty || evograph::store::recorded_creator(dir)?.as_deref() == Some(CREATOR) {
+        return Ok(());
+    }
+    Err(evograph::Error::Invalid(format!(
+        "--dir {} is not empty and holds no store an earlier `evograph demo` made: the demo writes only into a new or empty directory, or into its own store",
+        dir.display()
+    )))
 }
 
 fn tempdir() -> evograph::Result<PathBuf> {

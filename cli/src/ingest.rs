@@ -131,13 +131,14 @@ fn parse_width(s: &str) -> Result<u32, String> {
     }
 }
 
-pub fn run(a: Args) -> evograph::Result<ExitCode> {
+pub fn run(a: Args) -> Result<ExitCode, crate::Failure> {
     let t_start = Instant::now();
     if a.id_width != evograph::types::ID_WIDTH {
         return Err(evograph::Error::Invalid(evograph::types::width_mismatch(
             &format!("a store made with --id-width {}", a.id_width),
             a.id_width as u64,
-        )));
+        ))
+        .into());
     }
     // An existing store says how its vertices are keyed; --keys asking otherwise is
     // refused when it is opened.
@@ -161,13 +162,14 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     // first line alone may not say).
     let mut weighted = src.info().weighted || a.weighted;
     let mut validate_secs = 0.0;
-    let stream = io::is_stream(&a.input);
-    if stream && !a.no_validate && format != Format::Bin {
+    let stream = io::stream_kind(&a.input);
+    if let Some(kind) = stream.filter(|_| !a.no_validate && format != Format::Bin) {
         eprintln!(
-            "evograph: {} is a pipe and can be read only once: no validation pass (a malformed line stops the ingest, keeping the records acknowledged before it)",
-            a.input.display()
+            "evograph: {} is {kind} and can be read only once: no validation pass (a malformed line stops the ingest, keeping the records acknowledged before it)",
+            evograph::error::printable(&a.input.display().to_string())
         );
     }
+    let stream = stream.is_some();
     if format != Format::Bin && !a.no_validate && !stream {
         let t = Instant::now();
         weighted |= validate(&a.input, format, &text)?;
@@ -184,15 +186,15 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         // Nothing acknowledged: the store is an empty shell this command made; take it back.
         (Err(e), Some(created)) if acked.get() == 0 => Err(created.remove(&a.store, e)),
         // Acknowledged records are the user's data, kept whatever happens next.
-        (Err(e), _) if acked.get() > 0 => {
-            eprintln!(
-                "evograph: the store at {} keeps the first {} records, acknowledged before the error",
+        (Err(e), _) if acked.get() > 0 => Err(crate::Failure::noted(
+            e,
+            format!(
+                "the store at {} keeps the first {} records, acknowledged before the error",
                 a.store.display(),
                 acked.get()
-            );
-            Err(e)
-        }
-        (Err(e), _) => Err(e),
+            ),
+        )),
+        (Err(e), _) => Err(e.into()),
     }
 }
 
@@ -425,25 +427,30 @@ impl NewStore {
         Ok(Some(NewStore::Dir(top)))
     }
 
-    /// Removes what the failed ingest created, saying so; returns the ingest's error.
-    fn remove(self, store: &Path, err: evograph::Error) -> evograph::Error {
+    /// Removes what the failed ingest created; returns the ingest's error, saying so.
+    fn remove(self, store: &Path, err: evograph::Error) -> crate::Failure {
         let removed = match &self {
             NewStore::Dir(top) if top.exists() => std::fs::remove_dir_all(top).map(|()| true),
             NewStore::Dir(_) => Ok(false),
             NewStore::Files(before) => remove_new_store_files(store, before),
         };
         match removed {
-            Ok(false) => {}
-            Ok(true) => eprintln!(
-                "evograph: the ingest failed, so the store it was creating at {} was removed",
-                store.display()
+            Ok(false) => err.into(),
+            Ok(true) => crate::Failure::noted(
+                err,
+                format!(
+                    "the store this ingest was creating at {} was removed",
+                    store.display()
+                ),
             ),
-            Err(e) => eprintln!(
-                "evograph: the ingest failed and the store it was creating at {} could not be removed ({e}); delete it by hand",
-                store.display()
+            Err(e) => crate::Failure::noted(
+                err,
+                format!(
+                    "the store this ingest was creating at {} could not be removed ({e}); delete it by hand",
+                    store.display()
+                ),
             ),
         }
-        err
     }
 }
 

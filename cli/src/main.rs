@@ -13,7 +13,8 @@ mod query;
 mod run;
 mod stats;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
+use evograph::error::printable;
 use std::process::ExitCode;
 
 /// evograph: a persistent store for evolving graphs.
@@ -55,31 +56,101 @@ fn main() -> ExitCode {
         Err(e) => {
             // One line with one prefix for every error, argument errors included (clap's
             // usage block after it repeats what --help says).
-            let text = e.render().to_string();
-            eprintln!(
-                "evograph: {}",
-                text.lines().next().unwrap_or("bad arguments")
-            );
+            eprintln!("evograph: error: {}", argument_error(&e));
             return ExitCode::from(2);
         }
     };
     let res = match cli.cmd {
-        Cmd::Demo(a) => demo::run(a),
-        Cmd::Bench(a) => bench::run(a),
-        Cmd::Generate(a) => generate::run(a),
+        Cmd::Demo(a) => demo::run(a).map_err(Failure::from),
+        Cmd::Bench(a) => bench::run(a).map_err(Failure::from),
+        Cmd::Generate(a) => generate::run(a).map_err(Failure::from),
         Cmd::Ingest(a) => ingest::run(a),
-        Cmd::Export(a) => export::run(a),
-        Cmd::Stats(a) => stats::run(a),
-        Cmd::Check(a) => check::run(a),
-        Cmd::Compact(a) => compact::run(a),
-        Cmd::Run(a) => run::run(a),
-        Cmd::Query(a) => query::run(a),
+        Cmd::Export(a) => export::run(a).map_err(Failure::from),
+        Cmd::Stats(a) => stats::run(a).map_err(Failure::from),
+        Cmd::Check(a) => check::run(a).map_err(Failure::from),
+        Cmd::Compact(a) => compact::run(a).map_err(Failure::from),
+        Cmd::Run(a) => run::run(a).map_err(Failure::from),
+        Cmd::Query(a) => query::run(a).map_err(Failure::from),
     };
     match res {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("evograph: error: {e}");
+        Err(f) => {
+            eprintln!("evograph: error: {}", printable(&f.to_string()));
             ExitCode::from(2)
+        }
+    }
+}
+
+/// A command's failure: the error, and what the command did about it (such as removing the
+/// store it was creating), said on the same line.
+pub struct Failure {
+    error: evograph::Error,
+    note: Option<String>,
+}
+
+impl Failure {
+    /// `error`, with what was done about it.
+    pub fn noted(error: evograph::Error, note: String) -> Failure {
+        Failure {
+            error,
+            note: Some(note),
+        }
+    }
+}
+
+impl From<evograph::Error> for Failure {
+    fn from(error: evograph::Error) -> Failure {
+        Failure { error, note: None }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.note {
+            Some(n) => write!(f, "{} ({n})", self.error),
+            None => self.error.fmt(f),
+        }
+    }
+}
+
+/// One line for an argument error: what is wrong, naming the argument, the value (control
+/// characters escaped) and the values allowed, without clap's usage block.
+fn argument_error(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ErrorKind};
+    let ctx = |k| e.get(k).map(|v| printable(&v.to_string()));
+    let arg = ctx(ContextKind::InvalidArg).unwrap_or_default();
+    match e.kind() {
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
+            let value = ctx(ContextKind::InvalidValue).unwrap_or_default();
+            let why = match (std::error::Error::source(e), ctx(ContextKind::ValidValue)) {
+                (Some(src), _) => printable(&src.to_string()),
+                (None, Some(valid)) => format!("want one of {valid}"),
+                (None, None) => "not allowed here".into(),
+            };
+            format!("invalid value '{value}' for '{arg}': {why}")
+        }
+        ErrorKind::MissingRequiredArgument => format!("missing argument {arg}"),
+        ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let names: Vec<String> = Cli::command()
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .collect();
+            format!(
+                "missing command: one of {} (evograph --help describes them)",
+                names.join(", ")
+            )
+        }
+        _ => {
+            // Everything clap says before its usage block, on one line.
+            let text = e.render().to_string();
+            let said: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .filter(|l| !l.is_empty())
+                .collect();
+            let line = said.join(" ");
+            printable(line.strip_prefix("error: ").unwrap_or(&line))
         }
     }
 }

@@ -79,6 +79,21 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!("store           {}", a.store.display());
+    match &s.store_id {
+        Some(id) => println!("store id        {id} (commit {})", s.commit),
+        None => println!(
+            "store id        none: a store from before store ids (its next writer gives it one)"
+        ),
+    }
+    if let Some(c) = &s.created_by {
+        println!("created by      {}", evograph::error::printable(c));
+    }
+    if let Some(c) = &s.last_cut {
+        println!(
+            "last torn tail  {} record(s) ({} bytes) cut at LSN {} by a writer's recovery (commit {}): written, never acknowledged",
+            c.records, c.bytes, c.lsn, c.commit
+        );
+    }
     println!(
         "kind            {}{}, {}-bit vertex ids",
         if s.undirected {

@@ -571,15 +571,19 @@ fn run_truncated_or_missing_is_corrupt() {
 // ---------------------------------------------------------------------------------------
 // The dictionary.
 
-/// Chunk start offsets of a DICT file (32-byte header with the count at 4..8, then 8 bytes
-/// per entry).
+/// Bytes of a stamped DICT chunk's header ("DCH2", FORMAT.md).
+const DICT_HEADER: usize = 40;
+
+/// Chunk start offsets of a DICT file (40-byte headers with the count at 4..8, then 8
+/// bytes per entry).
 fn dict_chunks(b: &[u8]) -> Vec<usize> {
     let mut at = 0;
     let mut v = Vec::new();
-    while at + 32 <= b.len() {
+    while at + DICT_HEADER <= b.len() {
+        assert_eq!(&b[at..at + 4], b"DCH2", "a chunk this build writes");
         v.push(at);
         let count = u32::from_le_bytes(b[at + 4..at + 8].try_into().unwrap()) as usize;
-        at += 32 + count * 8;
+        at += DICT_HEADER + count * 8;
     }
     assert_eq!(at, b.len(), "DICT is not a sequence of whole chunks");
     v
@@ -610,15 +614,16 @@ fn dict_flips(positions: impl Fn(&[usize], usize) -> Vec<usize>, what: &str) {
 
 #[test]
 fn dict_flip_is_corrupt() {
-    // Magic, count, first id and checksum of each chunk header; first, middle and last
-    // payload bytes of each chunk; the last byte of the file.
+    // Magic, count, first id, store id, commit and checksum of each chunk header; first,
+    // middle and last payload bytes of each chunk; the last byte of the file.
     dict_flips(
         |chunks, len| {
             let mut v = Vec::new();
             for (i, &c) in chunks.iter().enumerate() {
                 let end = chunks.get(i + 1).copied().unwrap_or(len);
-                v.extend([c, c + 3, c + 4, c + 7, c + 8, c + 12, c + 16, c + 19]);
-                v.extend([c + 32, (c + 32 + end) / 2, end - 1]);
+                v.extend([c, c + 3, c + 4, c + 7, c + 8, c + 12, c + 16, c + 23]);
+                v.extend([c + 24, c + 31, c + 32, c + 35]);
+                v.extend([c + DICT_HEADER, (c + DICT_HEADER + end) / 2, end - 1]);
             }
             v
         },
@@ -633,7 +638,7 @@ fn dict_reserved_header_flip_is_corrupt() {
         |chunks, _| {
             chunks
                 .iter()
-                .flat_map(|&c| [c + 20, c + 25, c + 31])
+                .flat_map(|&c| [c + 36, c + 37, c + 39])
                 .collect()
         },
         "dict reserved",
@@ -841,12 +846,15 @@ struct Block {
     len: usize,
 }
 
+/// Bytes of a stamped WAL segment header (FORMAT.md).
+const WAL_HEADER: usize = 48;
+
 /// The single WAL segment of the crash image and its blocks (see `src/wal/block.rs`).
 fn wal_blocks(img: &CrashImage) -> (String, Vec<Block>) {
     let wals = files_matching(&img.store, is_wal);
     assert_eq!(wals.len(), 1, "the crash image should have one WAL segment");
     let b = std::fs::read(img.store.join(&wals[0])).unwrap();
-    let mut off = 32;
+    let mut off = WAL_HEADER;
     let mut blocks = Vec::new();
     while off + 32 <= b.len() && b[off..off + 4] == 0x4B4C_4257u32.to_le_bytes() {
         let len = 32 + u32::from_le_bytes(b[off + 4..off + 8].try_into().unwrap()) as usize;
@@ -899,10 +907,10 @@ fn wal_segment_header_flip_is_corrupt() {
     let work = img._tmp.path().join("work");
     let (wal, _) = wal_blocks(&img);
     let mut n = 0;
-    // Magic, sequence number, first LSN and header checksum. The segment header is
-    // persisted before any block is written, so intact blocks after a damaged header prove
-    // damage, not a torn write.
-    for at in [0, 7, 9, 17, 24, 27] {
+    // Magic, sequence number, first LSN, store id, commit, header checksum and the zeros
+    // after it. The segment header is persisted before any block is written, so intact
+    // blocks after a damaged header prove damage, not a torn write.
+    for at in [0, 7, 9, 17, 25, 33, 40, 43, 45] {
         let copy = fresh_copy(&img.store, &work, &mut n);
         flip(&copy, &wal, at);
         let ctx = format!("WAL segment header byte {at}");
@@ -971,7 +979,7 @@ fn wal_garbage_after_last_block_is_ignored() {
     let img = crash_image();
     let work = img._tmp.path().join("work");
     let (wal, blocks) = wal_blocks(&img);
-    let end = blocks.last().map_or(32, |b| b.off + b.len);
+    let end = blocks.last().map_or(WAL_HEADER, |b| b.off + b.len);
     let mut rng = Rng(77);
     let mut n = 0;
     let tails: Vec<(&str, Vec<u8>)> = vec![

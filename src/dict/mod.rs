@@ -2,28 +2,24 @@
 //!
 //! Dense ids are handed out in first-seen order. New assignments are logged in the WAL with
 //! the batch that created them, and appended to the `DICT` file when a flush commits, so the
-//! file plus the log always rebuild the same mapping. File format: chunks of
-//!
-//! ```text
-//! magic "DCHK" u32 | count u32 | first_dense u64 | crc32c u32 (header bytes 0..16 + payload) | 0 u32 x3
-//! count x u64 external ids (dense ids first_dense ..)
-//! ```
+//! file plus the log always rebuild the same mapping. The file is a sequence of chunks
+//! (see [`chunk`]), each stamped with the store and the commit it was written for.
 //! The manifest records how many entries and bytes are committed; anything past that is a
 //! flush that never committed and is cut on open.
 
+mod chunk;
 mod lookup;
 
 pub use lookup::Lookup;
 
 use crate::medium::Medium;
+use crate::stamp::Stamp;
 use crate::types::{VertexId, MAX_VERTICES};
 use crate::{Error, Result};
 use std::sync::OnceLock;
 
 /// Name of the dictionary segment.
 pub const FILE: &str = "DICT";
-const MAGIC: u32 = 0x4B48_4344; // "DCHK"
-const CHUNK_HEADER: usize = 32;
 
 /// The dictionary: both directions in DRAM, the committed prefix on the medium.
 #[derive(Default)]
@@ -140,14 +136,23 @@ impl Dict {
     }
 
     /// Loads the committed prefix (`entries`, `bytes`) of the dictionary file, verifying every
-    /// chunk. Bytes past it are left alone (see [`Dict::cut_uncommitted`]).
-    pub fn load(medium: &dyn Medium, entries: usize, bytes: u64) -> Result<Dict> {
+    /// chunk, and calling `stamp_ok(offset, stamp)` on each chunk's stamp (`None` for a chunk
+    /// from before stamps): its error refuses the file. Bytes past the prefix are left alone
+    /// (see [`Dict::cut_uncommitted`]).
+    pub fn load(
+        medium: &dyn Medium,
+        entries: usize,
+        bytes: u64,
+        stamp_ok: &dyn Fn(u64, Option<Stamp>) -> Result<()>,
+    ) -> Result<Dict> {
         let mut d = Dict::default();
-        if bytes == 0 && !medium.exists(FILE) {
-            return if entries == 0 {
+        if !medium.exists(FILE) {
+            return if entries == 0 && bytes == 0 {
                 Ok(d)
             } else {
-                Err(Error::corrupt("dictionary file DICT is missing"))
+                Err(Error::corrupt(format!(
+                    "dictionary file DICT is missing (the manifest commits {entries} entries in {bytes} bytes of it)"
+                )))
             };
         }
         let seg = medium.open(FILE)?;
@@ -163,33 +168,17 @@ impl Dict {
         d.to_ext.reserve(entries);
         while at < b.len() {
             let bad = |m: &str| Error::corrupt(format!("dictionary DICT at byte {at}: {m}"));
-            let h = b
-                .get(at..at + CHUNK_HEADER)
-                .ok_or_else(|| bad("truncated chunk"))?;
-            let rd32 = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().unwrap());
-            if rd32(0) != MAGIC {
-                return Err(bad("not a dictionary chunk"));
-            }
-            if h[20..CHUNK_HEADER].iter().any(|&x| x != 0) {
-                return Err(bad("reserved header bytes are not zero"));
-            }
-            let count = rd32(4) as usize;
-            let first = u64::from_le_bytes(h[8..16].try_into().unwrap());
-            let payload = b
-                .get(at + CHUNK_HEADER..at + CHUNK_HEADER + count * 8)
-                .ok_or_else(|| bad("chunk runs past the committed end"))?;
-            if crc32c::crc32c_append(crc32c::crc32c(&h[..16]), payload) != rd32(16) {
-                return Err(bad("checksum mismatch"));
-            }
-            if first != d.to_ext.len() as u64 {
+            let c = chunk::parse(&b[at..]).map_err(bad)?;
+            if c.first != d.to_ext.len() as u64 {
                 return Err(bad("chunk out of order"));
             }
+            stamp_ok(at as u64, c.stamp)?;
             d.to_ext.extend(
-                payload
+                c.payload
                     .chunks_exact(8)
                     .map(|c| u64::from_le_bytes(c.try_into().unwrap())),
             );
-            at += CHUNK_HEADER + count * 8;
+            at += c.len;
         }
 
         if d.to_ext.len() != entries {
@@ -201,6 +190,23 @@ impl Dict {
         d.persisted = entries;
         d.file_bytes = bytes;
         Ok(d)
+    }
+
+    /// The stamp of the chunk that starts at byte `bytes` (the end of the committed prefix),
+    /// if one is there whole and verifies: a flush that wrote it and never committed, or (if
+    /// its commit is past the root's next) a root older than the store.
+    pub fn uncommitted_stamp(medium: &dyn Medium, bytes: u64) -> Result<Option<Stamp>> {
+        if !medium.exists(FILE) {
+            return Ok(None);
+        }
+        let seg = medium.open(FILE)?;
+        let len = seg.len()?;
+        if len <= bytes {
+            return Ok(None);
+        }
+        let mut b = vec![0u8; (len - bytes) as usize];
+        seg.read_at(bytes, &mut b)?;
+        Ok(chunk::parse(&b).ok().and_then(|c| c.stamp))
     }
 
     /// Cuts a dictionary file back to its committed `bytes` (entries a flush appended
@@ -219,8 +225,13 @@ impl Dict {
 
     /// Appends entries `[committed, upto)` to the file and persists them. They count as
     /// committed once the manifest that records the returned `(entries, bytes)` is durable.
-    pub fn write_upto(&mut self, medium: &dyn Medium, upto: usize) -> Result<(usize, u64)> {
-        if let Some(c) = self.chunk_upto(upto) {
+    pub fn write_upto(
+        &mut self,
+        medium: &dyn Medium,
+        upto: usize,
+        stamp: Stamp,
+    ) -> Result<(usize, u64)> {
+        if let Some(c) = self.chunk_upto(upto, stamp) {
             c.write(medium)?;
             self.chunk_written(&c);
         }
@@ -230,20 +241,12 @@ impl Dict {
     /// Entries `[committed, upto)` encoded as the file's next chunk, if there are any. The
     /// store writes it without holding the dictionary's lock ([`Chunk::write`]), then
     /// records it ([`Dict::chunk_written`]), so lookups never wait for its `fdatasync`.
-    pub fn chunk_upto(&self, upto: usize) -> Option<Chunk> {
+    pub fn chunk_upto(&self, upto: usize, stamp: Stamp) -> Option<Chunk> {
         if upto <= self.persisted {
             return None;
         }
         let ids = &self.to_ext[self.persisted..upto];
-        let mut buf = Vec::with_capacity(CHUNK_HEADER + ids.len() * 8);
-        buf.extend_from_slice(&MAGIC.to_le_bytes());
-        buf.extend_from_slice(&(ids.len() as u32).to_le_bytes());
-        buf.extend_from_slice(&(self.persisted as u64).to_le_bytes());
-        let payload: &[u8] = bytemuck::cast_slice(ids);
-        let crc = crc32c::crc32c_append(crc32c::crc32c(&buf[..16]), payload);
-        buf.extend_from_slice(&crc.to_le_bytes());
-        buf.extend_from_slice(&[0u8; 12]);
-        buf.extend_from_slice(payload);
+        let buf = chunk::encode(self.persisted as u64, ids, stamp);
         Some(Chunk {
             offset: self.file_bytes,
             from: self.persisted,
@@ -292,6 +295,15 @@ mod tests {
     use super::*;
     use crate::medium::memory::MemoryMedium;
 
+    const STAMP: Stamp = Stamp {
+        store_id: 1,
+        seq: 2,
+    };
+
+    fn any(_: u64, _: Option<Stamp>) -> Result<()> {
+        Ok(())
+    }
+
     #[test]
     fn assign_persist_reload() {
         let m = MemoryMedium::new();
@@ -299,20 +311,35 @@ mod tests {
         let ids = [5u64, 1 << 40, 7, 5, u64::MAX, 0];
         let dense: Vec<_> = ids.iter().map(|&e| d.get_or_assign(e).unwrap()).collect();
         assert_eq!(dense, vec![0, 1, 2, 0, 3, 4]);
-        let (n, b) = d.write_upto(&m, 3).unwrap();
+        let (n, b) = d.write_upto(&m, 3, STAMP).unwrap();
         assert_eq!(n, 3);
-        let (n2, b2) = d.write_upto(&m, 5).unwrap();
+        let (n2, b2) = d.write_upto(&m, 5, Stamp::new(1, 3)).unwrap();
         assert_eq!(n2, 5);
         assert!(b2 > b);
-        let r = Dict::load(&m, n2, b2).unwrap();
+        let r = Dict::load(&m, n2, b2, &any).unwrap();
         assert_eq!(r.externals(), d.externals());
         assert_eq!(r.get(1 << 40).unwrap(), Some(1));
         assert_eq!(r.get(8).unwrap(), None);
-        // An uncommitted tail is ignored, then cut.
-        let r = Dict::load(&m, n, b).unwrap();
+        // An uncommitted tail is ignored (its stamp is told), then cut.
+        let r = Dict::load(&m, n, b, &any).unwrap();
         assert_eq!(r.len(), 3);
+        assert_eq!(
+            Dict::uncommitted_stamp(&m, b).unwrap(),
+            Some(Stamp::new(1, 3))
+        );
+        let seen = std::cell::RefCell::new(Vec::new());
+        Dict::load(&m, n2, b2, &|at, st| {
+            seen.borrow_mut().push((at, st));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            *seen.borrow(),
+            [(0, Some(STAMP)), (b, Some(Stamp::new(1, 3)))]
+        );
         Dict::cut_uncommitted(&m, b).unwrap();
         assert_eq!(m.open(FILE).unwrap().len().unwrap(), b);
+        assert_eq!(Dict::uncommitted_stamp(&m, b).unwrap(), None);
     }
 
     #[test]
@@ -324,8 +351,8 @@ mod tests {
         d.get_or_assign(5).unwrap();
         d.get_or_assign(6).unwrap();
         d.to_ext[1] = 5;
-        let (n, b) = d.write_upto(&m, 2).unwrap();
-        let mut r = Dict::load(&m, n, b).expect("a clean open reads the ids only");
+        let (n, b) = d.write_upto(&m, 2, STAMP).unwrap();
+        let mut r = Dict::load(&m, n, b, &any).expect("a clean open reads the ids only");
         assert_eq!(r.externals(), &[5, 5]);
         for res in [r.get(7), r.get_or_assign(7).map(Some)] {
             match res {
@@ -342,19 +369,19 @@ mod tests {
         for e in 0..100u64 {
             d.get_or_assign(e * 3).unwrap();
         }
-        let (n, b) = d.write_upto(&m, 100).unwrap();
+        let (n, b) = d.write_upto(&m, 100, STAMP).unwrap();
         for i in [0usize, 5, 9, 17, 40, 300, b as usize - 1] {
             let seg = m.open(FILE).unwrap();
             let mut x = [0u8];
             seg.read_at(i as u64, &mut x).unwrap();
             seg.write_at(i as u64, &[x[0] ^ 4]).unwrap();
             assert!(
-                matches!(Dict::load(&m, n, b), Err(Error::Corrupt(_))),
+                matches!(Dict::load(&m, n, b, &any), Err(Error::Corrupt(_))),
                 "flip at {i}"
             );
             seg.write_at(i as u64, &x).unwrap();
         }
-        assert!(Dict::load(&m, n, b).is_ok());
+        assert!(Dict::load(&m, n, b, &any).is_ok());
     }
 
     #[test]

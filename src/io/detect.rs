@@ -71,10 +71,10 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 }
 
 fn sniff(path: &Path) -> Result<Format> {
-    if super::is_stream(path) {
+    if let Some(kind) = super::stream_kind(path) {
         // Peeking would consume what the parse needs.
         return Err(Error::Invalid(format!(
-            "cannot tell the format of {}: it is a pipe, read once, and its extension says nothing; {NAME_IT}",
+            "cannot tell the format of {}: it is {kind}, read once, and its extension says nothing; {NAME_IT}",
             path.display()
         )));
     }

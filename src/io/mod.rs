@@ -144,7 +144,22 @@ pub trait RecordSource: Send {
 /// Whether `path` can be read only once (a pipe, FIFO or terminal such as `/dev/stdin`):
 /// nothing may peek at it before the real read, and it cannot be read twice.
 pub fn is_stream(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+    stream_kind(path).is_some()
+}
+
+/// What kind of file `path` is, in words, when it is not a regular file or a directory:
+/// "a pipe", "a character device" (`/dev/null`, a terminal), "a block device", "a socket".
+pub fn stream_kind(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = std::fs::metadata(path).ok()?.file_type();
+    Some(match () {
+        _ if t.is_file() || t.is_dir() => return None,
+        _ if t.is_fifo() => "a pipe",
+        _ if t.is_char_device() => "a character device",
+        _ if t.is_block_device() => "a block device",
+        _ if t.is_socket() => "a socket",
+        _ => "not a regular file",
+    })
 }
 
 /// How text inputs are read: the split of delimited edge lists (snap, el, csv), and for

@@ -1,7 +1,7 @@
 //! The `KEYS` file: every vertex name of a string-keyed store, in number order.
 //!
 //! ```text
-//! header: "EVGKEYS1" | 8 zero bytes
+//! header: "EVGKEYS1" | store id u64 (0 in files from before stamps)
 //! entry:  len u32 | crc32c u32 (over the name's number u64, len u32, the name) | len bytes of UTF-8
 //! ```
 //! Entries are appended and persisted before any WAL block names their numbers, so the
@@ -30,6 +30,8 @@ pub struct Loaded {
     pub valid_bytes: u64,
     /// The file's length (more than `valid_bytes` after a torn append).
     pub file_bytes: u64,
+    /// The store id in the header (0: none, or a file from before stamps).
+    pub store_id: u64,
 }
 
 /// Reads the names of `KEYS` up to the first entry that does not verify. A missing file is
@@ -44,6 +46,7 @@ pub fn load(medium: &dyn Medium) -> Result<Loaded> {
             set,
             valid_bytes: 0,
             file_bytes: 0,
+            store_id: 0,
         });
     }
     let seg = medium.open(FILE)?;
@@ -56,11 +59,13 @@ pub fn load(medium: &dyn Medium) -> Result<Loaded> {
             set,
             valid_bytes: 0,
             file_bytes,
+            store_id: 0,
         });
     }
-    if &bytes[..8] != MAGIC || bytes[8..HEADER].iter().any(|&b| b != 0) {
+    if &bytes[..8] != MAGIC {
         return Err(Error::corrupt("KEYS is not an evograph key file"));
     }
+    let store_id = u64::from_le_bytes(bytes[8..HEADER].try_into().unwrap());
     let mut names = Names::default();
     let mut at = HEADER;
     while let Some((name, next)) = entry_at(&bytes, at, names.len() as u64) {
@@ -74,7 +79,23 @@ pub fn load(medium: &dyn Medium) -> Result<Loaded> {
         set,
         valid_bytes: at as u64,
         file_bytes,
+        store_id,
     })
+}
+
+/// Writes `store_id` into the header of a `KEYS` file from before stamps and persists it: an
+/// aligned 8-byte write inside the first sector, which no power cut tears. Nothing else in
+/// the file depends on those bytes.
+pub fn stamp(medium: &dyn Medium, store_id: u64) -> Result<()> {
+    if !medium.exists(FILE) {
+        return Ok(());
+    }
+    let seg = medium.open(FILE)?;
+    if seg.len()? < HEADER as u64 {
+        return Ok(());
+    }
+    seg.write_at(8, &store_id.to_le_bytes())?;
+    seg.persist()
 }
 
 /// The entry for name number `number` at byte `at`, and where the next one starts; `None`
@@ -116,6 +137,8 @@ pub struct KeyFile {
     /// An append failed: what reached the file is unknown, so no later append may trust
     /// `len` (entries of the failed one could verify behind a shorter one).
     failed: bool,
+    /// The id a header this handle writes carries.
+    store_id: u64,
 }
 
 impl KeyFile {
@@ -124,7 +147,12 @@ impl KeyFile {
     /// old bytes behind a shorter entry, and the directory is synced: the handle that
     /// created the file may have died before it did, and this handle may add no name of its
     /// own while its log blocks use the names there.
-    pub fn open(medium: &dyn Medium, loaded: &Loaded, repair: bool) -> Result<KeyFile> {
+    pub fn open(
+        medium: &dyn Medium,
+        loaded: &Loaded,
+        repair: bool,
+        store_id: u64,
+    ) -> Result<KeyFile> {
         let seg = if medium.exists(FILE) {
             Some(medium.open(FILE)?)
         } else {
@@ -144,6 +172,7 @@ impl KeyFile {
             len: loaded.valid_bytes,
             dir_synced,
             failed: false,
+            store_id,
         })
     }
 
@@ -174,7 +203,7 @@ impl KeyFile {
         let mut buf = Vec::new();
         if self.len == 0 {
             buf.extend_from_slice(MAGIC);
-            buf.extend_from_slice(&[0u8; 8]);
+            buf.extend_from_slice(&self.store_id.to_le_bytes());
         }
         for (i, name) in names.into_iter().enumerate() {
             // Callers check names first (`Keys::intern`); a bad one here writes nothing.
@@ -187,6 +216,7 @@ impl KeyFile {
             Some(s) => s,
             None => self.seg.insert(medium.create(FILE)?),
         };
+        debug_assert!(self.len > 0 || self.store_id != 0, "a new KEYS is stamped");
         seg.write_at(self.len, &buf)?;
         seg.persist()?;
         if !self.dir_synced {
@@ -216,19 +246,20 @@ mod tests {
         let m = MemoryMedium::new();
         let l = load(&m).unwrap();
         assert_eq!((l.set.len(), l.valid_bytes), (0, 0));
-        let mut f = KeyFile::open(&m, &l, true).unwrap();
+        let mut f = KeyFile::open(&m, &l, true, 7).unwrap();
         append(&m, &mut f, 0, &["libc6", "zlib1g"]);
         append(&m, &mut f, 2, &["python3", "ünï"]);
         let l = load(&m).unwrap();
         assert_eq!(names(&l), ["libc6", "zlib1g", "python3", "ünï"]);
         assert_eq!(l.valid_bytes, l.file_bytes);
         assert_eq!(l.set.find("python3"), Some(2));
+        assert_eq!(l.store_id, 7);
     }
 
     #[test]
     fn a_torn_tail_ends_the_names_and_a_writer_cuts_it() {
         let m = MemoryMedium::new();
-        let mut f = KeyFile::open(&m, &load(&m).unwrap(), true).unwrap();
+        let mut f = KeyFile::open(&m, &load(&m).unwrap(), true, 7).unwrap();
         append(&m, &mut f, 0, &["a", "bb"]);
         let good = m.open(FILE).unwrap().len().unwrap();
         append(&m, &mut f, 2, &["ccc", "dddd"]);
@@ -251,7 +282,7 @@ mod tests {
         seg.set_len(good + 64).unwrap();
         let l = load(&m).unwrap();
         assert_eq!(names(&l), ["a", "bb"]);
-        let mut f = KeyFile::open(&m, &l, true).unwrap();
+        let mut f = KeyFile::open(&m, &l, true, 7).unwrap();
         assert_eq!(m.open(FILE).unwrap().len().unwrap(), good);
         append(&m, &mut f, 2, &["e"]);
         assert_eq!(names(&load(&m).unwrap()), ["a", "bb", "e"]);
@@ -260,7 +291,7 @@ mod tests {
     #[test]
     fn a_flipped_byte_never_yields_a_wrong_name() {
         let m = MemoryMedium::new();
-        let mut f = KeyFile::open(&m, &load(&m).unwrap(), true).unwrap();
+        let mut f = KeyFile::open(&m, &load(&m).unwrap(), true, 7).unwrap();
         let all: Vec<String> = (0..50).map(|i| format!("pkg-{i}")).collect();
         f.append(&m, 0, all.iter().map(String::as_str)).unwrap();
         let len = m.open(FILE).unwrap().len().unwrap();
@@ -280,7 +311,13 @@ mod tests {
             let mut b = [0u8];
             seg.read_at(at, &mut b).unwrap();
             seg.write_at(at, &[b[0] ^ 1]).unwrap();
-            assert!(matches!(load(&m), Err(Error::Corrupt(_))), "flip at {at}");
+            // The magic does not read, or the file names another store (which the table
+            // refuses: `Keys::open`).
+            match load(&m) {
+                Err(Error::Corrupt(_)) => assert!(at < 8, "flip at {at}"),
+                Ok(l) => assert!(at >= 8 && l.store_id != 7, "flip at {at}"),
+                Err(e) => panic!("flip at {at}: {e}"),
+            }
             seg.write_at(at, &b).unwrap();
         }
     }
@@ -288,14 +325,14 @@ mod tests {
     #[test]
     fn a_first_append_whose_header_never_landed_holds_no_names() {
         let m = MemoryMedium::new();
-        let mut f = KeyFile::open(&m, &load(&m).unwrap(), true).unwrap();
+        let mut f = KeyFile::open(&m, &load(&m).unwrap(), true, 7).unwrap();
         let long = "n".repeat(600);
         append(&m, &mut f, 0, &["a", &long, "b"]);
         // Sector tearing: the first sector (header) lost, the later ones kept.
         m.open(FILE).unwrap().write_at(0, &[0u8; 512]).unwrap();
         let l = load(&m).unwrap();
         assert_eq!((l.set.len(), l.valid_bytes), (0, 0));
-        let mut f = KeyFile::open(&m, &l, true).unwrap();
+        let mut f = KeyFile::open(&m, &l, true, 7).unwrap();
         assert_eq!(m.open(FILE).unwrap().len().unwrap(), 0);
         append(&m, &mut f, 0, &["c"]);
         assert_eq!(names(&load(&m).unwrap()), ["c"]);
@@ -304,7 +341,7 @@ mod tests {
     #[test]
     fn a_repeated_name_is_corrupt() {
         let m = MemoryMedium::new();
-        let mut f = KeyFile::open(&m, &load(&m).unwrap(), true).unwrap();
+        let mut f = KeyFile::open(&m, &load(&m).unwrap(), true, 7).unwrap();
         append(&m, &mut f, 0, &["a", "b", "a"]);
         assert_eq!(load(&m).unwrap().set.repeated(), Some("a"));
     }

@@ -69,17 +69,30 @@ pub struct Keys {
 }
 
 impl Keys {
-    /// Loads `KEYS` and checks that it names every external id up to `max_external` (the
-    /// largest the dictionary and log use); only then, with `repair` (a writer), cuts a
-    /// torn tail, so a store refused as damaged is left as it was found.
-    pub fn open(medium: &dyn Medium, repair: bool, max_external: Option<u64>) -> Result<Keys> {
+    /// Loads `KEYS` and checks that it belongs to store `store_id` (`None`: a store from
+    /// before stamps, whose file carries none) and names every external id up to
+    /// `max_external` (the largest the dictionary and log use); only then, with `repair` (a
+    /// writer), cuts a torn tail, so a store refused as damaged is left as it was found.
+    pub fn open(
+        medium: &dyn Medium,
+        repair: bool,
+        max_external: Option<u64>,
+        store_id: Option<u64>,
+    ) -> Result<Keys> {
         let loaded = file::load(medium)?;
+        if let Some(id) = store_id.filter(|&id| loaded.valid_bytes > 0 && loaded.store_id != id) {
+            return Err(Error::corrupt(format!(
+                "KEYS belongs to another store: its header names store {}, the manifest store {}",
+                crate::stamp::id_text(loaded.store_id),
+                crate::stamp::id_text(id)
+            )));
+        }
         covers(loaded.set.len(), max_external)?;
         if repair {
             // A writer indexes now, so a repeated name stops the open, not a later write.
             refuse_repeats(&loaded.set)?;
         }
-        let f = file::KeyFile::open(medium, &loaded, repair)?;
+        let f = file::KeyFile::open(medium, &loaded, repair, store_id.unwrap_or(0))?;
         Ok(Keys {
             table: RwLock::new(loaded.set),
             file: Mutex::new(f),
@@ -181,6 +194,12 @@ pub fn refuse_repeats(set: &NameSet) -> Result<()> {
     }
 }
 
+/// Writes `store_id` into the header of a `KEYS` file from before stamps (a writer's open
+/// upgrading such a store does, before it commits the id).
+pub fn stamp_legacy(medium: &dyn Medium, store_id: u64) -> Result<()> {
+    file::stamp(medium, store_id)
+}
+
 fn covers(names: usize, max_external: Option<u64>) -> Result<()> {
     let n = names as u64;
     match max_external {
@@ -199,13 +218,13 @@ mod tests {
     #[test]
     fn interned_names_are_durable_and_numbered_in_order() {
         let m = MemoryMedium::new();
-        let k = Keys::open(&m, true, None).unwrap();
+        let k = Keys::open(&m, true, None, Some(9)).unwrap();
         assert_eq!(k.intern(&m, ["b", "a", "b"]).unwrap(), [0, 1, 0]);
         assert_eq!(k.intern(&m, ["c", "a"]).unwrap(), [2, 1]);
         let snap = k.names();
         assert_eq!(k.intern(&m, ["d"]).unwrap(), [3]);
         assert_eq!(snap.len(), 3, "a snapshot keeps the names of its moment");
-        let again = Keys::open(&m, true, Some(3)).unwrap();
+        let again = Keys::open(&m, true, Some(3), Some(9)).unwrap();
         assert_eq!(
             again.names().iter().collect::<Vec<_>>(),
             ["b", "a", "c", "d"]
@@ -219,9 +238,25 @@ mod tests {
     }
 
     #[test]
+    fn the_names_of_another_store_are_refused() {
+        let m = MemoryMedium::new();
+        let k = Keys::open(&m, true, None, Some(9)).unwrap();
+        k.intern(&m, ["a"]).unwrap();
+        let e = Keys::open(&m, false, Some(0), Some(8)).err().unwrap();
+        assert!(
+            e.to_string().contains("KEYS belongs to another store"),
+            "{e}"
+        );
+        // A store from before stamps reads any; an upgrade stamps the file in place.
+        assert!(Keys::open(&m, false, Some(0), None).is_ok());
+        stamp_legacy(&m, 8).unwrap();
+        assert_eq!(Keys::open(&m, false, Some(0), Some(8)).unwrap().len(), 1);
+    }
+
+    #[test]
     fn a_bad_name_stores_nothing() {
         let m = MemoryMedium::new();
-        let k = Keys::open(&m, true, None).unwrap();
+        let k = Keys::open(&m, true, None, Some(9)).unwrap();
         assert!(k.intern(&m, ["ok", ""]).is_err());
         assert_eq!(k.len(), 0);
         assert!(!m.exists(FILE));

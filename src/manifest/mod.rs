@@ -24,6 +24,8 @@ use crate::medium::{Medium, SegmentFile};
 use crate::types::{width_mismatch, ID_WIDTH};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Name of the manifest segment.
 pub const FILE: &str = "MANIFEST";
@@ -44,6 +46,65 @@ pub const FORMAT_VERSION_KEYS: u32 = 2;
 /// The format of a store whose runs are compressed (`compression: "packed"`), keyed either
 /// way: builds from before compression refuse it instead of failing on its first run.
 pub const FORMAT_VERSION_PACKED: u32 = 3;
+
+/// The format of a store whose files carry its id (see the `stamp` module), whatever its options:
+/// builds from before stamps refuse it instead of writing unstamped files into it. Versions
+/// 1 to 3 are stores from before stamps ("legacy" stores), which this build still opens.
+pub const FORMAT_VERSION_STAMPED: u32 = 4;
+
+/// What a store upgraded from before stamps still holds without them, so that open accepts
+/// those files and no others (see FORMAT.md, "Stores from before stamps").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Legacy {
+    /// Runs with a lower id may be unstamped.
+    pub runs_below: u64,
+    /// Dictionary chunks that start below this byte may be of the unstamped kind.
+    pub dict_bytes: u64,
+    /// Log segments whose first LSN is at or below this may have the unstamped header.
+    pub wal_upto_lsn: u64,
+}
+
+/// A torn log tail that a writer's recovery cut: records that were written but never
+/// acknowledged (or, if the log was damaged, lost). Kept in the root until a later recovery
+/// cuts one again, so that `stats` and `check` can say what was cut.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TornTail {
+    /// Records in the blocks that were cut, as far as their headers could be read.
+    pub records: u64,
+    /// Bytes cut that were not zero padding.
+    pub bytes: u64,
+    /// The LSN the log was cut at: the next record written gets it.
+    pub lsn: u64,
+    /// The commit that recorded the cut (the recovering writer's first).
+    pub seq: u64,
+    /// When it was recorded, in Unix seconds.
+    pub unix_secs: u64,
+}
+
+/// The store id as the root's JSON holds it: 16 hex digits, a string (JSON tools read
+/// numbers as doubles and would round it).
+mod hex_id {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(id: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+        match id {
+            Some(id) => s.serialize_str(&crate::stamp::id_text(*id)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        let Some(text) = Option::<String>::deserialize(d)? else {
+            return Ok(None);
+        };
+        match u64::from_str_radix(&text, 16) {
+            Ok(id) if id != 0 && text.len() == 16 => Ok(Some(id)),
+            _ => Err(serde::de::Error::custom(format!(
+                "store id '{text}' is not 16 hex digits"
+            ))),
+        }
+    }
+}
 
 /// A live run as the manifest names it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,6 +167,25 @@ pub struct Root {
     /// How runs store neighbor lists: "none" or "packed". Absent means "none".
     #[serde(default = "default_compression")]
     pub compression: String,
+    /// The store's id, which every file it writes carries (see the `stamp` module). Absent in
+    /// stores from before stamps until a writer opens them.
+    #[serde(default, with = "hex_id", skip_serializing_if = "Option::is_none")]
+    pub store_id: Option<u64>,
+    /// Files a store upgraded from before stamps still holds without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legacy: Option<Legacy>,
+    /// Whether a writer with a log has the store open, or died with it open: then the log
+    /// from `wal_start_lsn` on must exist, and a missing segment is damage, not a clean
+    /// end. A clean close commits `false` before it retires the log. Absent (false) in
+    /// stores from before it was recorded.
+    #[serde(default)]
+    pub log_in_use: bool,
+    /// The last torn log tail a writer's recovery cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_cut: Option<TornTail>,
+    /// What created the store (such as "evograph demo"), if it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
 }
 
 fn default_compression() -> String {
@@ -115,7 +195,9 @@ fn default_compression() -> String {
 impl Root {
     /// The format version a root with these options must carry.
     pub fn expected_format(&self) -> u32 {
-        if self.compression != "none" {
+        if self.store_id.is_some() {
+            FORMAT_VERSION_STAMPED
+        } else if self.compression != "none" {
             FORMAT_VERSION_PACKED
         } else if self.keys == "string" {
             FORMAT_VERSION_KEYS
@@ -157,7 +239,21 @@ impl Root {
             durability: None,
             keys: default_keys(),
             compression: default_compression(),
+            store_id: None,
+            legacy: None,
+            log_in_use: false,
+            last_cut: None,
+            created_by: None,
         }
+    }
+
+    /// The stamp of a file written for the next commit of this root.
+    ///
+    /// # Panics
+    /// On a root without a store id: only stamped roots are ever written to.
+    pub fn next_stamp(&self) -> crate::stamp::Stamp {
+        let id = self.store_id.expect("a store written to has an id");
+        crate::stamp::Stamp::new(id, self.seq + 1)
     }
 }
 
@@ -167,6 +263,10 @@ pub struct Manifest {
     /// Size of each of the file's two slots.
     slot: u64,
     root: Root,
+    /// The sequence number of the root in force, for threads that stamp files without the
+    /// store's locks (the log writer: [`crate::wal::Wal`]). Set after each commit is durable,
+    /// so a stamp taken from it never names a commit that could still be lost.
+    committed: Arc<AtomicU64>,
     /// Whether open found the other slot damaged (a torn commit or corruption).
     pub other_slot_damaged: bool,
 }
@@ -174,7 +274,7 @@ pub struct Manifest {
 enum Slot {
     Empty,
     Damaged(String),
-    Valid(Root),
+    Valid(Box<Root>),
 }
 
 fn encode(root: &Root) -> Result<Vec<u8>> {
@@ -208,7 +308,7 @@ fn decode(b: &[u8]) -> Slot {
         return Slot::Damaged("checksum mismatch".into());
     }
     match serde_json::from_slice::<Root>(payload) {
-        Ok(r) if r.seq == seq => Slot::Valid(r),
+        Ok(r) if r.seq == seq => Slot::Valid(Box::new(r)),
         Ok(_) => Slot::Damaged("sequence numbers disagree".into()),
         Err(e) => Slot::Damaged(format!("unreadable root: {e}")),
     }
@@ -222,10 +322,11 @@ impl Manifest {
         let bytes = encode(&root)?;
         let slot = slot_for(bytes.len(), SLOT);
         // Slot seq % 2, as every commit: the first commit then goes to the other slot.
-        let seg = write_new(medium, slot, &[(1, &bytes)])?;
+        let seg = write_new(medium, slot, &[(1, &bytes)], Replace::No)?;
         Ok(Manifest {
             seg,
             slot,
+            committed: Arc::new(AtomicU64::new(root.seq)),
             root,
             other_slot_damaged: false,
         })
@@ -268,7 +369,7 @@ impl Manifest {
         let valid: Vec<&Root> = slots
             .iter()
             .filter_map(|s| match s {
-                Slot::Valid(r) => Some(r),
+                Slot::Valid(r) => Some(&**r),
                 _ => None,
             })
             .collect();
@@ -299,10 +400,16 @@ impl Manifest {
                 root.id_width as u64,
             )));
         }
+        if root.format_version == FORMAT_VERSION_STAMPED && root.store_id.is_none() {
+            return Err(Error::corrupt(
+                "MANIFEST: a root of format 4 without a store id",
+            ));
+        }
         let other_slot_damaged = slots.iter().any(|s| matches!(s, Slot::Damaged(_)));
         Ok(Manifest {
             seg,
             slot,
+            committed: Arc::new(AtomicU64::new(root.seq)),
             root,
             other_slot_damaged,
         })
@@ -313,10 +420,30 @@ impl Manifest {
         &self.root
     }
 
+    /// The sequence number of the root in force, kept current by every commit (see the
+    /// field's documentation).
+    pub fn committed_seq(&self) -> Arc<AtomicU64> {
+        self.committed.clone()
+    }
+
     /// Atomically replaces the root: write the other slot, persist. The commit point of
     /// every flush and compaction. A root too large for its slot is committed by writing a
     /// larger manifest and renaming it over this one ([`Manifest::grow`]).
     pub fn commit(&mut self, medium: &dyn Medium, mut root: Root) -> Result<()> {
+        assert_eq!(
+            root.store_id, self.root.store_id,
+            "a commit never changes the store id"
+        );
+        let mut ids: Vec<u64> = root.runs.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        assert!(
+            ids.windows(2).all(|w| w[0] != w[1]),
+            "a root names each run once"
+        );
+        assert!(
+            ids.last().is_none_or(|&id| id < root.next_run_id),
+            "a root's runs have ids below its next run id"
+        );
         root.seq = self.root.seq + 1;
         let slot = root.seq % 2;
         let bytes = encode(&root)?;
@@ -326,8 +453,17 @@ impl Manifest {
             self.seg.write_at(slot * self.slot, &bytes)?;
             self.seg.persist()?;
         }
+        self.committed.store(root.seq, Ordering::Release);
         self.root = root;
         Ok(())
+    }
+
+    /// Commits `root` as the first root that carries a store id: what a writer's open of a
+    /// store from before stamps does (see FORMAT.md, "Stores from before stamps").
+    pub fn commit_upgrade(&mut self, medium: &dyn Medium, root: Root) -> Result<()> {
+        assert!(self.root.store_id.is_none() && root.store_id.is_some());
+        self.root.store_id = root.store_id;
+        self.commit(medium, root)
     }
 
     /// Commits the encoded root `bytes` (one sequence number past the current root) in a
@@ -337,7 +473,12 @@ impl Manifest {
         let seq = self.root.seq + 1;
         let current = encode(&self.root)?;
         let slot = slot_for(bytes.len(), self.slot * 2);
-        let seg = write_new(medium, slot, &[(seq % 2, bytes), ((seq - 1) % 2, &current)])?;
+        let seg = write_new(
+            medium,
+            slot,
+            &[(seq % 2, bytes), ((seq - 1) % 2, &current)],
+            Replace::Yes,
+        )?;
         debug_assert_eq!(slot_of_len(seg.len()?), slot);
         self.seg = seg;
         self.slot = slot;
@@ -362,6 +503,15 @@ fn slot_of_len(len: u64) -> u64 {
     }
 }
 
+/// Whether [`write_new`]'s rename may replace a `MANIFEST`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Replace {
+    /// A growth: the new file replaces the one in force (the commit point).
+    Yes,
+    /// A creation: there is no `MANIFEST`, and finding one is an error.
+    No,
+}
+
 /// Writes a manifest of two `slot`-byte slots holding `slots` (slot index, encoded root)
 /// as `MANIFEST.new`, persists it, renames it to `MANIFEST` and syncs the directory: a
 /// crash leaves either the old `MANIFEST` or the whole new one.
@@ -369,6 +519,7 @@ fn write_new(
     medium: &dyn Medium,
     slot: u64,
     slots: &[(u64, &[u8])],
+    replace: Replace,
 ) -> Result<Box<dyn SegmentFile>> {
     let seg = medium.create(NEW_FILE)?;
     for &(i, bytes) in slots {
@@ -377,7 +528,10 @@ fn write_new(
     }
     seg.set_len(2 * slot)?;
     seg.persist()?;
-    medium.rename(NEW_FILE, FILE)?;
+    match replace {
+        Replace::Yes => medium.rename_replacing(NEW_FILE, FILE)?,
+        Replace::No => medium.rename(NEW_FILE, FILE)?,
+    }
     medium.sync_dir()?;
     Ok(seg)
 }
@@ -436,6 +590,7 @@ mod tests {
                 file_len: 123_456_789 + i,
             })
             .collect();
+        r.next_run_id = seq * 40 + 1;
         r.wal_start_lsn = seq;
         r
     }

@@ -5,10 +5,10 @@ use crate::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
-/// Whether opening a segment creates (or truncates) it.
+/// Whether opening a segment creates it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Open {
-    /// Create, or truncate an existing file.
+    /// Create a file that must not exist (`O_EXCL`): an existing one is never cut.
     Create,
     /// The file must exist.
     Existing,
@@ -41,7 +41,7 @@ impl StoreDir {
         let mut o = OpenOptions::new();
         o.read(true).write(true);
         if how == Open::Create {
-            o.create(true).truncate(true);
+            o.create_new(true);
         }
         let op = match how {
             Open::Create => "create",
@@ -61,8 +61,27 @@ impl StoreDir {
         std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))
     }
 
-    /// Renames a file atomically (durable after [`StoreDir::sync`]).
+    /// Renames a file atomically (durable after [`StoreDir::sync`]), failing with
+    /// `AlreadyExists` if `to` exists: `renameat2(RENAME_NOREPLACE)` on Linux. Where the file
+    /// system lacks it, the name is checked first; the writer's `LOCK` keeps other evograph
+    /// processes out of that window.
     pub(crate) fn rename(&self, from: &str, to: &str) -> Result<()> {
+        let (a, b) = (self.path(from), self.path(to));
+        let err = |e| Error::io("rename", &a, e);
+        match rename_noreplace(&a, &b) {
+            Ok(()) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                if b.exists() {
+                    return Err(err(std::io::Error::from(std::io::ErrorKind::AlreadyExists)));
+                }
+                std::fs::rename(&a, &b).map_err(err)
+            }
+            Err(e) => Err(err(e)),
+        }
+    }
+
+    /// Renames `from` over `to`, replacing it (the manifest's commit rename only).
+    pub(crate) fn rename_replacing(&self, from: &str, to: &str) -> Result<()> {
         let (a, b) = (self.path(from), self.path(to));
         std::fs::rename(&a, &b).map_err(|e| Error::io("rename", &a, e))
     }
@@ -93,6 +112,46 @@ impl StoreDir {
     pub(crate) fn create_durably(&self) -> Result<()> {
         create_dir_durably(&self.dir)
     }
+}
+
+/// `rename(2)` that refuses to replace `to`: `EEXIST` if it exists, `EINVAL` where the file
+/// system cannot promise that.
+#[cfg(target_os = "linux")]
+fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+    };
+    let (a, b) = (c(from)?, c(to)?);
+    // SAFETY: both are valid NUL-terminated paths that outlive the call; renameat2 reads
+    // them and touches no other memory of ours.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    match std::io::Error::last_os_error() {
+        // A kernel without the call: as a file system without the flag.
+        e if e.raw_os_error() == Some(libc::ENOSYS) => {
+            Err(std::io::Error::from_raw_os_error(libc::EINVAL))
+        }
+        e => Err(e),
+    }
+}
+
+/// Elsewhere the caller checks the name first.
+#[cfg(not(target_os = "linux"))]
+fn rename_noreplace(_from: &Path, _to: &Path) -> std::io::Result<()> {
+    Err(std::io::Error::from_raw_os_error(libc::EINVAL))
 }
 
 /// Creates `dir` and its missing ancestors, fsyncing each new directory's parent after
@@ -139,4 +198,30 @@ pub(crate) fn is_tmpfs(dir: &Path) -> bool {
     #[allow(clippy::unnecessary_cast)]
     let tmpfs = rc == 0 && unsafe { st.assume_init() }.f_type as i64 == TMPFS_MAGIC;
     tmpfs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn creates_and_renames_never_replace_a_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = StoreDir::new(tmp.path());
+        std::fs::write(d.path("a"), b"keep").unwrap();
+        std::fs::write(d.path("b"), b"other").unwrap();
+        let kind = |r: Result<()>| match r {
+            Err(Error::Io { source, .. }) => source.kind(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            kind(d.open_file("a", Open::Create).map(|_| ())),
+            std::io::ErrorKind::AlreadyExists
+        );
+        assert_eq!(kind(d.rename("b", "a")), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(d.path("a")).unwrap(), b"keep");
+        d.rename("b", "c").unwrap();
+        d.rename_replacing("c", "a").unwrap();
+        assert_eq!(std::fs::read(d.path("a")).unwrap(), b"other");
+    }
 }

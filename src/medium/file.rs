@@ -101,6 +101,9 @@ impl Medium for FileMedium {
     fn rename(&self, from: &str, to: &str) -> Result<()> {
         self.dir.rename(from, to)
     }
+    fn rename_replacing(&self, from: &str, to: &str) -> Result<()> {
+        self.dir.rename_replacing(from, to)
+    }
     fn list(&self) -> Result<Vec<String>> {
         self.dir.list()
     }

@@ -37,6 +37,14 @@ fn not_found(name: &str) -> Error {
     )
 }
 
+fn exists(name: &str, op: &'static str) -> Error {
+    Error::io(
+        op,
+        name,
+        std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+    )
+}
+
 impl Medium for MemoryMedium {
     fn kind(&self) -> &'static str {
         "memory"
@@ -49,10 +57,11 @@ impl Medium for MemoryMedium {
     }
     fn create(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
         let buf: Buf = Arc::default();
-        self.segments
-            .lock()
-            .unwrap()
-            .insert(name.to_string(), buf.clone());
+        let mut segs = self.segments.lock().unwrap();
+        if segs.contains_key(name) {
+            return Err(exists(name, "create"));
+        }
+        segs.insert(name.to_string(), buf.clone());
         Ok(self.segment(name, buf))
     }
     fn open(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
@@ -72,6 +81,12 @@ impl Medium for MemoryMedium {
             .ok_or_else(|| not_found(name))
     }
     fn rename(&self, from: &str, to: &str) -> Result<()> {
+        if self.exists(to) {
+            return Err(exists(to, "rename"));
+        }
+        self.rename_replacing(from, to)
+    }
+    fn rename_replacing(&self, from: &str, to: &str) -> Result<()> {
         let mut segs = self.segments.lock().unwrap();
         let buf = segs.remove(from).ok_or_else(|| not_found(from))?;
         segs.insert(to.to_string(), buf);

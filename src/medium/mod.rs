@@ -66,11 +66,12 @@ pub trait Medium: Send + Sync + 'static {
     fn preallocates(&self) -> bool {
         false
     }
-    /// Creates (or truncates) a segment.
+    /// Creates a segment that must not exist yet: an existing one is an error (`AlreadyExists`),
+    /// never cut to nothing. No store file is ever created over another.
     fn create(&self, name: &str) -> Result<Box<dyn SegmentFile>>;
     /// Opens an existing segment for reading and writing.
     fn open(&self, name: &str) -> Result<Box<dyn SegmentFile>>;
-    /// Creates (or truncates) a log segment: one written only at its end, in order, and read
+    /// Creates a log segment that must not exist yet: one written only at its end, in order, and read
     /// only through other handles (a WAL segment). Unlike [`Medium::create`]'s, a log
     /// segment's bytes after the last write up to a 4 KiB boundary may read as zeros, and
     /// its length may be rounded up to 4 KiB: the file medium writes it with direct I/O.
@@ -85,8 +86,13 @@ pub trait Medium: Send + Sync + 'static {
     fn exists(&self, name: &str) -> bool;
     /// Removes a segment (not durable until [`Medium::sync_dir`]).
     fn remove(&self, name: &str) -> Result<()>;
-    /// Renames a segment atomically (not durable until [`Medium::sync_dir`]).
+    /// Renames a segment atomically (not durable until [`Medium::sync_dir`]). A segment
+    /// already named `to` is an error (`AlreadyExists`) and stays as it is: no rename
+    /// replaces a store file but the manifest commit's ([`Medium::rename_replacing`]).
     fn rename(&self, from: &str, to: &str) -> Result<()>;
+    /// Renames `from` over `to`, replacing it atomically (not durable until
+    /// [`Medium::sync_dir`]). Only a manifest commit does this: `MANIFEST.new` over `MANIFEST`.
+    fn rename_replacing(&self, from: &str, to: &str) -> Result<()>;
     /// Names of all segments.
     fn list(&self) -> Result<Vec<String>>;
     /// Makes creations, renames and removals durable.

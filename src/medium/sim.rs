@@ -403,6 +403,12 @@ impl Medium for SimMedium {
         Ok(())
     }
     fn rename(&self, from: &str, to: &str) -> Result<()> {
+        if self.exists(to) {
+            return Err(io_err(std::io::ErrorKind::AlreadyExists, to, "rename"));
+        }
+        self.rename_replacing(from, to)
+    }
+    fn rename_replacing(&self, from: &str, to: &str) -> Result<()> {
         let mut st = self.lock();
         let ino = st
             .names
@@ -443,16 +449,14 @@ impl SimMedium {
         }
     }
 
-    /// Creates `name` (or cuts it to nothing, like `O_TRUNC`) and returns its inode.
+    /// Creates `name`, which must not exist (like `O_EXCL`), and returns its inode.
     fn create_ino(&self, name: &str) -> Result<Ino> {
         let mut st = self.lock();
         if !st.root {
             return Err(io_err(std::io::ErrorKind::NotFound, name, "create"));
         }
-        if let Some(&ino) = st.names.get(name) {
-            st.files.get_mut(&ino).unwrap().clear();
-            st.log.push(Op::SetLen { ino, len: 0 });
-            return Ok(ino);
+        if st.names.contains_key(name) {
+            return Err(io_err(std::io::ErrorKind::AlreadyExists, name, "create"));
         }
         let ino = st.next_ino;
         st.next_ino += 1;
@@ -883,6 +887,26 @@ mod tests {
         assert!(m.create("x").is_err());
         m.create_root().unwrap();
         m.images(&[0], 1, |_, img| assert!(img.list().unwrap().is_empty()));
+    }
+
+    #[test]
+    fn no_create_or_rename_replaces_a_name() {
+        let m = SimMedium::new(Tear::Sector);
+        m.create_root().unwrap();
+        m.create("a").unwrap().write_at(0, b"keep").unwrap();
+        m.create("b").unwrap();
+        for e in [
+            m.create("a").err(),
+            m.create_log("a").err(),
+            m.rename("b", "a").err(),
+        ] {
+            let e = e.expect("replaced a name").to_string();
+            assert!(e.contains("exists"), "{e}");
+        }
+        assert_eq!(content(&m, "a").unwrap(), b"keep");
+        m.rename_replacing("b", "a").unwrap();
+        assert_eq!(content(&m, "a").unwrap(), b"");
+        assert!(!m.exists("b"));
     }
 
     #[test]

@@ -174,6 +174,8 @@ impl Memtable {
             weighted: self.weighted,
             part_shift: 0,
             compression: crate::store::Compression::None,
+            // A DRAM run is stamped when it is written to a file.
+            stamp: crate::stamp::Stamp::default(),
         }
     }
 
@@ -184,17 +186,19 @@ impl Memtable {
     }
 
     /// Seals the memtable straight into run file `id`, resolved against `older`, its lists
-    /// stored as `compression` says: written in full, durable once the returned
-    /// [`Unpersisted`] is persisted.
+    /// stored as `compression` says and its header stamped with `stamp`: written in full,
+    /// durable once the returned [`Unpersisted`] is persisted.
     pub fn seal_to_file(
         self,
         older: &[Arc<Run>],
         id: u64,
         medium: &Arc<dyn crate::medium::Medium>,
         compression: crate::store::Compression,
+        stamp: crate::stamp::Stamp,
     ) -> crate::Result<(Run, crate::run::file::Unpersisted)> {
         let meta = RunMeta {
             compression,
+            stamp,
             ..self.meta(id)
         };
         seal::seal_to_file(self, older, meta, medium)

@@ -6,8 +6,11 @@
 //! DRAM array ([`assemble`]) or straight to a run file (a streaming merge). The index is
 //! dense when the run touches a large share of the vertex space.
 
-use super::format::{DirCounts, RunHeader, HAS_IN, IN_DENSE, OUT_DENSE, THIS_WIDTH, WEIGHTED};
+use super::format::{
+    DirCounts, RunHeader, HAS_IN, IN_DENSE, OUT_DENSE, STAMPED, THIS_WIDTH, WEIGHTED,
+};
 use super::{DirData, Run, Sec};
+use crate::stamp::Stamp;
 use crate::types::VertexId;
 use rayon::prelude::*;
 
@@ -385,6 +388,8 @@ pub struct RunMeta {
     pub part_shift: u32,
     /// How a run file stores the lists (DRAM runs are always plain).
     pub compression: crate::store::Compression,
+    /// The store and commit a run file is written for (DRAM runs get theirs when written).
+    pub stamp: Stamp,
 }
 
 /// The header of a run with these directions and vertex states.
@@ -399,7 +404,7 @@ pub fn header(
         n_adds: d.n_adds(),
         n_tombs: d.n_tombs(),
     };
-    let mut flags = THIS_WIDTH | if meta.weighted { WEIGHTED } else { 0 };
+    let mut flags = THIS_WIDTH | STAMPED | if meta.weighted { WEIGHTED } else { 0 };
     flags |= (meta.part_shift as u64) << super::format::PART_SHIFT_AT;
     if out.dense {
         flags |= OUT_DENSE;
@@ -419,6 +424,7 @@ pub fn header(
         vertex_space: meta.vertex_space,
         n_vertex_ops,
         dirs: [counts(out), inn.map(counts).unwrap_or_default()],
+        stamp: Some(meta.stamp),
         ..Default::default()
     };
     h.lay_out();
@@ -463,13 +469,25 @@ mod tests {
             weighted: false,
             part_shift: 0,
             compression: Compression::None,
+            stamp: crate::stamp::Stamp::new(1, 1),
         };
         let run = finish(meta, assemble(parts(), 8, false), None, Vec::new());
         let medium: std::sync::Arc<dyn Medium> = std::sync::Arc::new(MemoryMedium::new());
-        let first = crate::run::file::write(&run, &medium, Compression::None).unwrap();
-        let e = crate::run::file::write(&run, &medium, Compression::None)
-            .err()
-            .expect("a second write of run 7 was allowed");
+        let first = crate::run::file::write(
+            &run,
+            &medium,
+            Compression::None,
+            crate::stamp::Stamp::new(1, 1),
+        )
+        .unwrap();
+        let e = crate::run::file::write(
+            &run,
+            &medium,
+            Compression::None,
+            crate::stamp::Stamp::new(1, 1),
+        )
+        .err()
+        .expect("a second write of run 7 was allowed");
         assert!(e.to_string().contains("already exists"), "{e}");
         // The first file is whole: the refused write did not cut it.
         let back = crate::run::file::open(&medium, &Run::file_name(7), Verify::AtOpen).unwrap();
@@ -495,11 +513,13 @@ mod tests {
             weighted: false,
             part_shift: 0,
             compression: Compression::None,
+            stamp: crate::stamp::Stamp::new(1, 1),
         };
         let run = finish(meta, out, None, vec![top | crate::batch::DEL]);
         for c in [Compression::None, Compression::Packed] {
             let medium: std::sync::Arc<dyn Medium> = std::sync::Arc::new(MemoryMedium::new());
-            let written = crate::run::file::write(&run, &medium, c).unwrap();
+            let written =
+                crate::run::file::write(&run, &medium, c, crate::stamp::Stamp::new(1, 1)).unwrap();
             assert_eq!(written.header.is_packed(), c == Compression::Packed);
             // Read back from the medium, checked as a reader of another process would.
             let back = crate::run::file::open(&medium, &Run::file_name(1), Verify::AtOpen).unwrap();

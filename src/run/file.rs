@@ -3,11 +3,18 @@
 //! [`RunWriter`] streams the neighbor arrays (the bulk of a run) as they are produced, then
 //! writes the indexes, the checksum table and finally the header, and persists the file:
 //! this is where a run's bytes become durable.
+//!
+//! A run is written under a temporary name (`run-<id>.run.tmp`) and renamed to its own only
+//! once it is durable ([`Unpersisted::persist_and_name`]). So a file named as a run is always
+//! complete: a crash mid-write leaves a `.tmp` file, which no root ever names and the next
+//! writer removes, and a run file whose header does not read was damaged after it was
+//! written, never torn by a crash.
 
 use super::build::{self, DirPart, RunMeta};
 use super::format::{self, RunHeader, CRC_BLOCK, HAS_IN, IN_DENSE, OUT_DENSE};
 use super::{packed, DirData, Packed, PackedIndex, Run, RunFile, Sec};
 use crate::medium::{Mapped, Medium, SegmentFile};
+use crate::stamp::Stamp;
 use crate::store::Compression;
 use crate::types::{VertexId, ID_BYTES};
 use crate::{Error, Result};
@@ -23,7 +30,10 @@ const WRITEBACK_STEP: u64 = 8 << 20;
 /// Writes the body of a run in order, checksumming 1 MiB blocks as it goes.
 pub struct RunWriter {
     medium: Arc<dyn Medium>,
+    /// The run's own name, which the file gets once durable.
     name: String,
+    /// The name it is written under until then.
+    tmp: String,
     seg: Box<dyn SegmentFile>,
     at: u64,
     crc: u32,
@@ -52,22 +62,22 @@ impl RunWriter {
         compression: Compression,
     ) -> Result<RunWriter> {
         let name = Run::file_name(id);
-        // A run id is used once: recreating an existing file would cut it to nothing, and
-        // a root already written (even one whose persist failed) may name it. Open removes
-        // the files no root names before anything is written.
+        let tmp = Run::tmp_name(id);
+        // A run id is used once: a root already written (even one whose persist failed) may
+        // name the file. The medium refuses to create over a name, and the final name is
+        // taken by a rename that refuses too; this check names the run in the error.
         if medium.exists(&name) {
             return Err(Error::corrupt(format!(
                 "run file {name} already exists; a run id is never written twice"
             )));
         }
-        let seg = medium.create(&name)?;
-        let at = match compression {
-            Compression::None => format::HEADER_LEN,
-            Compression::Packed => format::PACKED_HEADER_LEN,
-        } as u64;
+        let seg = medium.create(&tmp)?;
+        // Every run this build writes is stamped: its header is the long one.
+        let at = format::PACKED_HEADER_LEN as u64;
         Ok(RunWriter {
             medium: medium.clone(),
             name,
+            tmp,
             seg,
             at,
             crc: 0,
@@ -226,18 +236,18 @@ impl RunWriter {
     }
 
     /// Gives up on the run: the partial file is removed (a leftover would be harmless too:
-    /// open deletes run files the manifest does not name).
+    /// a writer's open removes every `.tmp` run file).
     pub fn abandon(self) {
         let RunWriter {
-            medium, name, seg, ..
+            medium, tmp, seg, ..
         } = self;
         drop(seg);
-        let _ = medium.remove(&name);
+        let _ = medium.remove(&tmp);
     }
 
-    /// Writes the indexes, checksums and header, persists the file and its directory entry,
-    /// and returns the run mapped from the file. The directions' `adds` must have been
-    /// streamed with [`RunWriter::put_adds`]; their own `adds` arrays are ignored.
+    /// Writes the indexes, checksums and header, persists the file, names it and syncs the
+    /// directory, and returns the run mapped from the file. The directions' `adds` must have
+    /// been streamed with [`RunWriter::put_adds`]; their own `adds` arrays are ignored.
     pub fn finish(
         self,
         meta: &RunMeta,
@@ -246,13 +256,13 @@ impl RunWriter {
         vertex_ops: &[VertexId],
     ) -> Result<Run> {
         let (run, unpersisted) = self.finish_unpersisted(meta, out, inn, vertex_ops)?;
-        unpersisted.persist()?;
+        unpersisted.persist_and_name(|| Ok(()))?;
         Ok(run)
     }
 
     /// As [`RunWriter::finish`], but leaves the persist to the caller: the run can be read
-    /// at once, and becomes durable (and may be committed) only after
-    /// [`Unpersisted::persist`].
+    /// at once (it is mapped from its temporary file), and becomes durable and takes its
+    /// name (and may be committed) only after [`Unpersisted::persist_and_name`].
     pub fn finish_unpersisted(
         mut self,
         meta: &RunMeta,
@@ -321,6 +331,8 @@ impl RunWriter {
             Unpersisted {
                 seg: self.seg,
                 medium: self.medium,
+                tmp: self.tmp,
+                name: self.name,
             },
         ))
     }
@@ -348,25 +360,52 @@ fn stream_index(dd: &DirData, ends: &[u64], len: u64) -> Vec<u64> {
     idx
 }
 
-/// A run file written in full but not yet durable.
+/// A run file written in full under its temporary name, not yet durable.
 #[must_use = "a run is durable only once persisted"]
 pub struct Unpersisted {
     seg: Box<dyn SegmentFile>,
     medium: Arc<dyn Medium>,
+    tmp: String,
+    name: String,
 }
 
 impl Unpersisted {
     /// Persists the file (through the handle that wrote it: on mapped media only it knows
-    /// which cache lines are dirty) and its directory entry.
-    pub fn persist(self) -> Result<()> {
+    /// which cache lines are dirty), then calls `before_naming`, then renames the file to
+    /// the run's name (refusing to replace one) and syncs the directory.
+    ///
+    /// `before_naming` is where a flush makes the log durable up to the run's last LSN: a
+    /// named run file then never holds records the log could not rebuild unless a root
+    /// committed it, which is how open tells a crash before the commit from a `MANIFEST`
+    /// rolled back past it.
+    pub fn persist_and_name(self, before_naming: impl FnOnce() -> Result<()>) -> Result<()> {
         self.seg.persist()?;
+        before_naming()?;
+        self.medium.rename(&self.tmp, &self.name)?;
         self.medium.sync_dir()
     }
 }
 
 /// Writes an in-DRAM `run` to its file (see [`RunWriter::finish`]), its lists stored as
-/// `compression` says.
-pub fn write(run: &Run, medium: &Arc<dyn Medium>, compression: Compression) -> Result<Run> {
+/// `compression` says, stamped with `stamp`.
+pub fn write(
+    run: &Run,
+    medium: &Arc<dyn Medium>,
+    compression: Compression,
+    stamp: Stamp,
+) -> Result<Run> {
+    let (run, u) = write_unpersisted(run, medium, compression, stamp)?;
+    u.persist_and_name(|| Ok(()))?;
+    Ok(run)
+}
+
+/// As [`write`], leaving the persist and the naming to the caller.
+pub fn write_unpersisted(
+    run: &Run,
+    medium: &Arc<dyn Medium>,
+    compression: Compression,
+    stamp: Stamp,
+) -> Result<(Run, Unpersisted)> {
     let h = &run.header;
     let meta = RunMeta {
         id: h.id,
@@ -377,6 +416,7 @@ pub fn write(run: &Run, medium: &Arc<dyn Medium>, compression: Compression) -> R
         weighted: h.flags & format::WEIGHTED != 0,
         part_shift: h.part_shift(),
         compression,
+        stamp,
     };
     let mut w = RunWriter::create(medium, h.id, compression)?;
     w.put_dir(&run.out)?;
@@ -385,7 +425,7 @@ pub fn write(run: &Run, medium: &Arc<dyn Medium>, compression: Compression) -> R
         w.put_dir(i)?;
     }
     w.end_direction()?;
-    w.finish(&meta, &run.out, run.inn.as_ref(), run.vertex_ops.get())
+    w.finish_unpersisted(&meta, &run.out, run.inn.as_ref(), run.vertex_ops.get())
 }
 
 /// Opens run file `name`. Only its header and size are read here; `verify` says when its

@@ -12,7 +12,10 @@
 //! ```
 //! A *packed* run (flag [`PACKED`], format version 2, written by stores created with
 //! compression) has a 512-byte header: the same 31 words, then the byte length of each
-//! direction's streams (words 31 and 32), zeros, and the crc32c in the last 8 bytes. In it,
+//! direction's streams (words 31 and 32), zeros, and the crc32c in the last 8 bytes.
+//! A *stamped* run (flag [`STAMPED`], every run this build writes) has the 512-byte header
+//! too, words 31 and 32 zero unless packed, and in words 33 and 34 its [`Stamp`]: the
+//! store's id and the manifest commit it was written for. In it,
 //! each direction's `adds` section holds the vertices' streams (see [`super::packed`])
 //! followed by 16 zero bytes, and its `offs` section the stream positions: `n_index + 1`
 //! entries, u32 when the streams are shorter than 4 GiB, else u64.
@@ -25,12 +28,20 @@
 //! vertex `i`). `offs[i]..offs[i+1]` delimit vertex `i`'s neighbors in `adds`, sorted
 //! ascending; `toffs`/`tombs` likewise delimit its tombstones (both empty when there are none).
 
+use crate::stamp::Stamp;
 use crate::{Error, Result};
 
-/// Bytes before the first section of a plain run.
+/// Bytes before the first section of a plain run from before stamps.
 pub const HEADER_LEN: usize = 256;
-/// Bytes before the first section of a packed run.
+/// Bytes before the first section of a packed or stamped run.
 pub const PACKED_HEADER_LEN: usize = 512;
+/// Header words before the packed stream lengths: magic, version and flags, 12 counts and
+/// ids, the section offsets and the four words of the checksum table and length.
+const BASE_WORDS: usize = 8 + 6 + SECTIONS + 4;
+/// Where a stamped header keeps its stamp: the store id, then the commit.
+const STAMP_WORD: usize = BASE_WORDS + 2;
+const _: () = assert!((STAMP_WORD + 2) * 8 <= PACKED_HEADER_LEN - 8);
+const _: () = assert!(BASE_WORDS * 8 <= HEADER_LEN - 8);
 /// Body bytes covered by one checksum.
 pub const CRC_BLOCK: usize = 1 << 20;
 const MAGIC: u64 = u64::from_le_bytes(*b"EVGRUN01");
@@ -80,6 +91,8 @@ pub const WEIGHTED: u64 = 8;
 pub const WIDE_IDS: u64 = 16;
 /// Flag: neighbor lists are compressed (format version 2).
 pub const PACKED: u64 = 32;
+/// Flag: the 512-byte header carries the run's [`Stamp`].
+pub const STAMPED: u64 = 64;
 /// Per partition of `2^shift` ids among `parts`, the positions (ascending) of the runs
 /// that can hold its vertices, in one pass over `runs`: O(runs + partitions x runs that
 /// are not confined to a partition).
@@ -155,6 +168,8 @@ pub struct RunHeader {
     pub file_len: u64,
     /// Byte length of each direction's streams (packed runs; 0 otherwise).
     pub packed_len: [u64; 2],
+    /// The store and commit the run was written for; `None` in runs from before stamps.
+    pub stamp: Option<Stamp>,
 }
 
 impl RunHeader {
@@ -165,7 +180,7 @@ impl RunHeader {
 
     /// Bytes of the header.
     pub fn header_len(&self) -> usize {
-        if self.is_packed() {
+        if self.is_packed() || self.flags & STAMPED != 0 {
             PACKED_HEADER_LEN
         } else {
             HEADER_LEN
@@ -281,8 +296,12 @@ impl RunHeader {
             self.crc_table_crc,
             self.file_len,
         ]);
-        if self.is_packed() {
+        if self.header_len() == PACKED_HEADER_LEN {
             w.extend(self.packed_len);
+        }
+        if let Some(st) = self.stamp {
+            debug_assert!(self.flags & STAMPED != 0);
+            w.extend([st.store_id, st.seq]);
         }
         let len = self.header_len();
         let mut out = vec![0u8; len];
@@ -305,10 +324,12 @@ impl RunHeader {
         if w(0) != MAGIC {
             return Err(bad("bad magic"));
         }
+        let stamped = (w(1) >> 32) & STAMPED != 0;
         let (len, words) = match w(1) & 0xffff_ffff {
-            VERSION if (w(1) >> 32) & PACKED == 0 => (HEADER_LEN, 8 + 6 + SECTIONS + 4),
+            VERSION if (w(1) >> 32) & PACKED == 0 && !stamped => (HEADER_LEN, BASE_WORDS),
+            VERSION if (w(1) >> 32) & PACKED == 0 => (PACKED_HEADER_LEN, STAMP_WORD + 2),
             VERSION_PACKED if (w(1) >> 32) & PACKED != 0 => {
-                (PACKED_HEADER_LEN, 8 + 6 + SECTIONS + 4 + 2)
+                (PACKED_HEADER_LEN, BASE_WORDS + 2 + 2 * usize::from(stamped))
             }
             VERSION | VERSION_PACKED => return Err(bad("compression flag and version disagree")),
             v => return Err(bad(&format!("unsupported format version {v}"))),
@@ -363,6 +384,17 @@ impl RunHeader {
             if h.packed_len.iter().any(|&l| l >= 1 << 48) {
                 return Err(bad("stream length out of range"));
             }
+        } else if stamped && (w(BASE_WORDS) != 0 || w(BASE_WORDS + 1) != 0) {
+            return Err(bad("header padding is not zero"));
+        }
+        if stamped {
+            if w(STAMP_WORD) == 0 {
+                return Err(bad("stamped with store id 0"));
+            }
+            h.stamp = Some(Stamp {
+                store_id: w(STAMP_WORD),
+                seq: w(STAMP_WORD + 1),
+            });
         }
         // The offsets must be the ones the counts imply; anything else is damage.
         let mut expect = h.clone();
@@ -450,7 +482,12 @@ mod tests {
 
     #[test]
     fn any_flip_is_caught() {
-        for h in [sample(), packed_sample()] {
+        for h in [
+            sample(),
+            packed_sample(),
+            stamped(sample()),
+            stamped(packed_sample()),
+        ] {
             let b = h.encode();
             for i in 0..b.len() {
                 let mut c = b.clone();
@@ -458,6 +495,29 @@ mod tests {
                 assert!(RunHeader::decode(&c, "t").is_err(), "flip at {i}");
             }
         }
+    }
+
+    fn stamped(mut h: RunHeader) -> RunHeader {
+        h.flags |= STAMPED;
+        h.stamp = Some(Stamp::new(0x1234_5678_9abc_def0, 42));
+        h.lay_out();
+        h
+    }
+
+    #[test]
+    fn a_stamped_header_round_trips_with_its_stamp() {
+        for h in [stamped(sample()), stamped(packed_sample())] {
+            let b = h.encode();
+            assert_eq!(b.len(), PACKED_HEADER_LEN);
+            let d = RunHeader::decode(&b, "t").unwrap();
+            assert_eq!(d, h);
+            assert_eq!(d.stamp, Some(Stamp::new(0x1234_5678_9abc_def0, 42)));
+            assert_eq!(h.section_off[0], PACKED_HEADER_LEN as u64);
+        }
+        assert_eq!(
+            RunHeader::decode(&sample().encode(), "t").unwrap().stamp,
+            None
+        );
     }
 
     fn packed_sample() -> RunHeader {

@@ -472,6 +472,7 @@ mod tests {
             weighted: false,
             part_shift: 0,
             compression: Compression::Packed,
+            stamp: crate::stamp::Stamp::new(1, 1),
         };
         let ids = AtomicUsize::new(10);
         let next = || ids.fetch_add(1, Ordering::Relaxed) as u64;
@@ -526,6 +527,7 @@ mod tests {
             weighted: false,
             part_shift: 0,
             compression: Compression::Packed,
+            stamp: crate::stamp::Stamp::new(1, 1),
         };
         let asked = AtomicUsize::new(0);
         let stop_second_time = || asked.fetch_add(1, Ordering::Relaxed) >= 1;
@@ -630,6 +632,7 @@ mod tests {
             weighted: false,
             part_shift: 0,
             compression,
+            stamp: crate::stamp::Stamp::new(1, 1),
         };
         let never = || false;
         let merge = |inputs: &[Arc<Run>], id, c, base, s| -> Run {

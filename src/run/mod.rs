@@ -548,6 +548,16 @@ impl Run {
         let hex = name.strip_prefix("run-")?.strip_suffix(".run")?;
         (hex.len() == 16).then(|| u64::from_str_radix(hex, 16).ok())?
     }
+
+    /// The name run `id` is written under until it is durable (see [`file`]).
+    pub fn tmp_name(id: u64) -> String {
+        format!("{}.tmp", Run::file_name(id))
+    }
+
+    /// The id in a temporary run file name, if it is one.
+    pub fn parse_tmp_name(name: &str) -> Option<u64> {
+        Run::parse_file_name(name.strip_suffix(".tmp")?)
+    }
 }
 
 /// Verifies every run of `runs` not verified yet ([`Run::verify`]), in parallel.

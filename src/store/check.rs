@@ -112,10 +112,11 @@ fn check_keys(
     k: &crate::keys::Keys,
     medium: &Arc<dyn crate::medium::Medium>,
     max_external: Option<u64>,
+    store_id: Option<u64>,
 ) -> Vec<String> {
     let mut p = Vec::new();
     let names = k.names();
-    match crate::keys::Keys::open(&**medium, false, None) {
+    match crate::keys::Keys::open(&**medium, false, None, store_id) {
         Ok(on_medium) => {
             let read = on_medium.names();
             if read.len() < names.len() || !names.iter().zip(read.iter()).all(|(a, b)| a == b) {
@@ -138,18 +139,59 @@ fn check_keys(
 }
 
 impl Inner {
+    /// A note for each file in the store that the root does not name, saying what it is.
+    fn unnamed_files(&self, root: &crate::manifest::Root) -> Result<Vec<String>> {
+        use crate::run::Run;
+        use crate::wal::segment;
+        let mut notes = Vec::new();
+        for name in self.medium.list()? {
+            let note = if let Some(id) = Run::parse_file_name(&name) {
+                if root.runs.iter().any(|r| r.id == id) {
+                    continue;
+                }
+                let what = match super::files::read_run_header(&*self.medium, &name) {
+                    Ok(h) => match h.stamp {
+                        Some(st) if st.seq > root.seq => format!(
+                            "written for commit {}, which never happened (a flush or merge cut short)",
+                            st.seq
+                        ),
+                        Some(_) | None => "retired by a merge".to_string(),
+                    },
+                    Err(e) => format!("unreadable ({e})"),
+                };
+                format!("{what}; the next writer's open removes it")
+            } else if Run::parse_tmp_name(&name).is_some() {
+                "a run write cut short; the next writer's open removes it".into()
+            } else if super::is_store_file(&name) || segment::parse_name(&name).is_some() {
+                continue;
+            } else {
+                "not an evograph file".into()
+            };
+            notes.push(format!(
+                "{} is not named by the MANIFEST: {note}",
+                crate::error::printable(&name)
+            ));
+        }
+        Ok(notes)
+    }
+
     pub(super) fn check(&self) -> Result<CheckReport> {
         let mut rep = CheckReport::default();
+        // Under `maint`, no flush commits: the dictionary's committed prefix and the root
+        // read here belong together.
+        let m = self.maint.lock().unwrap();
+        let root = self.manifest.lock().unwrap().root().clone();
         {
-            let m = self.maint.lock().unwrap();
-            if m.manifest.other_slot_damaged {
+            if self.manifest.lock().unwrap().other_slot_damaged {
                 rep.notes.push(
                 "one MANIFEST slot is damaged (a commit torn by a crash, or corruption); the other slot is in force"
                     .into(),
             );
             }
             let (entries, bytes) = self.dict.read().unwrap().committed();
-            match crate::dict::Dict::load(&*self.medium, entries, bytes) {
+            let expected = super::files::Expected::new(&root);
+            let stamp_ok = |at, st| expected.dict_chunk(at, st);
+            match crate::dict::Dict::load(&*self.medium, entries, bytes, &stamp_ok) {
                 Ok(d) => {
                     if d.externals() != &self.dict.read().unwrap().externals()[..entries] {
                         rep.problems
@@ -159,11 +201,20 @@ impl Inner {
                 Err(e) => rep.problems.push(format!("dictionary: {e}")),
             }
         }
+        rep.notes.extend(self.unnamed_files(&root)?);
+        drop(m);
+        if let Some(c) = root.last_cut {
+            rep.notes.push(format!(
+                "a writer's recovery (commit {}) cut a torn log tail: {} record(s) at LSN {} ({} bytes), written but never acknowledged",
+                c.seq, c.records, c.lsn, c.bytes
+            ));
+        }
         if let Some(k) = &self.keys {
             // Key locks are never taken under a store lock: read what the dictionary
             // needs first.
             let max = self.dict.read().unwrap().externals().iter().copied().max();
-            rep.problems.extend(check_keys(k, &self.medium, max));
+            rep.problems
+                .extend(check_keys(k, &self.medium, max, root.store_id));
         }
         let snap = self.snapshot()?;
         let space = snap.num_vertices() as u64;

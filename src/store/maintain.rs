@@ -1,9 +1,14 @@
 //! Background work: seal frozen memtables, flush sealed runs, compact.
 //!
-//! Flush is where a run becomes durable: [`crate::run::file::write`] persists the file,
-//! the dictionary's new entries are persisted, the WAL is made durable up to the run's last
-//! LSN, and the manifest commit makes the run part of the store; only then may the WAL
-//! below the run's LSN be recycled. Compaction is tiered and,
+//! Flush is where a run becomes durable: the run file is written under a temporary name and
+//! persisted, the WAL is made durable up to the run's last LSN, the file takes its name
+//! ([`crate::run::file::Unpersisted::persist_and_name`]), the dictionary's new entries are
+//! persisted, and the manifest commit makes the run part of the store; only then may the
+//! WAL below the run's LSN be recycled. Every file is stamped for the commit that will name
+//! it ([`Inner::next_stamp`], taken under `maint`). The one commit that does not hold
+//! `maint`, a writer's first claim of the log ([`Inner::claim_log`]), can slip in between,
+//! so a file's stamp may be one below the commit that names it, never above: what open's
+//! checks rely on (`files.rs`) holds either way. Compaction is tiered and,
 //! above level 0, partitioned by vertex range ([`super::policy`]): `fanout` runs of a level
 //! become one run of the next, so each edge is rewritten O(log) times and the number of
 //! runs stays bounded, and a merge above level 0 rewrites one partition at a time.
@@ -11,7 +16,7 @@
 use super::policy::{self, Output};
 use super::{Frozen, Inner, Maint, Runs};
 
-use crate::manifest::{Root, RunRef};
+use crate::manifest::RunRef;
 use crate::run::build::RunMeta;
 use crate::run::{self, Run};
 use crate::{Error, Result};
@@ -103,9 +108,10 @@ impl Inner {
             };
             let mem = self.take_frozen(&f)?;
             let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
+            let stamp = self.next_stamp();
             let (run, unpersisted) = self
                 .pool
-                .install(|| mem.seal_to_file(&older, id, &self.medium, self.compression))
+                .install(|| mem.seal_to_file(&older, id, &self.medium, self.compression, stamp))
                 .inspect_err(|e| self.poison(e))?;
             let run = Arc::new(run);
             self.publish_sealed(&f, run.clone());
@@ -115,10 +121,21 @@ impl Inner {
             .flushed
             .fetch_add(run.header.file_len, Ordering::Relaxed);
         unpersisted
-            .persist()
+            .persist_and_name(|| self.log_durable_to(run.header.max_lsn))
             .and_then(|()| self.commit_flushed(&mut m, &run, None))
             .inspect_err(|e| self.poison(e))?;
         Ok(true)
+    }
+
+    /// Waits until the log is durable up to `lsn`: before a flushed run takes its name, so
+    /// that an unnamed run's records are always in the log until a commit names it (how
+    /// open tells a crash before the commit from a rolled-back manifest: `files.rs`), and
+    /// before a root starts the log at `lsn`.
+    fn log_durable_to(&self, lsn: u64) -> Result<()> {
+        match &self.wal {
+            Some(wal) => wal.wait_durable(lsn),
+            None => Ok(()),
+        }
     }
 
     /// The oldest frozen memtable and the runs older than it, verified: its seal resolves
@@ -217,6 +234,49 @@ impl Inner {
         self.flush_pending(merges)
     }
 
+    /// Commits a root that says no writer has the log in use (see
+    /// [`crate::manifest::Root::log_in_use`]), in both slots: what a close does once every
+    /// record is in committed runs, before it retires the log.
+    pub(super) fn commit_log_released(&self) -> Result<()> {
+        let next_lsn = self.writer.lock().unwrap().next_lsn;
+        let mut man = self.manifest.lock().unwrap();
+        let root = man.root();
+        assert_eq!(
+            root.wal_start_lsn, next_lsn,
+            "the log is released only once every record is in committed runs"
+        );
+        if !root.log_in_use {
+            return Ok(());
+        }
+        let mut root = root.clone();
+        root.log_in_use = false;
+        // Twice, so that both slots hold a root that needs no log: if the newest slot is
+        // damaged later, the one in force still says the log was released, and the store
+        // opens instead of being refused for the log it retired.
+        man.commit(&*self.medium, root.clone())
+            .and_then(|()| man.commit(&*self.medium, root))
+            .inspect_err(|e| self.poison(e))
+    }
+
+    /// Commits a root that says the log is in use, once per handle, before its first batch
+    /// is logged: from then on a missing segment is damage, not a clean end (see
+    /// [`crate::manifest::Root::log_in_use`]). Deferred to the first batch so that a writer
+    /// that writes nothing leaves the store's files as they were.
+    pub(super) fn claim_log(&self) -> Result<()> {
+        if self.wal.is_none() || self.log_claimed.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let mut man = self.manifest.lock().unwrap();
+        if !man.root().log_in_use {
+            let mut root = man.root().clone();
+            root.log_in_use = true;
+            man.commit(&*self.medium, root)
+                .inspect_err(|e| self.poison(e))?;
+        }
+        self.log_claimed.store(true, Ordering::Release);
+        Ok(())
+    }
+
     /// Flush, then merge every run into one base run.
     pub(super) fn compact_full(&self) -> Result<()> {
         self.flush()?;
@@ -255,12 +315,21 @@ impl Inner {
             .collect()
     }
 
-    fn root_for(&self, m: &Maint, runs: &[Arc<Run>], wal_start: u64) -> Root {
+    /// The stamp of a file written for the next commit.
+    fn next_stamp(&self) -> crate::stamp::Stamp {
+        self.manifest.lock().unwrap().root().next_stamp()
+    }
+
+    /// Commits a root naming `runs` (oldest first) with the log starting at `wal_start`
+    /// (`None`: where it starts now), the dictionary's committed prefix and the next run id:
+    /// the commit point of every flush and merge. The caller holds `maint` (`_m`).
+    fn commit_runs(&self, _m: &mut Maint, runs: &[Arc<Run>], wal_start: Option<u64>) -> Result<()> {
         let (dict_entries, dict_bytes) = self.dict.read().unwrap().committed();
-        let mut root = m.manifest.root().clone();
+        let mut man = self.manifest.lock().unwrap();
+        let mut root = man.root().clone();
         root.dict_entries = dict_entries as u64;
         root.dict_bytes = dict_bytes;
-        root.wal_start_lsn = wal_start;
+        root.wal_start_lsn = wal_start.unwrap_or(root.wal_start_lsn);
         root.next_run_id = self.next_run_id.load(Ordering::Acquire);
         root.logged = self.wal.is_some();
         root.bytes_written = self.bytes_written_base + self.medium.stats().snapshot().bytes_written;
@@ -274,7 +343,7 @@ impl Inner {
                 file_len: r.header.file_len,
             })
             .collect();
-        root
+        man.commit(&*self.medium, root)
     }
 
     /// Writes sealed in-DRAM runs to files, oldest first, committing each.
@@ -287,7 +356,11 @@ impl Inner {
             st.runs.iter().filter(|r| r.in_dram()).cloned().collect()
         };
         for r in pending {
-            let file_run = Arc::new(run::file::write(&r, &self.medium, self.compression)?);
+            let stamp = self.next_stamp();
+            let (file_run, unpersisted) =
+                run::file::write_unpersisted(&r, &self.medium, self.compression, stamp)?;
+            unpersisted.persist_and_name(|| self.log_durable_to(r.header.max_lsn))?;
+            let file_run = Arc::new(file_run);
             self.run_bytes
                 .flushed
                 .fetch_add(file_run.header.file_len, Ordering::Relaxed);
@@ -307,26 +380,27 @@ impl Inner {
     ) -> Result<()> {
         // Written without the dictionary's lock: lookups never wait for this persist.
         // Only the holder of `maint` writes chunks, so they go in order.
-        let chunk = (self.dict.read().unwrap()).chunk_upto(new.header.vertex_space as usize);
+        let stamp = self.next_stamp();
+        let chunk = (self.dict.read().unwrap()).chunk_upto(new.header.vertex_space as usize, stamp);
         if let Some(c) = chunk {
             c.write(&*self.medium)?;
             self.dict.write().unwrap().chunk_written(&c);
         }
-        if let Some(wal) = &self.wal {
-            // The root is about to start the log at the run's end. The log must be durable
-            // that far first, or a crash leaves a root that starts past the log's end (the
-            // WAL thread may still be inside an earlier fdatasync, or waiting for its
-            // interval).
-            wal.wait_durable(new.header.max_lsn)?;
-        }
+        // The root is about to start the log at the run's end. The log must be durable that
+        // far first, or a crash leaves a root that starts past the log's end (the run was
+        // named after the same wait; this one costs nothing and keeps the rule local).
+        self.log_durable_to(new.header.max_lsn)?;
+        debug_assert!(
+            new.header.stamp.is_some_and(|st| st.seq <= stamp.seq),
+            "a run is stamped for a commit at or before the one that names it"
+        );
         let mut files = self.file_runs();
         // A run sealed straight to a file is published (readable) before it commits.
         if !files.last().is_some_and(|r| Arc::ptr_eq(r, new)) {
             files.push(new.clone());
         }
         debug_assert_eq!(files.iter().filter(|r| Arc::ptr_eq(r, new)).count(), 1);
-        let root = self.root_for(m, &files, new.header.max_lsn);
-        m.manifest.commit(&*self.medium, root)?;
+        self.commit_runs(m, &files, Some(new.header.max_lsn))?;
         if let Some(old) = replacing {
             self.replace_runs(std::slice::from_ref(old), std::slice::from_ref(new));
         }
@@ -428,6 +502,7 @@ impl Inner {
             weighted: self.weighted,
             part_shift: 0,
             compression: self.compression,
+            stamp: self.next_stamp(),
         };
         let stop = || until == Until::Shutdown && self.shutdown.load(Ordering::Acquire);
         let next_id = || self.next_run_id.fetch_add(1, Ordering::AcqRel);
@@ -475,9 +550,7 @@ impl Inner {
                 .fetch_add(r.header.file_len, Ordering::Relaxed);
         }
         let files = splice(&self.file_runs(), inputs, &outputs);
-        let wal_start = m.manifest.root().wal_start_lsn;
-        let root = self.root_for(m, &files, wal_start);
-        m.manifest.commit(&*self.medium, root)?;
+        self.commit_runs(m, &files, None)?;
         self.replace_runs(inputs, &outputs);
         for r in inputs {
             r.retire();

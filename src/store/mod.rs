@@ -26,9 +26,9 @@
 //!    batch and queuing its WAL block (a memory copy), never across a persist: the
 //!    acknowledgement's wait, and backpressure's wait for flushes, happen after it is
 //!    released.
-//! 2. `maint` — the manifest and every commit: flushes and merges. Held across I/O (run
-//!    writes, the WAL persist a flush waits for, `fdatasync` of runs, `DICT` and the
-//!    manifest), so only commit work and `check` ever wait for it.
+//! 2. `maint` — every flush and merge: the right to write files for the next commit. Held
+//!    across I/O (run writes, the WAL persist a flush waits for, `fdatasync` of runs,
+//!    `DICT` and the manifest), so only commit work ever waits for it.
 //! 3. `seal_lock` — one sealer at a time, so frozen memtables become runs oldest first.
 //!    Held while a memtable is sealed into DRAM or written into its run file (CPU and
 //!    page-cache writes), never across a persist: the flusher persists and commits the
@@ -49,8 +49,11 @@
 //! FORMAT.md ("What a reader in another process may rely on"), so nothing here waits for
 //! them.
 //!
-//! `poisoned` and each frozen memtable's own mutex are leaves: nothing else is taken while
-//! they are held. A write error anywhere poisons the handle: later writes are refused, the
+//! `manifest` (the root in force), `poisoned` and each frozen memtable's own mutex are
+//! leaves: nothing else is taken while they are held. `manifest` is held across the one
+//! persist of a commit; every commit takes it, and the first batch of a writer takes it
+//! without `maint` to say the log is in use (`Inner::claim_log`), so that commit never
+//! waits for a merge. A write error anywhere poisons the handle: later writes are refused, the
 //! log is kept, and reopening recovers from the last commit.
 //!
 //! `state_cv` waits on `state`. Its waiters also wait for `shutdown` and `poisoned`, which
@@ -58,6 +61,7 @@
 //! (`Inner::wake_state_waiters`), so no waiter sleeps through it.
 
 mod check;
+mod files;
 mod lock;
 mod maintain;
 mod mirror;
@@ -65,13 +69,15 @@ mod open;
 pub(crate) mod options;
 mod policy;
 mod reader;
+mod recovery;
+mod replay;
 mod stats;
 mod write;
 
 pub use check::CheckReport;
-pub use open::{is_store_file, is_wal_spare, recorded_key_kind};
+pub use open::{is_store_file, is_wal_spare, recorded_creator, recorded_key_kind};
 pub use options::{Compression, MediumKind, Options, Verify};
-pub use stats::{LevelStats, Stats};
+pub use stats::{CutTail, LevelStats, Stats};
 
 use crate::dict::Dict;
 use crate::keys::{KeyKind, Keys, Names};
@@ -136,9 +142,9 @@ struct State {
     work: bool,
 }
 
-struct Maint {
-    manifest: Manifest,
-}
+/// Held (as `maint`) by whoever commits: a flush or a merge, across its I/O. Holding it is
+/// the right to write files for the next commit; the root itself is in `manifest`.
+struct Maint;
 
 struct Inner {
     path: PathBuf,
@@ -160,6 +166,11 @@ struct Inner {
     state_cv: Condvar,
     seal_lock: Mutex<()>,
     maint: Mutex<Maint>,
+    /// The manifest and its root in force. A leaf: held only to read the root or to
+    /// commit one (one persist), with no other lock taken meanwhile.
+    manifest: Mutex<Manifest>,
+    /// Whether this handle committed a root saying its log is in use ([`Inner::claim_log`]).
+    log_claimed: AtomicBool,
     wal: Option<Wal>,
     next_run_id: AtomicU64,
     /// Partition shift of the partition runs merges write (0: none); the store's own if
@@ -420,7 +431,14 @@ impl Graph {
         if let Some(wal) = &self.inner.wal {
             // Only after a flush that ran and succeeded is every record in committed runs;
             // otherwise the log may hold the only copy of acknowledged records: keep it.
-            let wal_res = wal.shutdown(writable && res.is_ok());
+            // The root stops saying the log is in use before the log is retired, so that
+            // a crash in between leaves a root that needs no segment.
+            let flushed = writable && res.is_ok();
+            let res = match flushed {
+                true => self.inner.commit_log_released(),
+                false => res,
+            };
+            let wal_res = wal.shutdown(flushed && res.is_ok());
             return res.and(wal_res);
         }
         res

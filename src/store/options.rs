@@ -141,6 +141,9 @@ pub struct Options {
     /// Open without changing any file: no WAL repair, no flush on close, writes refused.
     /// The WAL is still replayed (into DRAM) so reads see every acknowledged update.
     pub read_only: bool,
+    /// What creates the store (such as "evograph demo"), recorded in it at creation and
+    /// shown by `stats`; ignored when opening an existing store.
+    pub created_by: Option<String>,
 }
 
 impl Default for Options {
@@ -162,6 +165,7 @@ impl Default for Options {
             background: true,
             read_only: false,
             wal_segment_bytes: crate::wal::writer::SEGMENT_BYTES,
+            created_by: None,
         }
     }
 }

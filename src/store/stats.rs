@@ -23,9 +23,34 @@ pub struct LevelStats {
     pub bytes: u64,
 }
 
+/// A torn log tail that a writer's recovery cut (see FORMAT.md, "WAL"): records written
+/// but never acknowledged, lost with the crash.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CutTail {
+    /// Records in the cut blocks whose headers could still be read.
+    pub records: u64,
+    /// Bytes cut that were not zero padding.
+    pub bytes: u64,
+    /// The LSN the log was cut at: the first record lost.
+    pub lsn: u64,
+    /// The manifest commit that recorded the cut (the recovering writer's first).
+    pub commit: u64,
+    /// When it was recorded, in Unix seconds.
+    pub unix_secs: u64,
+}
+
 /// What `evograph stats` prints.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Stats {
+    /// The store's id (16 hex digits), which every file it writes carries; `None` for a
+    /// store from before store ids that no writer has opened since.
+    pub store_id: Option<String>,
+    /// What created the store, if it said (such as "evograph demo").
+    pub created_by: Option<String>,
+    /// The manifest commit in force.
+    pub commit: u64,
+    /// The last torn log tail a writer's recovery cut, if any ever was.
+    pub last_cut: Option<CutTail>,
     /// Vertices that exist.
     pub vertices: u64,
     /// Dense ids handed out (existing and deleted vertices).
@@ -146,11 +171,28 @@ impl Inner {
         let ids = self.dict.read().unwrap().len() as u64;
         let io = self.medium.stats().snapshot();
         let base = self.bytes_written_base;
+        let (store_id, created_by, commit, last_cut) = {
+            let man = self.manifest.lock().unwrap();
+            let root = man.root();
+            let cut = root.last_cut.map(|c| CutTail {
+                records: c.records,
+                bytes: c.bytes,
+                lsn: c.lsn,
+                commit: c.seq,
+                unix_secs: c.unix_secs,
+            });
+            (
+                root.store_id.map(crate::stamp::id_text),
+                root.created_by.clone(),
+                root.seq,
+                cut,
+            )
+        };
         let (durability, medium, persist_method) = if self.opts.read_only {
             // A reader goes through plain files whatever the store was made on; report the
             // store, not the reader.
-            let m = self.maint.lock().unwrap();
-            let root = m.manifest.root();
+            let man = self.manifest.lock().unwrap();
+            let root = man.root();
             (
                 root.durability.clone().unwrap_or_else(|| "unknown".into()),
                 root.medium.clone(),
@@ -171,6 +213,10 @@ impl Inner {
         let total = |v: Vec<(String, u64)>| v.into_iter().map(|(_, n)| n).sum::<u64>();
         let (medium_bytes, wal_spare_bytes) = (total(files), total(spares));
         Ok(Stats {
+            store_id,
+            created_by,
+            commit,
+            last_cut,
             vertices: ids - deleted,
             vertex_ids: ids,
             edges: edges.max(0) as u64,

@@ -92,6 +92,7 @@ impl Inner {
             ));
         }
         self.check_key_numbers(recs)?;
+        self.claim_log()?;
         let mut w = self.writer.lock().unwrap();
         let batch = self.translate_and_apply(&mut w, recs)?;
         let records = batch.records();

@@ -144,6 +144,36 @@ pub enum Invalid {
     Checksum,
 }
 
+/// What the header of a block says, read without checking its checksum: how much a cut
+/// torn tail held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Peeked {
+    /// LSN of its first record.
+    pub first_lsn: u64,
+    /// Its records.
+    pub records: u64,
+    /// Its length, header included; 0 when its first 8 bytes (magic and length: the
+    /// commit marker on cache-line media) never landed.
+    pub len: usize,
+}
+
+/// The header at the start of `bytes`, if it reads as one: with its magic, or with magic and
+/// length still zero (a group whose commit marker was not written yet).
+pub fn peek_header(bytes: &[u8]) -> Option<Peeked> {
+    let h = bytes.get(..HEADER_LEN)?;
+    let records = rd32(h, 16) as u64;
+    let len = match (rd32(h, 0), rd32(h, 4)) {
+        (MAGIC, n) => HEADER_LEN + n as usize,
+        (0, 0) if records > 0 => 0,
+        _ => return None,
+    };
+    Some(Peeked {
+        first_lsn: rd64(h, 8),
+        records,
+        len,
+    })
+}
+
 /// Decodes the block at the start of `bytes`. A block that fails any check is [`Invalid`];
 /// a block whose checksum holds but whose contents make no sense is [`Error::Corrupt`].
 pub fn decode(bytes: &[u8]) -> Result<std::result::Result<Block, Invalid>> {

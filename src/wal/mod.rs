@@ -13,5 +13,8 @@ pub mod recover;
 pub mod segment;
 pub mod writer;
 
-pub use recover::{recover, Recovered, SegmentInfo};
-pub use writer::Wal;
+#[cfg(test)]
+mod tests;
+
+pub use recover::{recover, Cut, Expect, Recovered, SegmentInfo};
+pub use writer::{LogStamps, Wal};

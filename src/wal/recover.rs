@@ -6,9 +6,14 @@
 //! intact and proves that point was already durable (a later segment, or a later block whose
 //! durable hint covers it): then the log is damaged and recovery refuses with
 //! [`Error::Corrupt`] rather than silently dropping acknowledged records.
+//!
+//! A missing segment is never a torn tail. The first needed one gone shows as a gap before
+//! the start LSN, a middle one as a gap between segments, the newest as the trailer of the
+//! one before it naming a segment that is not there, and all of them as no segment at all
+//! while the manifest says a writer had the log in use ([`Expect::log_in_use`]).
 
 use super::block::{self, Block};
-use super::segment::{self, SegmentHeader};
+use super::segment::{self, SegmentHeader, Trailer};
 use crate::medium::{Mapped, Medium};
 use crate::{Error, Result};
 
@@ -19,10 +24,23 @@ pub struct SegmentInfo {
     pub seq: u64,
     /// LSN of its first record.
     pub first_lsn: u64,
+    /// Bytes of its header: where its first block starts.
+    pub header_len: u64,
+}
+
+/// A torn tail that recovery cut (or, read-only, would cut).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cut {
+    /// Records in the cut blocks whose headers could still be read.
+    pub records: u64,
+    /// Bytes past the log's end that were not zero (padding and unwritten space are zeros).
+    pub bytes: u64,
+    /// Where the log ends: the LSN of the first record cut.
+    pub lsn: u64,
 }
 
 /// Where the recovered log ends and the writer continues.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Recovered {
     /// Live segments, oldest first; the writer appends to the last.
     pub segments: Vec<SegmentInfo>,
@@ -32,155 +50,81 @@ pub struct Recovered {
     pub next_lsn: u64,
     /// Bytes of blocks replayed (at or after the start LSN).
     pub bytes_replayed: u64,
-    /// Whether a torn tail was cut off.
-    pub truncated_tail: bool,
+    /// The torn tail cut off, if there was one.
+    pub cut: Option<Cut>,
 }
 
-/// Replays the log from `start_lsn`, calling `apply(block, skip)` for every block holding
-/// records at or after it (`skip` records at the block's start are older and must be
-/// skipped). Cuts a torn tail, removes segments past the end and segments wholly below the
-/// start, and returns where writing continues.
+/// What the manifest expects of the log.
+pub struct Expect<'a> {
+    /// Replay starts here: every earlier record is in the runs.
+    pub start_lsn: u64,
+    /// Whether a writer had the log in use: then the segments holding `start_lsn` on
+    /// must exist.
+    pub log_in_use: bool,
+    /// Checks a segment's header against the root (its store, the commit it was made
+    /// under), before any segment is replayed or repaired; its error refuses the store.
+    pub header_ok: &'a dyn Fn(&str, &SegmentHeader) -> Result<()>,
+}
+
+/// Replays the log from `expect.start_lsn`, calling `apply(block, skip)` for every block
+/// holding records at or after it (`skip` records at the block's start are older and must be
+/// skipped). With `repair`, cuts a torn tail, removes segments past the end and segments
+/// wholly below the start, and returns where writing continues.
 pub fn recover(
     medium: &dyn Medium,
-    start_lsn: u64,
+    expect: &Expect,
     repair: bool,
     mut apply: impl FnMut(&Block, u64) -> Result<()>,
 ) -> Result<Recovered> {
-    let mut all: Vec<u64> = medium
-        .list()?
-        .iter()
-        .filter_map(|n| segment::parse_name(n))
-        .collect();
-    all.sort_unstable();
-    let mut headers = Vec::with_capacity(all.len());
-    for &seq in &all {
-        let seg = medium.open(&segment::name(seq))?;
-        let mut h = [0u8; segment::HEADER_LEN as usize];
-        let hdr = if seg.len()? >= segment::HEADER_LEN {
-            seg.read_at(0, &mut h)?;
-            SegmentHeader::decode(&h).filter(|h| h.seq == seq)
-        } else {
-            None
-        };
-        headers.push((seq, hdr));
-    }
+    let start_lsn = expect.start_lsn;
+    let headers = read_headers(medium, expect)?;
+    refuse_damaged_headers(medium, &headers, start_lsn, repair)?;
     // Where replay starts: the last intact segment at or below the start LSN.
-    let first = headers
+    let Some(first) = headers
         .iter()
-        .rposition(|(_, h)| h.is_some_and(|h| h.first_lsn <= start_lsn));
-    for (seq, h) in &headers {
-        // The writer persists a segment's header before any block: a damaged header in
-        // front of intact blocks of the live log is damage, never a torn write. Blocks
-        // below the start LSN are what a recycled segment held in its earlier life: a
-        // crash while it is being reused (its new header not yet durable) leaves them.
-        if h.is_none() && holds_blocks(medium, *seq, start_lsn, repair)? {
-            return Err(Error::corrupt(format!(
-                "WAL segment {} has a damaged header but holds intact blocks",
-                segment::name(*seq)
-            )));
-        }
-    }
-    let Some(first) = first else {
-        if let Some((seq, Some(h))) = headers.iter().find(|(_, h)| h.is_some()) {
-            if h.first_lsn > start_lsn {
-                return Err(Error::corrupt(format!(
-                    "WAL segment {} starts at LSN {} but the manifest needs LSN {start_lsn}: a segment is missing",
-                    segment::name(*seq),
-                    h.first_lsn
-                )));
-            }
-        }
-        if repair {
-            for (seq, _) in &headers {
-                medium.remove(&segment::name(*seq))?;
-            }
-        }
-        return Ok(Recovered {
-            next_lsn: start_lsn,
-            ..Default::default()
-        });
+        .rposition(|(_, h)| h.is_some_and(|h| h.first_lsn <= start_lsn))
+    else {
+        return no_segment_at_start(medium, &headers, expect, repair);
     };
     let mut out = Recovered {
         next_lsn: start_lsn,
         ..Default::default()
     };
-    let mut expect: Option<u64> = None;
-    let mut idx = first;
-    let mut ended = false;
-    while idx < headers.len() && !ended {
+    for idx in first..headers.len() {
         let (seq, hdr) = headers[idx];
         let Some(hdr) = hdr else {
             // A header that never became durable can only belong to the newest segment.
-            if headers[idx + 1..].iter().any(|(_, h)| h.is_some()) {
+            if let Some((s, _)) = headers[idx + 1..].iter().find(|(_, h)| h.is_some()) {
                 return Err(Error::corrupt(format!(
-                    "WAL segment {} has a damaged header but later segments exist",
-                    segment::name(seq)
+                    "WAL segment {} has a damaged header but segment {} follows it",
+                    segment::name(seq),
+                    segment::name(*s)
                 )));
             }
             break;
         };
-        if let Some(e) = expect {
-            if hdr.first_lsn != e {
-                return Err(Error::corrupt(format!(
-                    "WAL segment {} starts at LSN {} but the previous one ends at {e}",
-                    segment::name(seq),
-                    hdr.first_lsn
-                )));
-            }
+        if idx > first && hdr.first_lsn != out.next_lsn {
+            return Err(Error::corrupt(format!(
+                "WAL segment {} starts at LSN {} but the previous one ends at {}: a segment between them is missing",
+                segment::name(seq),
+                hdr.first_lsn,
+                out.next_lsn
+            )));
         }
-        let mut lsn = hdr.first_lsn;
-        let map = SegmentBytes::read(medium, seq, repair)?;
-        let bytes = map.bytes();
-        let mut off = segment::HEADER_LEN as usize;
-        loop {
-            match block::decode(&bytes[off.min(bytes.len())..])? {
-                Ok(b) if b.first_lsn == lsn => {
-                    let end = lsn + b.records;
-                    if end > start_lsn {
-                        apply(&b, start_lsn.saturating_sub(lsn))?;
-                        out.bytes_replayed += b.len as u64;
-                    }
-                    lsn = end;
-                    off += b.len;
-                }
-                _ => {
-                    // The end of what was written here: torn, never written, or damaged.
-                    check_tail_is_torn(bytes, off, lsn, seq)?;
-                    if off < bytes.len() {
-                        // Rotation cuts and persists a segment before starting the next, so
-                        // garbage here with an intact later segment means damage, not a tear.
-                        if let Some((s, _)) = headers[idx + 1..].iter().find(|(_, h)| h.is_some()) {
-                            return Err(Error::corrupt(format!(
-                                "WAL segment {} is damaged at byte {off} (LSN {lsn}) but segment {} follows it",
-                                segment::name(seq),
-                                segment::name(*s)
-                            )));
-                        }
-                        out.truncated_tail = true;
-                    }
-                    break;
-                }
-            }
-        }
+        let later = headers[idx + 1..].iter().find(|(_, h)| h.is_some());
+        let end = replay_segment(medium, &hdr, start_lsn, repair, &mut apply)?;
+        out.bytes_replayed += end.bytes_replayed;
         out.segments.push(SegmentInfo {
             seq,
             first_lsn: hdr.first_lsn,
+            header_len: hdr.header_len(),
         });
-        out.end_offset = off as u64;
-        out.next_lsn = lsn;
-        expect = Some(lsn);
-        drop(map);
-        let seg = medium.open(&segment::name(seq))?;
-        if (off as u64) < seg.len()? {
-            // Cut the torn tail so that a later, shorter write cannot be followed by stale
-            // blocks that happen to be intact.
-            if repair {
-                seg.set_len(off as u64)?;
-                seg.persist()?;
-            }
-            ended = true;
+        out.end_offset = end.offset;
+        out.next_lsn = end.lsn;
+        if !settle_end(medium, &hdr, &end, later.map(|&(s, _)| s), repair)? {
+            out.cut = end.cut;
+            break;
         }
-        idx += 1;
     }
     if out.next_lsn < start_lsn {
         return Err(Error::corrupt(format!(
@@ -188,11 +132,212 @@ pub fn recover(
             out.next_lsn
         )));
     }
-    // Drop segments past the end (never durable) and wholly below the start.
-    let keep: Vec<u64> = out.segments.iter().map(|s| s.seq).collect();
+    if repair {
+        remove_unused(medium, &headers, &out.segments)?;
+    }
+    Ok(out)
+}
+
+/// Every segment's number and header (`None` when it does not read), each readable one
+/// checked by [`Expect::header_ok`].
+fn read_headers(medium: &dyn Medium, expect: &Expect) -> Result<Vec<(u64, Option<SegmentHeader>)>> {
+    let mut all: Vec<u64> = medium
+        .list()?
+        .iter()
+        .filter_map(|n| segment::parse_name(n))
+        .collect();
+    all.sort_unstable();
+    let mut headers = Vec::with_capacity(all.len());
+    for seq in all {
+        let name = segment::name(seq);
+        let seg = medium.open(&name)?;
+        let mut h = [0u8; segment::HEADER_LEN as usize];
+        let n = seg.len()?.min(segment::HEADER_LEN) as usize;
+        seg.read_at(0, &mut h[..n])?;
+        let hdr = SegmentHeader::decode(&h[..n]).filter(|h| h.seq == seq);
+        if let Some(h) = &hdr {
+            (expect.header_ok)(&name, h)?;
+        }
+        headers.push((seq, hdr));
+    }
+    Ok(headers)
+}
+
+/// The writer persists a segment's header before any block: a damaged header in front of
+/// intact blocks of the live log is damage, never a torn write. Blocks below the start LSN
+/// are what a recycled segment held in its earlier life: a crash while it is being reused
+/// (its new header not yet durable) leaves them.
+fn refuse_damaged_headers(
+    medium: &dyn Medium,
+    headers: &[(u64, Option<SegmentHeader>)],
+    start_lsn: u64,
+    repair: bool,
+) -> Result<()> {
+    for (seq, h) in headers {
+        if h.is_none() && holds_blocks(medium, *seq, start_lsn, repair)? {
+            return Err(Error::corrupt(format!(
+                "WAL segment {} has a damaged header but holds intact blocks",
+                segment::name(*seq)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// No segment holds the start LSN: the log is empty, unless the manifest needs it.
+fn no_segment_at_start(
+    medium: &dyn Medium,
+    headers: &[(u64, Option<SegmentHeader>)],
+    expect: &Expect,
+    repair: bool,
+) -> Result<Recovered> {
+    let start_lsn = expect.start_lsn;
+    if let Some((seq, Some(h))) = headers.iter().find(|(_, h)| h.is_some()) {
+        return Err(Error::corrupt(format!(
+            "WAL segment {} starts at LSN {} but the manifest needs LSN {start_lsn}: a segment is missing",
+            segment::name(*seq),
+            h.first_lsn
+        )));
+    }
+    if expect.log_in_use {
+        return Err(Error::corrupt(format!(
+            "the manifest needs the WAL from LSN {start_lsn} (the store was not closed cleanly) but no WAL segment holds it: a wal-*.log file was deleted or damaged"
+        )));
+    }
+    if repair {
+        for (seq, _) in headers {
+            medium.remove(&segment::name(*seq))?;
+        }
+    }
+    Ok(Recovered {
+        next_lsn: start_lsn,
+        ..Default::default()
+    })
+}
+
+/// How one segment's blocks ended.
+struct SegmentEnd {
+    /// Where its last valid block ends.
+    offset: u64,
+    /// The LSN after its last valid record.
+    lsn: u64,
+    /// Bytes of blocks replayed.
+    bytes_replayed: u64,
+    /// The trailer rotation left after the blocks, if whole.
+    trailer: Option<Trailer>,
+    /// What lies past the blocks (and trailer) that is not zeros.
+    cut: Option<Cut>,
+    /// Whether that is no more than a trailer torn by a crash during rotation.
+    torn_trailer: bool,
+    /// The segment's length.
+    len: u64,
+}
+
+/// Replays the blocks of one segment, checking that whatever follows the last valid one
+/// cannot be a block made durable before it was damaged.
+fn replay_segment(
+    medium: &dyn Medium,
+    hdr: &SegmentHeader,
+    start_lsn: u64,
+    repair: bool,
+    apply: &mut impl FnMut(&Block, u64) -> Result<()>,
+) -> Result<SegmentEnd> {
+    let map = SegmentBytes::read(medium, hdr.seq, repair)?;
+    let bytes = map.bytes();
+    let mut lsn = hdr.first_lsn;
+    let mut off = hdr.header_len() as usize;
+    let mut replayed = 0;
+    while let Ok(b) = block::decode(&bytes[off.min(bytes.len())..])? {
+        if b.first_lsn != lsn {
+            break;
+        }
+        let end = lsn + b.records;
+        if end > start_lsn {
+            apply(&b, start_lsn.saturating_sub(lsn))?;
+            replayed += b.len as u64;
+        }
+        lsn = end;
+        off += b.len;
+    }
+    let rest = bytes.get(off..).unwrap_or_default();
+    let trailer = Trailer::decode(rest).filter(|t| t.end_lsn == lsn && t.next_seq == hdr.seq + 1);
+    let tail = if trailer.is_some() {
+        &rest[segment::TRAILER_LEN..]
+    } else {
+        // The end of what was written here: torn, never written, or damaged. Blocks a
+        // recycled segment held in its earlier life may follow: they are no part of a cut.
+        let stale = scan_tail(bytes, off, lsn, hdr.seq)?;
+        &rest[..stale - off]
+    };
+    let nonzero = tail.iter().rposition(|&x| x != 0).map(|i| i as u64 + 1);
+    Ok(SegmentEnd {
+        offset: off as u64,
+        lsn,
+        bytes_replayed: replayed,
+        trailer,
+        torn_trailer: nonzero.is_some_and(|n| n <= segment::TRAILER_LEN as u64),
+        cut: nonzero.map(|bytes| Cut {
+            records: readable_records(tail, lsn),
+            bytes,
+            lsn,
+        }),
+        len: bytes.len() as u64,
+    })
+}
+
+/// Decides what the end of segment `hdr` means, given the next intact segment `later`
+/// (if any): whether replay goes on into it. Cuts a torn tail when repairing.
+fn settle_end(
+    medium: &dyn Medium,
+    hdr: &SegmentHeader,
+    end: &SegmentEnd,
+    later: Option<u64>,
+    repair: bool,
+) -> Result<bool> {
+    let name = segment::name(hdr.seq);
+    if let Some(t) = end.trailer {
+        if later != Some(t.next_seq) {
+            return Err(Error::corrupt(format!(
+                "WAL segment {name} ends saying the log goes on in {}, which is missing: records from LSN {} on are lost",
+                segment::name(t.next_seq),
+                t.end_lsn
+            )));
+        }
+    }
+    match (later, end.cut) {
+        // Rotation cuts and persists a segment before starting the next, so more than a
+        // trailer torn by a crash during rotation, with an intact later segment, is damage.
+        (Some(s), Some(_)) if !(end.trailer.is_none() && end.torn_trailer) => {
+            Err(Error::corrupt(format!(
+                "WAL segment {name} is damaged at byte {} (LSN {}) but segment {} follows it",
+                end.offset,
+                end.lsn,
+                segment::name(s)
+            )))
+        }
+        (Some(_), _) => Ok(true),
+        (None, _) => {
+            if repair && end.offset < end.len && end.trailer.is_none() {
+                // Cut the torn tail so that a later, shorter write cannot be followed by
+                // stale blocks that happen to be intact.
+                let seg = medium.open(&name)?;
+                seg.set_len(end.offset)?;
+                seg.persist()?;
+            }
+            Ok(false)
+        }
+    }
+}
+
+/// Removes segments past the end (never durable) and wholly below the start.
+fn remove_unused(
+    medium: &dyn Medium,
+    headers: &[(u64, Option<SegmentHeader>)],
+    keep: &[SegmentInfo],
+) -> Result<()> {
     let mut removed = false;
-    for (seq, _) in headers.iter().filter(|_| repair) {
-        if !keep.contains(seq) {
+    for (seq, _) in headers {
+        if !keep.iter().any(|k| k.seq == *seq) {
             medium.remove(&segment::name(*seq))?;
             removed = true;
         }
@@ -200,7 +345,26 @@ pub fn recover(
     if removed {
         medium.sync_dir()?;
     }
-    Ok(out)
+    Ok(())
+}
+
+/// Records in the blocks at the start of `tail` whose headers still read (magic, and the
+/// LSN the log expects next), however damaged their bodies: what a cut loses.
+fn readable_records(tail: &[u8], mut lsn: u64) -> u64 {
+    let mut at = 0;
+    let mut records = 0;
+    while let Some(h) = block::peek_header(tail.get(at..).unwrap_or_default()) {
+        if h.first_lsn != lsn {
+            break;
+        }
+        records += h.records;
+        lsn += h.records;
+        if h.len == 0 {
+            break;
+        }
+        at += h.len;
+    }
+    records
 }
 
 /// A segment's bytes: mapped when this process owns the log (`repair`), copied otherwise.
@@ -232,11 +396,11 @@ impl SegmentBytes {
 }
 
 /// Whether any intact block of records at or after `start_lsn` lies in segment `seq` past
-/// its header.
+/// its header (of either length).
 fn holds_blocks(medium: &dyn Medium, seq: u64, start_lsn: u64, repair: bool) -> Result<bool> {
     let map = SegmentBytes::read(medium, seq, repair)?;
     let b = map.bytes();
-    let mut at = segment::HEADER_LEN as usize;
+    let mut at = segment::LEGACY_HEADER_LEN as usize;
     while at + block::HEADER_LEN <= b.len() {
         if let Ok(Ok(blk)) = block::decode(&b[at..]) {
             if blk.first_lsn + blk.records > start_lsn {
@@ -248,10 +412,13 @@ fn holds_blocks(medium: &dyn Medium, seq: u64, start_lsn: u64, repair: bool) -> 
     Ok(false)
 }
 
-/// Called at the first invalid block: errors if any intact block further on proves the
-/// invalid one had been durable (its durable hint lies past `lsn`).
-fn check_tail_is_torn(bytes: &[u8], off: usize, lsn: u64, seq: u64) -> Result<()> {
-    let mut at = off + 8;
+/// Called at the first invalid block, at byte `off`: errors if any intact block further on
+/// proves the invalid one had been durable (its durable hint lies past `lsn`). Returns where
+/// the first intact block from an earlier life of the file starts (its records lie below
+/// `lsn`), or the end of `bytes`.
+fn scan_tail(bytes: &[u8], off: usize, lsn: u64, seq: u64) -> Result<usize> {
+    let mut stale = None;
+    let mut at = off;
     while at + block::HEADER_LEN <= bytes.len() {
         if let Ok(Ok(b)) = block::decode(&bytes[at..]) {
             if b.durable_hint > lsn {
@@ -260,10 +427,13 @@ fn check_tail_is_torn(bytes: &[u8], off: usize, lsn: u64, seq: u64) -> Result<()
                     segment::name(seq)
                 )));
             }
+            if b.first_lsn + b.records <= lsn {
+                stale.get_or_insert(at);
+            }
             at += b.len;
         } else {
             at += 8;
         }
     }
-    Ok(())
+    Ok(stale.unwrap_or(bytes.len()).max(off))
 }

@@ -1,13 +1,34 @@
-//! WAL segment files: naming and the 32-byte segment header.
+//! WAL segment files: naming, the segment header and the trailer that rotation leaves.
 //!
 //! ```text
-//! magic "EVGWAL01" | seq u64 | first_lsn u64 | crc32c u32 (of the first 24 bytes) | 0 u32
+//! header (48 B): magic "EVGWAL02" | seq u64 | first_lsn u64 | store_id u64 | root_seq u64
+//!                | crc32c u32 (of the first 40 bytes) | 0 u32
+//! from before stamps (32 B): magic "EVGWAL01" | seq u64 | first_lsn u64
+//!                | crc32c u32 (of the first 24 bytes) | 0 u32
 //! ```
 //! followed by commit blocks (see [`super::block`]) back to back, each 8-byte aligned.
+//! `root_seq` is the manifest commit in force when the segment was made: a segment made
+//! under a later root than the one open reads proves that root is older than the store.
+//!
+//! A segment that rotation ended holds, after its last block, a [`Trailer`] naming the next
+//! segment, so that deleting the newest of several segments is found, not read as a clean
+//! end of the log:
+//! ```text
+//! trailer (32 B): magic "WEND" u32 | 0 u32 | next_seq u64 | end_lsn u64
+//!                 | crc32c u32 (of the first 24 bytes) | 0 u32
+//! ```
 
-/// Bytes in a segment header; the first block starts here.
-pub const HEADER_LEN: u64 = 32;
-const MAGIC: &[u8; 8] = b"EVGWAL01";
+use crate::stamp::Stamp;
+
+/// Bytes in a segment header this build writes; the first block starts there.
+pub const HEADER_LEN: u64 = 48;
+/// Bytes in a segment header from before stamps.
+pub const LEGACY_HEADER_LEN: u64 = 32;
+const MAGIC: &[u8; 8] = b"EVGWAL02";
+const MAGIC_LEGACY: &[u8; 8] = b"EVGWAL01";
+/// Bytes in a rotation trailer.
+pub const TRAILER_LEN: usize = 32;
+const TRAILER_MAGIC: u32 = 0x444E_4557; // "WEND"
 
 /// Name of the segment with sequence number `seq`.
 pub fn name(seq: u64) -> String {
@@ -41,32 +62,92 @@ pub struct SegmentHeader {
     pub seq: u64,
     /// LSN of the first record the segment holds (or would hold).
     pub first_lsn: u64,
+    /// The store, and the manifest commit in force when the segment was made; `None` in a
+    /// segment from before stamps.
+    pub stamp: Option<Stamp>,
 }
 
 impl SegmentHeader {
-    /// The 32 header bytes.
+    /// Bytes the header takes: where the segment's first block starts.
+    pub fn header_len(&self) -> u64 {
+        match self.stamp {
+            Some(_) => HEADER_LEN,
+            None => LEGACY_HEADER_LEN,
+        }
+    }
+
+    /// The header bytes (of a stamped header: this build writes no other).
     pub fn encode(&self) -> [u8; HEADER_LEN as usize] {
+        let st = self.stamp.expect("a segment this build writes is stamped");
         let mut h = [0u8; HEADER_LEN as usize];
         h[0..8].copy_from_slice(MAGIC);
         h[8..16].copy_from_slice(&self.seq.to_le_bytes());
         h[16..24].copy_from_slice(&self.first_lsn.to_le_bytes());
-        let crc = crc32c::crc32c(&h[0..24]);
-        h[24..28].copy_from_slice(&crc.to_le_bytes());
+        h[24..32].copy_from_slice(&st.store_id.to_le_bytes());
+        h[32..40].copy_from_slice(&st.seq.to_le_bytes());
+        let crc = crc32c::crc32c(&h[0..40]);
+        h[40..44].copy_from_slice(&crc.to_le_bytes());
         h
     }
 
-    /// Reads a header; `None` if it is torn or not a header.
+    /// Reads a header of either kind; `None` if it is torn or not a header.
     pub fn decode(b: &[u8]) -> Option<Self> {
-        if b.len() < HEADER_LEN as usize || &b[0..8] != MAGIC {
-            return None;
-        }
-        let crc = u32::from_le_bytes(b[24..28].try_into().ok()?);
-        if crc != crc32c::crc32c(&b[0..24]) {
-            return None;
-        }
+        let rd64 = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+        let crc_ok = |n: usize| {
+            b.get(n..n + 8).is_some_and(|t| {
+                u32::from_le_bytes(t[..4].try_into().unwrap()) == crc32c::crc32c(&b[..n])
+                    && t[4..].iter().all(|&x| x == 0)
+            })
+        };
+        let stamp = match b.get(..8)? {
+            m if m == MAGIC && crc_ok(40) => Some(Stamp {
+                store_id: rd64(24),
+                seq: rd64(32),
+            }),
+            m if m == MAGIC_LEGACY && crc_ok(24) => None,
+            _ => return None,
+        };
         Some(SegmentHeader {
-            seq: u64::from_le_bytes(b[8..16].try_into().ok()?),
-            first_lsn: u64::from_le_bytes(b[16..24].try_into().ok()?),
+            seq: rd64(8),
+            first_lsn: rd64(16),
+            stamp,
+        })
+    }
+}
+
+/// What rotation writes after a segment's last block: where the log goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Trailer {
+    /// The sequence number of the segment that follows.
+    pub next_seq: u64,
+    /// The LSN after the segment's last record: the next segment's first.
+    pub end_lsn: u64,
+}
+
+impl Trailer {
+    /// The trailer bytes.
+    pub fn encode(&self) -> [u8; TRAILER_LEN] {
+        let mut t = [0u8; TRAILER_LEN];
+        t[0..4].copy_from_slice(&TRAILER_MAGIC.to_le_bytes());
+        t[8..16].copy_from_slice(&self.next_seq.to_le_bytes());
+        t[16..24].copy_from_slice(&self.end_lsn.to_le_bytes());
+        let crc = crc32c::crc32c(&t[0..24]);
+        t[24..28].copy_from_slice(&crc.to_le_bytes());
+        t
+    }
+
+    /// Reads a trailer at the start of `b`; `None` if none is there whole.
+    pub fn decode(b: &[u8]) -> Option<Trailer> {
+        let t = b.get(..TRAILER_LEN)?;
+        let rd32 = |at: usize| u32::from_le_bytes(t[at..at + 4].try_into().unwrap());
+        let rd64 = |at: usize| u64::from_le_bytes(t[at..at + 8].try_into().unwrap());
+        let ok = rd32(0) == TRAILER_MAGIC
+            && rd32(4) == 0
+            && rd32(24) == crc32c::crc32c(&t[0..24])
+            && rd32(28) == 0;
+        ok.then(|| Trailer {
+            next_seq: rd64(8),
+            end_lsn: rd64(16),
         })
     }
 }
@@ -90,10 +171,45 @@ mod tests {
         let h = SegmentHeader {
             seq: 3,
             first_lsn: 99,
+            stamp: Some(Stamp::new(0xfeed, 7)),
         };
-        let mut b = h.encode();
+        let b = h.encode();
         assert_eq!(SegmentHeader::decode(&b), Some(h));
-        b[17] ^= 1;
-        assert_eq!(SegmentHeader::decode(&b), None);
+        assert_eq!(h.header_len(), HEADER_LEN);
+        for i in 0..b.len() {
+            let mut c = b;
+            c[i] ^= 1;
+            assert_eq!(SegmentHeader::decode(&c), None, "flip at {i}");
+        }
+    }
+
+    #[test]
+    fn a_header_from_before_stamps_reads_without_one() {
+        let mut h = [0u8; LEGACY_HEADER_LEN as usize];
+        h[0..8].copy_from_slice(MAGIC_LEGACY);
+        h[8..16].copy_from_slice(&4u64.to_le_bytes());
+        h[16..24].copy_from_slice(&50u64.to_le_bytes());
+        let crc = crc32c::crc32c(&h[0..24]);
+        h[24..28].copy_from_slice(&crc.to_le_bytes());
+        let d = SegmentHeader::decode(&h).unwrap();
+        assert_eq!(
+            (d.seq, d.first_lsn, d.stamp, d.header_len()),
+            (4, 50, None, 32)
+        );
+    }
+
+    #[test]
+    fn trailer_round_trip_and_checksum() {
+        let t = Trailer {
+            next_seq: 5,
+            end_lsn: 1234,
+        };
+        let b = t.encode();
+        assert_eq!(Trailer::decode(&b), Some(t));
+        for i in 0..b.len() {
+            let mut c = b;
+            c[i] ^= 4;
+            assert_eq!(Trailer::decode(&c), None, "flip at {i}");
+        }
     }
 }

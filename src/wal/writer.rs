@@ -18,6 +18,7 @@ use super::recover::{Recovered, SegmentInfo};
 use super::segment::{self, SegmentHeader};
 use crate::batch::DenseBatch;
 use crate::medium::{Medium, Persistence, SegmentFile};
+use crate::stamp::Stamp;
 use crate::types::Durability;
 use crate::{Error, Result};
 use std::collections::VecDeque;
@@ -57,6 +58,23 @@ struct Shared {
     bytes: AtomicU64,
 }
 
+/// What the segments the writer makes are stamped with: the store, and the manifest commit
+/// in force when each is made.
+#[derive(Clone)]
+pub struct LogStamps {
+    /// The store's id.
+    pub store_id: u64,
+    /// The sequence number of the root in force, kept current by the manifest's commits
+    /// (see `Manifest::committed_seq`).
+    pub committed: Arc<AtomicU64>,
+}
+
+impl LogStamps {
+    fn now(&self) -> Stamp {
+        Stamp::new(self.store_id, self.committed.load(Ordering::Acquire))
+    }
+}
+
 /// Handle to the log: submit blocks, wait for durability, recycle old segments.
 pub struct Wal {
     shared: Arc<Shared>,
@@ -76,13 +94,15 @@ impl Wal {
         mode: Durability,
         segment_bytes: u64,
         spares: Vec<String>,
+        stamps: LogStamps,
     ) -> Result<Wal> {
         let next = rec.next_lsn;
         let log = Log::open(
             medium,
             rec,
-            segment_bytes.max(segment::HEADER_LEN + 1),
+            segment_bytes.max(segment::HEADER_LEN + segment::TRAILER_LEN as u64 + 1),
             spares,
+            stamps,
         )?;
         let shared = Arc::new(Shared {
             q: Mutex::new(Queue {
@@ -126,6 +146,12 @@ impl Wal {
         if let Some(e) = &q.error {
             return Err(Error::Poisoned(e.clone()));
         }
+        // The log holds every LSN once, in order: a block that does not start where the
+        // last one ended would read back as a torn tail (a gap) or a repeat.
+        assert_eq!(
+            first_lsn, q.queued_end,
+            "WAL blocks are submitted in LSN order, without gaps"
+        );
         block::encode(batch, first_lsn, durable, &mut q.blocks);
         q.queued_end = end;
         drop(q);
@@ -288,6 +314,7 @@ struct Log {
     segments: VecDeque<SegmentInfo>,
     cur: Box<dyn SegmentFile>,
     offset: u64,
+    stamps: LogStamps,
     next_lsn: u64,
     spares: Vec<String>,
     /// Segments are cut at about this size.
@@ -304,6 +331,7 @@ impl Log {
         rec: Recovered,
         segment_bytes: u64,
         mut spares: Vec<String>,
+        stamps: LogStamps,
     ) -> Result<Log> {
         spares.sort();
         if spares.len() > SPARES {
@@ -326,12 +354,13 @@ impl Log {
                 let info = SegmentInfo {
                     seq: 1,
                     first_lsn: rec.next_lsn,
+                    header_len: segment::HEADER_LEN,
                 };
                 segments.push_back(info);
                 // A new file rather than a spare: a writer that appends nothing and closes
                 // removes it again (the spares are kept already) and leaves the store's
                 // files as they were. Spares are taken at rotation.
-                let seg = new_segment(&*medium, info, None, segment_bytes)?;
+                let seg = new_segment(&*medium, info, None, segment_bytes, stamps.now())?;
                 (seg, segment::HEADER_LEN)
             }
         };
@@ -341,6 +370,7 @@ impl Log {
             segments,
             cur,
             offset,
+            stamps,
             next_lsn: rec.next_lsn,
             spares,
             segment_bytes,
@@ -353,9 +383,9 @@ impl Log {
     /// back on cache-line media; `blocks` is scratch afterwards).
     fn append(&mut self, blocks: &mut [u8], end: u64) -> Result<()> {
         debug_assert!(blocks.len() >= block::HEADER_LEN);
-        if self.offset + blocks.len() as u64 > self.segment_bytes
-            && self.offset > segment::HEADER_LEN
-        {
+        // Room is kept for the trailer that rotation writes after the last block.
+        let room = blocks.len() as u64 + segment::TRAILER_LEN as u64;
+        if self.offset + room > self.segment_bytes && self.offset > self.cur_header_len() {
             self.rotate()?;
         }
         if self.marked {
@@ -383,17 +413,46 @@ impl Log {
         Ok(())
     }
 
+    /// Bytes of the current segment's header.
+    fn cur_header_len(&self) -> u64 {
+        self.segments
+            .back()
+            .expect("log always has a segment")
+            .header_len
+    }
+
+    /// Ends the current segment and starts the next. The order is what recovery relies on:
+    /// 1. the current segment's blocks are durable and stale bytes of a recycled file cut,
+    ///    so every segment but the last is complete;
+    /// 2. the next segment exists durably (header persisted, directory synced);
+    /// 3. only then the trailer naming it is written after the last block and persisted,
+    ///    so a trailer always names a segment that exists, and a missing one is damage.
+    ///
+    /// A crash between 2 and 3 leaves a segment that ends without a trailer, or with a torn
+    /// one, followed by an empty segment: recovery reads on into it.
     fn rotate(&mut self) -> Result<()> {
-        // Cut stale bytes of a recycled file and persist everything before moving on:
-        // recovery relies on every segment but the last being complete and durable.
         self.cur.set_len(self.offset)?;
         self.persist()?;
         let last = *self.segments.back().expect("log always has a segment");
         let info = SegmentInfo {
             seq: last.seq + 1,
             first_lsn: self.next_lsn,
+            header_len: segment::HEADER_LEN,
         };
-        self.cur = new_segment(&*self.medium, info, self.spares.pop(), self.segment_bytes)?;
+        let next = new_segment(
+            &*self.medium,
+            info,
+            self.spares.pop(),
+            self.segment_bytes,
+            self.stamps.now(),
+        )?;
+        let trailer = segment::Trailer {
+            next_seq: info.seq,
+            end_lsn: self.next_lsn,
+        };
+        self.cur.write_at(self.offset, &trailer.encode())?;
+        self.cur.persist()?;
+        self.cur = next;
         self.segments.push_back(info);
         self.offset = segment::HEADER_LEN;
         Ok(())
@@ -404,7 +463,7 @@ impl Log {
     /// it costs nothing to free, and keeping it would change a store the session did not
     /// write to.
     fn discard(&mut self) -> Result<()> {
-        let unused_last = if self.offset == segment::HEADER_LEN {
+        let unused_last = if self.offset == self.cur_header_len() {
             self.segments.pop_back()
         } else {
             None
@@ -452,11 +511,14 @@ impl Log {
     }
 }
 
+/// Makes segment `info` durably, from a spare when one is given, its header stamped with
+/// `stamp`.
 fn new_segment(
     medium: &dyn Medium,
     info: SegmentInfo,
     spare: Option<String>,
     segment_bytes: u64,
+    stamp: Stamp,
 ) -> Result<Box<dyn SegmentFile>> {
     let name = segment::name(info.seq);
     let seg = match spare {
@@ -480,6 +542,7 @@ fn new_segment(
     let hdr = SegmentHeader {
         seq: info.seq,
         first_lsn: info.first_lsn,
+        stamp: Some(stamp),
     };
     seg.write_at(0, &hdr.encode())?;
     seg.persist()?;

@@ -1,0 +1,93 @@
+//! Replaying the log into a fresh memtable, the dictionary and the deleted-vertex bits.
+
+use crate::batch::{id_of, is_del, Section};
+use crate::dict::Dict;
+use crate::manifest::Root;
+use crate::medium::Medium;
+use crate::memtable::Memtable;
+use crate::run::Run;
+use crate::types::VertexId;
+use crate::wal;
+use crate::{Error, Result};
+
+/// Vertices deleted as of the runs: the last vertex op of each vertex wins.
+pub(super) fn deleted_in_runs(runs: &[Run]) -> Vec<u64> {
+    let mut deleted = Vec::new();
+    for r in runs {
+        r.vertex_ops
+            .get()
+            .iter()
+            .for_each(|&x| mark_deleted(&mut deleted, x));
+    }
+    deleted
+}
+
+fn mark_deleted(bits: &mut Vec<u64>, x: VertexId) {
+    let v = id_of(x) as usize;
+    if bits.len() <= v / 64 {
+        bits.resize(v / 64 + 1, 0);
+    }
+    if is_del(x) {
+        bits[v / 64] |= 1 << (v % 64);
+    } else {
+        bits[v / 64] &= !(1 << (v % 64));
+    }
+}
+
+/// Replays the log from the manifest's start LSN into the memtable, the dictionary and the
+/// deleted-vertex bits.
+pub(super) fn replay_wal(
+    medium: &dyn Medium,
+    root: &Root,
+    expect: &wal::Expect,
+    repair: bool,
+    pool: &rayon::ThreadPool,
+    (dict, mem, deleted): (&mut Dict, &mut Memtable, &mut Vec<u64>),
+) -> Result<wal::Recovered> {
+    let mut replay = |blk: &wal::block::Block, skip: u64| -> Result<()> {
+        dict.replay(blk.batch.first_new_id, &blk.batch.new_ids)?;
+        mem.ensure_vertices(dict.len() as VertexId);
+        let mut skip = skip as usize;
+        for s in &blk.batch.sections {
+            let from = skip.min(s.len());
+            skip -= from;
+            match s {
+                Section::Edges(e, wts) => {
+                    if blk.batch.weighted != root.weighted {
+                        return Err(Error::corrupt(format!(
+                            "WAL block at LSN {} disagrees with the store on edge weights",
+                            blk.first_lsn
+                        )));
+                    }
+                    if e[from..]
+                        .iter()
+                        .any(|&[a, b]| a as usize >= dict.len() || id_of(b) as usize >= dict.len())
+                    {
+                        return Err(Error::corrupt(format!(
+                            "WAL block at LSN {} names a vertex the dictionary lacks",
+                            blk.first_lsn
+                        )));
+                    }
+                    let w = if wts.is_empty() {
+                        &[][..]
+                    } else {
+                        &wts[from..]
+                    };
+                    pool.install(|| mem.apply_edges(&e[from..], w));
+                }
+                Section::Vertices(v) => {
+                    for &x in &v[from..] {
+                        if id_of(x) as usize >= dict.len() {
+                            return Err(Error::corrupt("WAL vertex record beyond the dictionary"));
+                        }
+                        mark_deleted(deleted, x);
+                        mem.apply_vertex(x);
+                    }
+                }
+            }
+        }
+        mem.max_lsn = blk.first_lsn + blk.records;
+        Ok(())
+    };
+    wal::recover(medium, expect, repair, &mut replay)
+}
