@@ -413,3 +413,67 @@ fn failures_are_one_line_naming_what_is_wrong() {
         "DICT gone",
     );
 }
+
+/// The blocks of a WAL segment this build wrote: (offset, length) of each, in order.
+fn wal_blocks(seg: &[u8]) -> Vec<(usize, usize)> {
+    let mut at = 48;
+    let mut v = Vec::new();
+    while at + 32 <= seg.len() && seg[at..at + 4] == 0x4B4C_4257u32.to_le_bytes() {
+        let len = 32 + u32::from_le_bytes(seg[at + 4..at + 8].try_into().unwrap()) as usize;
+        v.push((at, len));
+        at += len;
+    }
+    v
+}
+
+/// A torn tail that a writer's recovery cuts is recorded: `stats` and `check` say how many
+/// records it cut, and where.
+#[test]
+fn a_torn_tail_cut_by_recovery_is_reported() {
+    let s = Scratch::new();
+    let store = s.path("S");
+    ingest_killed_after(&store, 40);
+    let wal = store.join("wal-0000000000000001.log");
+    let bytes = std::fs::read(&wal).unwrap();
+    let blocks = wal_blocks(&bytes);
+    let &(at, len) = blocks.last().expect("the log holds blocks");
+    // The last block torn: its header and half its body landed.
+    std::fs::write(&wal, &bytes[..at + len / 2]).unwrap();
+    assert!(s.ingest("S", "b.el").status.success());
+    let stats = text(&run(&["stats".as_ref(), store.as_os_str()]));
+    assert!(stats.contains("last torn tail  8 record(s)"), "{stats}");
+    let check = s.check("S");
+    assert!(check.status.success(), "{}", text(&check));
+    assert!(
+        text(&check).contains("cut a torn log tail: 8 record(s)"),
+        "{}",
+        text(&check)
+    );
+}
+
+/// `check` names every file in the store that the MANIFEST does not, and what it is.
+#[test]
+fn check_lists_the_files_the_manifest_does_not_name() {
+    let s = Scratch::new();
+    assert!(s.ingest("S", "a.el").status.success());
+    let store = s.path("S");
+    std::fs::write(store.join("notes.txt"), "mine").unwrap();
+    std::fs::write(store.join("run-0000000000000009.run.tmp"), "half a run").unwrap();
+    let out = s.check("S");
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(
+        t.contains("notes.txt is not named by the MANIFEST: not an evograph file"),
+        "{t}"
+    );
+    assert!(
+        t.contains(
+            "run-0000000000000009.run.tmp is not named by the MANIFEST: a run write cut short"
+        ),
+        "{t}"
+    );
+    // The next writer removes what a crash left, and nothing of the user's.
+    assert!(s.ingest("S", "b.el").status.success());
+    assert!(store.join("notes.txt").exists());
+    assert!(!store.join("run-0000000000000009.run.tmp").exists());
+}

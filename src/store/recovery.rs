@@ -86,38 +86,10 @@ fn recover(
     }
     let root = manifest.root().clone();
     let keys = open_keys(&*medium, &root, &found.dict, repair)?;
-    let spares = spare_segments(&*medium)?;
-    if repair {
-        remove_files(&*medium, &found.removable)?;
-        if opts.durability == Durability::None {
-            remove_files(&*medium, &spares)?;
-        }
-        remove_unfinished_manifest(&*medium)?;
-        Dict::cut_uncommitted(&*medium, root.dict_bytes)?;
-    }
-    // A writer with a log reuses the spare segments; without one they only take space.
-    let spares = match opts.durability {
-        Durability::None => Vec::new(),
-        _ => spares,
-    };
+    let spares = settle_files(&*medium, &root, &found, &opts)?;
     let cut = found.log.cut;
     let replayed = found.log.bytes_replayed;
-    let stamps = root.store_id.map(|store_id| LogStamps {
-        store_id,
-        committed: manifest.committed_seq(),
-    });
-    let wal = match (opts.durability, stamps) {
-        (Durability::None, _) => None,
-        (mode, Some(stamps)) => Some(Wal::start(
-            medium.clone(),
-            found.log.clone(),
-            mode,
-            opts.wal_segment_bytes,
-            spares,
-            stamps,
-        )?),
-        (_, None) => unreachable!("a writer's open gives a store from before stamps an id"),
-    };
+    let wal = start_log(&medium, &manifest, &found, &opts, spares)?;
     let inner = assemble(
         path,
         medium,
@@ -134,6 +106,60 @@ fn recover(
         settle_log(&inner, replayed, cut)?;
     }
     Graph::from_inner(inner)
+}
+
+/// Step 5's removals, for a writer: what recovery showed nothing depends on, spares a
+/// writer without a log has no use for, an unfinished manifest, the dictionary past its
+/// committed prefix. Returns the spares the log will reuse.
+fn settle_files(
+    medium: &dyn Medium,
+    root: &Root,
+    found: &Recovered,
+    opts: &Options,
+) -> Result<Vec<String>> {
+    let spares = spare_segments(medium)?;
+    if opts.read_only {
+        return Ok(Vec::new());
+    }
+    remove_files(medium, &found.removable)?;
+    remove_unfinished_manifest(medium)?;
+    Dict::cut_uncommitted(medium, root.dict_bytes)?;
+    if opts.durability == Durability::None {
+        // Without a log, spares only take space.
+        remove_files(medium, &spares)?;
+        return Ok(Vec::new());
+    }
+    Ok(spares)
+}
+
+/// The log, continued where recovery left it, for a writer that keeps one.
+fn start_log(
+    medium: &Arc<dyn Medium>,
+    manifest: &Manifest,
+    found: &Recovered,
+    opts: &Options,
+    spares: Vec<String>,
+) -> Result<Option<Wal>> {
+    if opts.durability == Durability::None {
+        return Ok(None);
+    }
+    let store_id = manifest
+        .root()
+        .store_id
+        .expect("a writer's open gives a store from before stamps an id");
+    let stamps = LogStamps {
+        store_id,
+        committed: manifest.committed_seq(),
+    };
+    Wal::start(
+        medium.clone(),
+        found.log.clone(),
+        opts.durability,
+        opts.wal_segment_bytes,
+        spares,
+        stamps,
+    )
+    .map(Some)
 }
 
 /// Steps 2 to 4 of the module documentation: everything read and checked, nothing changed
