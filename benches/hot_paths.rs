@@ -200,11 +200,11 @@ fn merge(c: &mut Criterion) {
 
 fn run_scan(c: &mut Criterion) {
     let e = edges();
-    let g = Graph::in_memory(Options {
-        durability: Durability::None,
-        background: false,
-        ..Default::default()
-    })
+    let g = Graph::in_memory(
+        Options::new()
+            .durability(Durability::None)
+            .background(false),
+    )
     .unwrap();
     let recs = |es: &[(u32, u32)]| -> Vec<Record> {
         es.iter()

@@ -90,13 +90,7 @@ fn peel(s: &Snapshot) -> Vec<Option<u32>> {
 fn main() -> evograph::Result<()> {
     let tmp = tempfile::tempdir().expect("a temporary directory");
     let g = match std::env::args().nth(1) {
-        Some(store) => Graph::open(
-            store,
-            Options {
-                create: false,
-                ..Default::default()
-            },
-        )?,
+        Some(store) => Graph::open(store, Options::new().create(false))?,
         None => {
             let g = Graph::create(tmp.path().join("store"), Options::default())?;
             let spec = evograph::gen::GenSpec {

@@ -1,6 +1,7 @@
 //! The one error type every layer returns.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Everything that can go wrong in evograph, phrased for the person who has to act on it.
 /// New kinds may be added, so matches need a catch-all arm.
@@ -49,8 +50,9 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     Invalid(String),
     /// A previous write failed half-way; the handle refuses further writes. Reopen to recover.
+    /// The failure is the source ([`Error::io_error`] reaches an I/O error through it).
     #[error("store is read-only after an earlier write failure ({0}); reopen it to recover")]
-    Poisoned(String),
+    Poisoned(#[source] Arc<Error>),
 }
 
 /// Result alias used across the crate.
@@ -69,6 +71,44 @@ impl Error {
     /// Builds a [`Error::Corrupt`] from anything printable.
     pub fn corrupt(msg: impl Into<String>) -> Self {
         Error::Corrupt(msg.into())
+    }
+
+    /// The operating-system error behind this one, if it is one: an [`Error::Io`], or the
+    /// failure that poisoned a handle. Its `kind()` tells a full disk from a failing one.
+    pub fn io_error(&self) -> Option<&std::io::Error> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            Error::Poisoned(cause) => cause.io_error(),
+            _ => None,
+        }
+    }
+
+    /// An equal error, as far as `io::Error` allows: its kind, OS error code and message
+    /// are kept (what a poisoned handle reports again to every later call).
+    pub(crate) fn replica(&self) -> Error {
+        match self {
+            Error::Io { op, path, source } => Error::Io {
+                op,
+                path: path.clone(),
+                source: match source.raw_os_error() {
+                    Some(code) => std::io::Error::from_raw_os_error(code),
+                    None => std::io::Error::new(source.kind(), source.to_string()),
+                },
+            },
+            Error::Corrupt(m) => Error::Corrupt(m.clone()),
+            Error::NotAStore { path, reason } => Error::NotAStore {
+                path: path.clone(),
+                reason: reason.clone(),
+            },
+            Error::Locked { path } => Error::Locked { path: path.clone() },
+            Error::Parse { file, line, msg } => Error::Parse {
+                file: file.clone(),
+                line: *line,
+                msg: msg.clone(),
+            },
+            Error::Invalid(m) => Error::Invalid(m.clone()),
+            Error::Poisoned(cause) => Error::Poisoned(cause.clone()),
+        }
     }
 }
 
@@ -89,6 +129,23 @@ pub fn printable(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::Error;
+
+    #[test]
+    fn a_poisoned_handle_keeps_the_io_error_that_poisoned_it() {
+        let full = Error::io(
+            "write",
+            "DICT",
+            std::io::Error::from_raw_os_error(libc::ENOSPC),
+        );
+        let p = Error::Poisoned(std::sync::Arc::new(full.replica()));
+        let io = p.io_error().expect("reachable through the poison");
+        assert_eq!(io.raw_os_error(), Some(libc::ENOSPC));
+        assert_eq!(io.kind(), std::io::ErrorKind::StorageFull);
+        let src = std::error::Error::source(&p).expect("the cause is the source");
+        assert_eq!(src.to_string(), full.to_string());
+    }
+
     #[test]
     fn control_characters_are_escaped_and_the_rest_kept() {
         assert_eq!(

@@ -10,7 +10,7 @@
 //! - [`io`] and [`gen`]: input formats and graph generators.
 //! - [`types`] and [`error`]: ids, records, durability levels, errors.
 //!
-//! Beneath them, the engine is layered as `DESIGN.md` describes, bottom up, one private
+//! Beneath them, the engine is layered as `ARCHITECTURE.md` describes, bottom up, one private
 //! module per layer: `medium` (where bytes become durable: files with `fdatasync`,
 //! persistent memory, volatile memory, a simulated medium that loses power), `wal` (the
 //! checksummed, segmented edge log with group commit), `memtable` (per-vertex DRAM
@@ -48,6 +48,15 @@ pub use types::{Durability, Record, VertexId};
 /// Not part of the API: anything here may change in any release.
 #[doc(hidden)]
 pub mod internals {
+    /// Opens (or creates) the store held by a medium built by the caller, such as the sim
+    /// medium of the crash tests. No lock file is taken: the caller keeps to one writer.
+    pub fn open_on(
+        medium: std::sync::Arc<dyn crate::medium::Medium>,
+        opts: crate::Options,
+    ) -> crate::Result<crate::Graph> {
+        crate::Graph::open_on(medium, opts)
+    }
+
     /// See the crate's `batch` layer.
     pub mod batch {
         pub use crate::batch::*;

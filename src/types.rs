@@ -47,6 +47,10 @@ pub fn width_mismatch(what: &str, width: u64) -> String {
     )
 }
 
+/// The depth Graphalytics gives a vertex a BFS does not reach (`i64::MAX`): what the
+/// BFS kernel and the BFS vertex program return for it.
+pub const UNREACHABLE: i64 = i64::MAX;
+
 /// One update as it comes from a user or an input file, in external (user) ids.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Record {

@@ -14,15 +14,13 @@ fn a_tiny_budget_keeps_runs_per_level_bounded_and_the_graph_right() {
     let fanout = 4;
     let g = Graph::create(
         d.path().join("s"),
-        Options {
+        Options::new()
             // 512 KiB: a memtable freezes at half, about 44,000 directed updates of 6 B.
-            memtable_bytes: 1 << 19,
-            fanout,
+            .memtable_bytes(1 << 19)
+            .fanout(fanout)
             // Partitions of 4096 ids: five of them, merged one at a time above level 0.
-            partition_bits: 12,
-            threads: 2,
-            ..Options::default()
-        },
+            .partition_bits(12)
+            .threads(2),
     )
     .unwrap();
     let mut model = Model::new(false);
@@ -108,15 +106,7 @@ fn a_snapshot_after_every_insert_keeps_the_runs_bounded() {
     use evograph::Durability;
     for durability in [Durability::None, Durability::Sync] {
         let d = tempfile::tempdir().unwrap();
-        let g = Graph::create(
-            d.path(),
-            Options {
-                threads: 2,
-                durability,
-                ..Options::default()
-            },
-        )
-        .unwrap();
+        let g = Graph::create(d.path(), Options::new().threads(2).durability(durability)).unwrap();
         let n = if durability == Durability::None {
             3000
         } else {

@@ -63,19 +63,17 @@ fn opts(medium: MediumKind, flavor: Flavor) -> Options {
         Flavor::Closed => (KeyKind::U64, Compression::None),
         Flavor::Crashed => (KeyKind::String, Compression::Packed),
     };
-    Options {
-        create: true,
-        background: false,
-        threads: 1,
-        durability: Durability::Sync,
-        medium: Some(medium),
-        keys: Some(keys),
-        compression: Some(compression),
+    Options::new()
+        .create(true)
+        .background(false)
+        .threads(1)
+        .durability(Durability::Sync)
+        .medium(Some(medium))
+        .keys(Some(keys))
+        .compression(Some(compression))
         // Small segments (a few batches each): the log of a crash image spans several,
         // with trailers, and the newest holds fewer batches than a torn tail may lose.
-        wal_segment_bytes: 1 << 10,
-        ..Options::default()
-    }
+        .wal_segment_bytes(1 << 10)
 }
 
 /// Batch `i` of a store's history: a few edges, some to new vertices, some deletes.
@@ -261,12 +259,7 @@ enum Outcome {
 /// Opens the damaged store as a writer (the open that repairs), reads it, checks it, closes
 /// it, then opens it again read-only: the two must agree.
 fn examine(store: &Path) -> Outcome {
-    let reopen = Options {
-        create: false,
-        background: false,
-        threads: 1,
-        ..Options::default()
-    };
+    let reopen = Options::new().create(false).background(false).threads(1);
     let first = (|| {
         let g = Graph::open(store, reopen.clone())?;
         let graph = read(&g.snapshot()?);
@@ -279,14 +272,8 @@ fn examine(store: &Path) -> Outcome {
     match first {
         Err(e) => Outcome::Refused(e.to_string()),
         Ok((graph, cut_reported)) => {
-            let again = Graph::open(
-                store,
-                Options {
-                    read_only: true,
-                    ..reopen
-                },
-            )
-            .and_then(|g| Ok(read(&g.snapshot()?)));
+            let again =
+                Graph::open(store, reopen.read_only(true)).and_then(|g| Ok(read(&g.snapshot()?)));
             match again {
                 Ok(g2) => assert!(g2 == graph, "a second open shows another graph"),
                 Err(e) => panic!("opened once, refused the second time: {e}"),

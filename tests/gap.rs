@@ -43,12 +43,12 @@ fn edges_strategy() -> impl Strategy<Value = (usize, Edges, Edges)> {
 }
 
 fn store(undirected: bool) -> Graph {
-    Graph::in_memory(Options {
-        undirected: Some(undirected),
-        background: false,
-        threads: 2,
-        ..Default::default()
-    })
+    Graph::in_memory(
+        Options::new()
+            .undirected(Some(undirected))
+            .background(false)
+            .threads(2),
+    )
     .unwrap()
 }
 
@@ -209,13 +209,11 @@ proptest! {
         undirected in any::<bool>(),
         delta in prop::sample::select(vec![0.1, 1.0, 50.0]),
     ) {
-        let g = Graph::in_memory(Options {
-            undirected: Some(undirected),
-            weighted: Some(true),
-            background: false,
-            threads: 2,
-            ..Default::default()
-        })
+        let g = Graph::in_memory(Options::new()
+            .undirected(Some(undirected))
+            .weighted(Some(true))
+            .background(false)
+            .threads(2))
         .unwrap();
         let verts: Vec<Record> = (0..n as u64).map(Record::InsertVertex).collect();
         g.apply(&verts).unwrap();

@@ -56,20 +56,18 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 fn opts(undirected: bool, background: bool, durability: Durability) -> Options {
-    Options {
-        weighted: None,
+    Options::new()
+        .weighted(None)
         // Tiny budgets freeze after every batch: many runs, merges and backpressure.
-        memtable_bytes: if background { 1 } else { 1 << 30 },
-        undirected: Some(undirected),
-        durability,
-        threads: 2,
-        fanout: 2,
+        .memtable_bytes(if background { 1 } else { 1 << 30 })
+        .undirected(Some(undirected))
+        .durability(durability)
+        .threads(2)
+        .fanout(2)
         // Partitions of 4 ids: merges above level 0 rewrite one partition at a time.
-        partition_bits: 2,
-        background,
-        create: true,
-        ..Options::default()
-    }
+        .partition_bits(2)
+        .background(background)
+        .create(true)
 }
 
 fn run(steps: Vec<Step>, undirected: bool, background: bool, durability: Durability) {
@@ -164,10 +162,10 @@ fn run_with(
 ) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
-    let opts = || Options {
-        weighted: Some(weighted),
-        compression: Some(compression),
-        ..opts(undirected, background, durability)
+    let opts = || {
+        opts(undirected, background, durability)
+            .weighted(Some(weighted))
+            .compression(Some(compression))
     };
     let mut g = Graph::open(&path, opts()).unwrap();
     let mut model = Model::new(undirected);

@@ -120,38 +120,34 @@ fn workload(rng: &mut Rng, cfg: Config, steps: usize) -> Vec<Step> {
 }
 
 fn opts(cfg: Config, background: bool) -> Options {
-    Options {
-        keys: Some(cfg.keys),
-        compression: Some(cfg.compression),
-        undirected: Some(cfg.undirected),
-        weighted: Some(cfg.weighted),
-        durability: cfg.durability,
+    Options::new()
+        .keys(Some(cfg.keys))
+        .compression(Some(cfg.compression))
+        .undirected(Some(cfg.undirected))
+        .weighted(Some(cfg.weighted))
+        .durability(cfg.durability)
         // Small budgets: flushes, merges and backpressure happen every few batches.
-        memtable_bytes: 24 << 10,
-        threads: 2,
-        fanout: 2,
+        .memtable_bytes(24 << 10)
+        .threads(2)
+        .fanout(2)
         // Directed stores merge by partitions of 8 ids, undirected ones whole.
-        partition_bits: if cfg.undirected { 20 } else { 3 },
-        background,
+        .partition_bits(if cfg.undirected { 20 } else { 3 })
+        .background(background)
         // A few blocks per segment: rotation, recycling and spare reuse all happen.
-        wal_segment_bytes: 4 << 10,
-        ..Options::default()
-    }
+        .wal_segment_bytes(4 << 10)
 }
 
 /// How recovery opens an image: the store says what it is, but for its keys, which a
 /// creation cut short before its first commit could not record (the store is then made
 /// again, keyed as asked).
 fn reopen_opts(cfg: Config) -> Options {
-    Options {
-        keys: Some(cfg.keys),
-        compression: Some(cfg.compression),
-        durability: cfg.durability,
-        threads: 1,
-        background: false,
-        wal_segment_bytes: 4 << 10,
-        ..Options::default()
-    }
+    Options::new()
+        .keys(Some(cfg.keys))
+        .compression(Some(cfg.compression))
+        .durability(cfg.durability)
+        .threads(1)
+        .background(false)
+        .wal_segment_bytes(4 << 10)
 }
 
 fn digest_parts(
@@ -208,7 +204,7 @@ fn record(cfg: Config, steps: &[Step], fault: Option<(u64, Fault)>) -> Recorded 
     let mut records = 0u64;
     let mut held: Vec<(Snapshot, u64)> = Vec::new();
     let mut failure = None;
-    let mut g = match Graph::open_on(arc.clone(), opts(cfg, cfg.background)) {
+    let mut g = match evograph::internals::open_on(arc.clone(), opts(cfg, cfg.background)) {
         Ok(g) => Some(g),
         Err(e) => {
             failure = Some(e.to_string());
@@ -242,7 +238,10 @@ fn record(cfg: Config, steps: &[Step], fault: Option<(u64, Fault)>) -> Recorded 
             Step::Reopen => {
                 let res = g.take().unwrap().close().map(|()| medium.mark(records));
                 res.and_then(|()| {
-                    g = Some(Graph::open_on(arc.clone(), opts(cfg, cfg.background))?);
+                    g = Some(evograph::internals::open_on(
+                        arc.clone(),
+                        opts(cfg, cfg.background),
+                    )?);
                     Ok(())
                 })
             }
@@ -307,7 +306,7 @@ fn verify(
     bounds: &Bounds,
     committed: bool,
 ) -> Result<usize, String> {
-    let g = Graph::open_on(Arc::new(img.clone()), reopen_opts(cfg))
+    let g = evograph::internals::open_on(Arc::new(img.clone()), reopen_opts(cfg))
         .map_err(|e| format!("open failed: {e}"))?;
     let rep = g.check().map_err(|e| format!("check failed: {e}"))?;
     if !rep.is_sound() {
@@ -353,10 +352,11 @@ fn verify(
 /// A store recovered as empty must take writes and keep them.
 fn verify_reusable(img: &SimMedium, cfg: Config) -> Result<(), String> {
     let arc: Arc<dyn Medium> = Arc::new(img.clone());
-    let g = Graph::open_on(arc.clone(), reopen_opts(cfg)).map_err(|e| e.to_string())?;
+    let g =
+        evograph::internals::open_on(arc.clone(), reopen_opts(cfg)).map_err(|e| e.to_string())?;
     apply(&g, cfg, &[Record::Insert(1, 2)]).map_err(|e| e.to_string())?;
     g.close().map_err(|e| e.to_string())?;
-    let g = Graph::open_on(arc, reopen_opts(cfg)).map_err(|e| e.to_string())?;
+    let g = evograph::internals::open_on(arc, reopen_opts(cfg)).map_err(|e| e.to_string())?;
     let (_, edges) = read(&g.snapshot().map_err(|e| e.to_string())?);
     g.close().map_err(|e| e.to_string())?;
     if !edges.contains(&(1, 2)) || edges.len() > 2 {
@@ -592,7 +592,7 @@ fn injected_faults_lose_nothing_acknowledged() {
             if let Err(why) = verify(m, cfg, acked, &rec.bounds, m.exists("MANIFEST")) {
                 fail(cfg, seed, "reopen after the fault", m.log_len(), m, &why);
             }
-            let g = Graph::open_on(Arc::new(m.clone()), reopen_opts(cfg)).unwrap();
+            let g = evograph::internals::open_on(Arc::new(m.clone()), reopen_opts(cfg)).unwrap();
             apply(&g, cfg, &[Record::Insert(7_000_001, 7_000_002)]).unwrap();
             g.close().unwrap();
         }
@@ -611,14 +611,15 @@ fn a_flush_never_starts_the_log_past_its_durable_end() {
         background: false,
         ..SYNC
     };
-    let g = Graph::open_on(Arc::new(m.clone()), opts(cfg, false)).unwrap();
+    let g = evograph::internals::open_on(Arc::new(m.clone()), opts(cfg, false)).unwrap();
     g.apply(&[Record::Insert(1, 2), Record::Insert(2, 3)])
         .unwrap();
     g.flush().unwrap();
     g.apply(&[Record::Insert(3, 4)]).unwrap();
     // The worst power cut now: everything unpersisted lost.
     let img = m.durable_image();
-    let g2 = Graph::open_on(Arc::new(img), reopen_opts(cfg)).expect("opens after the flush");
+    let g2 = evograph::internals::open_on(Arc::new(img), reopen_opts(cfg))
+        .expect("opens after the flush");
     // The flushed edges are there; the later one may or may not be (interval durability).
     let (_, edges) = read(&g2.snapshot().unwrap());
     assert!(
@@ -635,7 +636,7 @@ fn a_flush_never_starts_the_log_past_its_durable_end() {
 fn a_creation_cut_short_opens_empty_and_usable() {
     for tear in [Tear::Sector, Tear::Word] {
         let m = SimMedium::new(tear);
-        let g = Graph::open_on(Arc::new(m.clone()), opts(SYNC, true)).unwrap();
+        let g = evograph::internals::open_on(Arc::new(m.clone()), opts(SYNC, true)).unwrap();
         drop(g);
         let len = m.log_len();
         let points: Vec<usize> = (0..=len).flat_map(|p| [p, p, p]).collect();
@@ -665,9 +666,9 @@ fn a_creation_cut_short_opens_empty_and_usable() {
 #[test]
 fn acknowledged_records_survive_the_worst_power_cut() {
     let m = SimMedium::new(Tear::Sector);
-    let g = Graph::open_on(Arc::new(m.clone()), opts(SYNC, false)).unwrap();
+    let g = evograph::internals::open_on(Arc::new(m.clone()), opts(SYNC, false)).unwrap();
     g.apply(&[Record::Insert(10, 20)]).unwrap();
-    let g2 = Graph::open_on(Arc::new(m.durable_image()), reopen_opts(SYNC)).unwrap();
+    let g2 = evograph::internals::open_on(Arc::new(m.durable_image()), reopen_opts(SYNC)).unwrap();
     assert_eq!(g2.snapshot().unwrap().num_edges(), 1);
     drop(g);
 }
@@ -681,9 +682,8 @@ fn a_full_medium_keeps_every_acknowledged_record() {
         background: false,
         ..SYNC
     };
-    let mut o = opts(cfg, false);
-    o.memtable_bytes = 1 << 30;
-    let g = Graph::open_on(Arc::new(m.clone()), o).unwrap();
+    let o = opts(cfg, false).memtable_bytes(1 << 30);
+    let g = evograph::internals::open_on(Arc::new(m.clone()), o).unwrap();
     let mut acked = 0u64;
     m.fail_after(40, Fault::NoSpace);
     let err = loop {
@@ -702,7 +702,7 @@ fn a_full_medium_keeps_every_acknowledged_record() {
     assert!(closed.is_err(), "close reports the earlier failure");
     m.clear_fault();
     for img in [m.process_image(), m.durable_image()] {
-        let g = Graph::open_on(Arc::new(img), reopen_opts(cfg)).unwrap();
+        let g = evograph::internals::open_on(Arc::new(img), reopen_opts(cfg)).unwrap();
         assert!(
             g.snapshot().unwrap().num_edges() >= acked,
             "acknowledged edges lost"
@@ -726,7 +726,7 @@ fn a_failed_flush_inside_apply_never_rewrites_a_run_a_root_may_name() {
     let mut hits = 0;
     for after in 0..400 {
         let m = SimMedium::new(Tear::Sector);
-        let g = Graph::open_on(Arc::new(m.clone()), opts(cfg, false)).unwrap();
+        let g = evograph::internals::open_on(Arc::new(m.clone()), opts(cfg, false)).unwrap();
         m.fail_after(after, Fault::NoSpace);
         let mut acked = 0u64;
         let mut failed = false;
@@ -756,16 +756,17 @@ fn a_failed_flush_inside_apply_never_rewrites_a_run_a_root_may_name() {
         }
         let _ = g.close();
         let img = m.process_image();
-        let g = Graph::open_on(Arc::new(img.clone()), reopen_opts(cfg)).unwrap_or_else(|e| {
-            let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-                .join("sim-failures")
-                .join(format!("flush-fault-after-{after}"));
-            let _ = img.save_to(&dir);
-            panic!(
-                "fault after {after} writes: the process image does not open: {e}; saved in {}",
-                dir.display()
-            )
-        });
+        let g = evograph::internals::open_on(Arc::new(img.clone()), reopen_opts(cfg))
+            .unwrap_or_else(|e| {
+                let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+                    .join("sim-failures")
+                    .join(format!("flush-fault-after-{after}"));
+                let _ = img.save_to(&dir);
+                panic!(
+                    "fault after {after} writes: the process image does not open: {e}; saved in {}",
+                    dir.display()
+                )
+            });
         let edges = g.snapshot().unwrap().num_edges();
         assert!(
             edges >= acked,
@@ -786,9 +787,8 @@ fn a_snapshot_does_not_wait_for_a_flush_persist() {
             background,
             ..SYNC
         };
-        let mut o = opts(cfg, background);
-        o.memtable_bytes = 1 << 30;
-        let g = Graph::open_on(Arc::new(m.clone()), o).unwrap();
+        let o = opts(cfg, background).memtable_bytes(1 << 30);
+        let g = evograph::internals::open_on(Arc::new(m.clone()), o).unwrap();
         g.apply(&[Record::Insert(1, 2), Record::Insert(2, 3)])
             .unwrap();
         m.hold_persists(true);

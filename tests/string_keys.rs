@@ -9,11 +9,7 @@ use evograph::{Error, Graph, GraphView, Key, KeyKind, Options, Record};
 use std::path::Path;
 
 fn string_opts() -> Options {
-    Options {
-        keys: Some(KeyKind::String),
-        threads: 2,
-        ..Options::default()
-    }
+    Options::new().keys(Some(KeyKind::String)).threads(2)
 }
 
 fn create(dir: &Path) -> Graph {
@@ -21,13 +17,7 @@ fn create(dir: &Path) -> Graph {
 }
 
 fn reopen(dir: &Path) -> evograph::Result<Graph> {
-    Graph::open(
-        dir,
-        Options {
-            threads: 2,
-            ..Options::default()
-        },
-    )
+    Graph::open(dir, Options::new().threads(2))
 }
 
 #[test]
@@ -146,15 +136,9 @@ fn the_two_key_kinds_refuse_each_other() {
     // Raw records with interned numbers are fine.
     g.apply(&[Record::Insert(1, 0)]).unwrap();
     g.close().unwrap();
-    let e = Graph::open(
-        &names,
-        Options {
-            keys: Some(KeyKind::U64),
-            ..Options::default()
-        },
-    )
-    .err()
-    .unwrap();
+    let e = Graph::open(&names, Options::new().keys(Some(KeyKind::U64)))
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("keyed by string names"), "{e}");
     let g = reopen(&names).unwrap();
     assert_eq!(g.snapshot().unwrap().num_edges(), 2);
@@ -189,14 +173,7 @@ fn a_read_only_handle_reads_names_and_writes_none() {
     let d = tempfile::tempdir().unwrap();
     let g = create(d.path());
     g.insert_named_edges(&[("a", "b")]).unwrap();
-    let r = Graph::open(
-        d.path(),
-        Options {
-            read_only: true,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let r = Graph::open(d.path(), Options::new().read_only(true)).unwrap();
     assert_eq!(r.key_kind(), KeyKind::String);
     let s = r.snapshot().unwrap();
     assert_eq!(s.names().unwrap().len(), 2);
@@ -276,23 +253,19 @@ fn a_writer_that_adds_no_name_still_makes_keys_durable() {
     use std::sync::Arc;
     let m = SimMedium::new(Tear::Sector);
     let arc: Arc<dyn Medium> = Arc::new(m.clone());
-    let opts = || Options {
-        background: false,
-        threads: 1,
-        ..string_opts()
-    };
+    let opts = || string_opts().background(false).threads(1);
     // The first handle commits its root and is killed mid-append (no close, no dir sync).
-    let first = Graph::open_on(arc.clone(), opts()).unwrap();
+    let first = evograph::internals::open_on(arc.clone(), opts()).unwrap();
     let id = u64::from_str_radix(&first.stats().unwrap().store_id.unwrap(), 16).unwrap();
     std::mem::forget(first);
     let seg = m.create("KEYS").unwrap();
     seg.write_at(0, &keys_file(&["a", "b"], id)).unwrap();
     seg.persist().unwrap();
-    let g = Graph::open_on(arc.clone(), opts()).unwrap();
+    let g = evograph::internals::open_on(arc.clone(), opts()).unwrap();
     g.insert_named_edges(&[("a", "b")]).unwrap();
     let after_power_cut = m.durable_image();
     std::mem::forget(g);
-    let g = Graph::open_on(Arc::new(after_power_cut), opts())
+    let g = evograph::internals::open_on(Arc::new(after_power_cut), opts())
         .unwrap_or_else(|e| panic!("an acknowledged edge's store was refused: {e}"));
     assert_eq!(g.snapshot().unwrap().num_edges(), 1);
     g.close().unwrap();

@@ -78,14 +78,14 @@ fn store(undirected: bool, weighted: bool) -> Graph {
 /// A store whose layered views copy changed lists within `copy` bytes (the memtable
 /// budget's when `None`).
 fn store_copying(undirected: bool, weighted: bool, copy: Option<usize>) -> Graph {
-    Graph::in_memory(Options {
-        undirected: Some(undirected),
-        weighted: Some(weighted),
-        background: false,
-        threads: 2,
-        view_copy_bytes: copy,
-        ..Default::default()
-    })
+    Graph::in_memory(
+        Options::new()
+            .undirected(Some(undirected))
+            .weighted(Some(weighted))
+            .background(false)
+            .threads(2)
+            .view_copy_bytes(copy),
+    )
     .unwrap()
 }
 
@@ -234,16 +234,16 @@ fn record(o: Op, weighted: bool) -> Record {
 /// A store that merges every two runs into partitions of 8 ids, so that a few flushes
 /// leave level-0 runs, partition runs and the base side by side.
 fn merging_store(undirected: bool, weighted: bool, copy: usize) -> Graph {
-    Graph::in_memory(Options {
-        view_copy_bytes: Some(copy),
-        undirected: Some(undirected),
-        weighted: Some(weighted),
-        background: false,
-        threads: 2,
-        fanout: 2,
-        partition_bits: 3,
-        ..Default::default()
-    })
+    Graph::in_memory(
+        Options::new()
+            .view_copy_bytes(Some(copy))
+            .undirected(Some(undirected))
+            .weighted(Some(weighted))
+            .background(false)
+            .threads(2)
+            .fanout(2)
+            .partition_bits(3),
+    )
     .unwrap()
 }
 

@@ -10,13 +10,11 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 fn opts(durability: Durability) -> Options {
-    Options {
+    Options::new()
         // Small segments: a few hundred edges fill one.
-        wal_segment_bytes: 4 << 10,
-        durability,
-        threads: 2,
-        ..Options::default()
-    }
+        .wal_segment_bytes(4 << 10)
+        .durability(durability)
+        .threads(2)
 }
 
 /// (spares, live segments) in the store directory, by name.
@@ -128,14 +126,7 @@ fn a_writer_without_a_log_removes_the_spares() {
 fn a_reader_leaves_the_spares_alone() {
     let dir = closed_store_of_5000_edges();
     let before = wal_files(dir.path());
-    let r = Graph::open(
-        dir.path(),
-        Options {
-            read_only: true,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let r = Graph::open(dir.path(), Options::new().read_only(true)).unwrap();
     assert_eq!(r.snapshot().unwrap().num_edges(), 5_000);
     drop(r);
     assert_eq!(wal_files(dir.path()), before);

@@ -21,21 +21,24 @@ where
     }
 }
 
-/// A finite number in `[0, 1)` (a probability that must leave some mass, like damping).
-pub fn fraction(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(x) if (0.0..1.0).contains(&x) => Ok(x),
-        Ok(_) => Err(format!("{s} is not in [0, 1)")),
-        Err(_) => Err(format!("'{s}' is not a number (want one in [0, 1))")),
+/// A number whose range the library checks: `limit` is one of
+/// `evograph::algo::kernel::limits`, so the command line and Python refuse the same values.
+pub fn real(
+    limit: fn(f64) -> Result<f64, String>,
+) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync {
+    move |s: &str| match s.trim().parse::<f64>() {
+        Ok(x) => limit(x).map_err(|why| format!("{s} {why}")),
+        Err(_) => Err(format!("'{s}' is not a number")),
     }
 }
 
-/// A finite number above zero.
-pub fn positive(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
-        Ok(_) => Err(format!("{s} is not a finite number above 0")),
-        Err(_) => Err(format!("'{s}' is not a number (want a finite one above 0)")),
+/// A whole number whose range the library checks (see [`real`]).
+pub fn whole<T>(
+    limit: fn(i128) -> Result<T, String>,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync {
+    move |s: &str| match s.trim().parse::<i128>() {
+        Ok(n) => limit(n).map_err(|why| format!("{s} {why}")),
+        Err(_) => Err(format!("'{s}' is not a whole number")),
     }
 }
 
@@ -90,13 +93,37 @@ mod tests {
         assert!(p("-1").unwrap_err().contains("not in 1..=10"));
         assert!(p("1e3").unwrap_err().contains("not a whole number"));
         assert!(p("99999999999999999999999").unwrap_err().contains("not"));
-        assert_eq!(fraction("0.85"), Ok(0.85));
+        use evograph::algo::kernel::limits;
+        let damping = real(limits::damping);
+        assert_eq!(damping("0.85"), Ok(0.85));
         for bad in ["1", "1.5", "-1", "nan", "inf", "x"] {
-            assert!(fraction(bad).is_err(), "{bad}");
+            assert!(damping(bad).is_err(), "{bad}");
         }
-        assert_eq!(positive("0.5"), Ok(0.5));
+        let tolerance = real(limits::tolerance);
+        assert_eq!(
+            tolerance("0"),
+            Ok(0.0),
+            "0 runs every sweep, as GAPBS's -t 0"
+        );
+        for bad in ["-1e-9", "nan", "inf", "x"] {
+            assert!(tolerance(bad).is_err(), "{bad}");
+        }
+        let delta = real(limits::delta);
+        assert_eq!(delta("0.5"), Ok(0.5));
         for bad in ["0", "-2", "nan", "inf", "x"] {
-            assert!(positive(bad).is_err(), "{bad}");
+            assert!(delta(bad).is_err(), "{bad}");
+        }
+        let iterations = whole(limits::iterations);
+        assert_eq!(iterations("20"), Ok(20));
+        assert!(iterations("-1").unwrap_err().contains("not in 1..=1000000"));
+        for bad in [
+            "0",
+            "-1",
+            "1000001",
+            "999999999999999999999999999999999999999999",
+            "2.5",
+        ] {
+            assert!(iterations(bad).is_err(), "{bad}");
         }
     }
 }

@@ -17,11 +17,7 @@ pub struct Args {
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let g = evograph::Graph::open(
         &a.store,
-        evograph::Options {
-            create: false,
-            threads: a.threads,
-            ..Default::default()
-        },
+        evograph::Options::new().create(false).threads(a.threads),
     )?;
     let before = g.stats()?.medium_bytes;
     let t = Instant::now();

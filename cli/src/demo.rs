@@ -55,13 +55,11 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     );
     let g = Graph::open(
         &path,
-        Options {
-            durability: Durability::Sync,
+        Options::new()
+            .durability(Durability::Sync)
             // --dir may name a store from an earlier demo: the same edges go in again.
-            create: true,
-            created_by: Some(CREATOR.into()),
-            ..Options::default()
-        },
+            .create(true)
+            .created_by(Some(CREATOR.into())),
     )?;
     let t = Instant::now();
     let mut pending = None;

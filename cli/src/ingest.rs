@@ -217,29 +217,27 @@ fn ingest(
 ) -> evograph::Result<Summary> {
     let info = src.info().clone();
     let undirected = a.undirected || info.directed == Some(false);
-    let opts = Options {
-        undirected: if undirected { Some(true) } else { None },
+    let opts = Options::new()
+        .undirected(if undirected { Some(true) } else { None })
         // A weighted input makes a weighted store; an existing store keeps what it is, and
         // --weighted on an unweighted one is refused.
-        weighted: if a.weighted || (weighted && creating) {
+        .weighted(if a.weighted || (weighted && creating) {
             Some(true)
         } else {
             None
-        },
-        keys: a.keys,
+        })
+        .keys(a.keys)
         // Only a new store takes it; asking an existing plain store for it is refused.
-        compression: a.compress.then_some(evograph::Compression::Packed),
-        durability: a.durability,
-        threads: a.threads as usize,
-        memtable_bytes: (a.memtable_mb as usize) << 20,
-        medium: a.medium,
-        wal_segment_bytes: a.wal_segment_kb << 10,
-        fanout: a.fanout,
-        partition_bits: a.partition_bits,
+        .compression(a.compress.then_some(evograph::Compression::Packed))
+        .durability(a.durability)
+        .threads(a.threads as usize)
+        .memtable_bytes((a.memtable_mb as usize) << 20)
+        .medium(a.medium)
+        .wal_segment_bytes(a.wal_segment_kb << 10)
+        .fanout(a.fanout)
+        .partition_bits(a.partition_bits)
         // `ingest` makes the store it is pointed at if there is none.
-        create: true,
-        ..Options::default()
-    };
+        .create(true);
     let t_open = Instant::now();
     let g = Graph::open(&a.store, opts)?;
     let open_secs = t_open.elapsed().as_secs_f64();

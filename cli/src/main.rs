@@ -159,10 +159,6 @@ fn argument_error(e: &clap::Error) -> String {
 fn open_existing(path: &std::path::Path, read_only: bool) -> evograph::Result<evograph::Graph> {
     evograph::Graph::open(
         path,
-        evograph::Options {
-            create: false,
-            read_only,
-            ..Default::default()
-        },
+        evograph::Options::new().create(false).read_only(read_only),
     )
 }

@@ -2,7 +2,7 @@
 
 use crate::args;
 use evograph::algo::graphalytics as ga;
-use evograph::algo::kernel::{self, Kernel, Params, Values};
+use evograph::algo::kernel::{self, limits, Kernel, Params, Values};
 use evograph::pregel::Delivery;
 use evograph::{GraphView, Snapshot, VertexId};
 use rayon::prelude::*;
@@ -61,20 +61,21 @@ pub struct Args {
     #[arg(long)]
     source: Option<String>,
     /// Iterations: fixed for pr and cdlp (default 10 and 10), the maximum for gap-pr (20).
-    #[arg(long, value_parser = args::int::<u32>(1, 1_000_000), allow_negative_numbers = true)]
+    #[arg(long, value_parser = args::whole(limits::iterations), allow_negative_numbers = true)]
     iterations: Option<u32>,
     /// PageRank damping factor, in [0, 1).
-    #[arg(long, default_value_t = 0.85, value_parser = args::fraction, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.85, value_parser = args::real(limits::damping), allow_negative_numbers = true)]
     damping: f64,
-    /// gap-pr stops once the scores change by less than this in total (L1); positive.
-    #[arg(long, default_value_t = 1e-4, value_parser = args::positive, allow_negative_numbers = true)]
+    /// gap-pr stops once the scores change by less than this in total (L1); 0 runs every
+    /// sweep up to --iterations, as GAPBS's `-t 0`.
+    #[arg(long, default_value_t = 1e-4, value_parser = args::real(limits::tolerance), allow_negative_numbers = true)]
     tolerance: f64,
     /// Bucket width for delta-stepping SSSP; positive.
-    #[arg(long, default_value_t = 1.0, value_parser = args::positive, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 1.0, value_parser = args::real(limits::delta), allow_negative_numbers = true)]
     delta: f64,
     /// Number of sources for bc.
-    #[arg(long, default_value_t = 4, value_parser = args::int::<u64>(1, 1_000_000), allow_negative_numbers = true)]
-    samples: u64,
+    #[arg(long, default_value_t = 4, value_parser = args::whole(limits::samples), allow_negative_numbers = true)]
+    samples: usize,
     /// Worker threads (0: one per core).
     #[arg(long, default_value_t = 0, value_parser = args::int::<u64>(0, 1024), allow_negative_numbers = true)]
     threads: u64,
@@ -99,7 +100,7 @@ pub struct Args {
     #[arg(long)]
     delivery: Option<Delivery>,
     /// Pregel kernels: supersteps to run at most.
-    #[arg(long, default_value_t = 10_000, value_parser = args::int::<u32>(1, u32::MAX as u64), allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 10_000, value_parser = args::whole(limits::max_supersteps), allow_negative_numbers = true)]
     max_supersteps: u32,
 }
 
@@ -115,13 +116,11 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     };
     let g = evograph::Graph::open(
         &a.store,
-        evograph::Options {
-            create: false,
-            read_only: true,
-            threads,
-            view_copy_bytes: Some(a.view_mb << 20),
-            ..Default::default()
-        },
+        evograph::Options::new()
+            .create(false)
+            .read_only(true)
+            .threads(threads)
+            .view_copy_bytes(Some(a.view_mb << 20)),
     )?;
     let s = g.snapshot()?;
     let dense = |key: &str| -> evograph::Result<VertexId> {
@@ -285,7 +284,7 @@ fn params(a: &Args, source: Option<VertexId>) -> Params {
     p.damping = a.damping;
     p.tolerance = a.tolerance;
     p.delta = a.delta;
-    p.samples = a.samples as usize;
+    p.samples = a.samples;
     p.verify = a.verify;
     p.delivery = a.delivery;
     p.max_supersteps = a.max_supersteps;

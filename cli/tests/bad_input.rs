@@ -453,12 +453,7 @@ fn second_writer_is_locked_out() {
     let fx = Fixture::new();
     let g = open_store(
         &fx.store,
-        Options {
-            create: false,
-            background: false,
-            threads: 2,
-            ..Options::default()
-        },
+        Options::new().create(false).background(false).threads(2),
     )
     .unwrap();
     let held = dir_files(&fx.store);

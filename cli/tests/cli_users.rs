@@ -239,14 +239,7 @@ fn item3_verifier_messages_name_the_users_vertices() {
     // message must name external ids (here 1000 + dense id) rather than dense ones.
     use evograph::{Graph, Options, Record};
     let d = tempfile::tempdir().unwrap();
-    let g = Graph::create(
-        d.path().join("s"),
-        Options {
-            weighted: Some(true),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let g = Graph::create(d.path().join("s"), Options::new().weighted(Some(true))).unwrap();
     g.apply(&[
         Record::InsertWeighted(1000, 1001, 1.0),
         Record::InsertWeighted(1001, 1002, 1.0),
@@ -459,8 +452,8 @@ fn item9_numeric_flags_are_range_checked_and_default_weights_documented() {
             "nan is not a finite number above 0",
         ),
         (
-            "run S gap-pr --tolerance 0",
-            "0 is not a finite number above 0",
+            "run S gap-pr --tolerance -0.5",
+            "-0.5 is not a finite number of 0 or more",
         ),
         ("run S pr --iterations 0", "0 is not in 1..=1000000"),
         ("run S bc --samples -2", "-2 is not in 1..=1000000"),
@@ -473,6 +466,9 @@ fn item9_numeric_flags_are_range_checked_and_default_weights_documented() {
         let r = sh.fails(cmd, &[want]);
         assert_eq!(r.err.lines().count(), 1, "{cmd}: one line, got {:?}", r.err);
     }
+    // A tolerance of 0 runs every sweep, as GAPBS's `pr -t 0`: a benchmark's fixed work.
+    let report = sh.ok("run S gap-pr --iterations 3 --tolerance 0 --json");
+    assert!(report.contains("\"iterations\":3"), "{report}");
 }
 
 #[test]

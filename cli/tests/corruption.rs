@@ -46,13 +46,11 @@ fn random_edges(rng: &mut Rng, n: usize, lo: u64, hi: u64) -> Vec<(u64, u64)> {
 }
 
 fn lib_opts() -> Options {
-    Options {
-        background: false,
-        threads: 2,
-        durability: Durability::Sync,
-        create: false,
-        ..Options::default()
-    }
+    Options::new()
+        .background(false)
+        .threads(2)
+        .durability(Durability::Sync)
+        .create(false)
 }
 
 /// The graph a store should show: live vertices and directed edges, in external ids.
@@ -182,14 +180,7 @@ fn crash_image() -> CrashImage {
         b.extend(random_edges(&mut rng, 20, own, own + 10));
         batches.push(b);
     }
-    let g = open_store(
-        &live,
-        Options {
-            create: true,
-            ..lib_opts()
-        },
-    )
-    .unwrap();
+    let g = open_store(&live, lib_opts().create(true)).unwrap();
     for b in &batches[..flushed] {
         g.insert_edges(b).unwrap();
     }
@@ -797,14 +788,7 @@ fn manifest_torn_first_commit_keeps_the_previous_root() {
     let batches: Vec<Vec<(u64, u64)>> = (0..3)
         .map(|_| random_edges(&mut rng, 400, 0, 300))
         .collect();
-    let g = open_store(
-        &live,
-        Options {
-            create: true,
-            ..lib_opts()
-        },
-    )
-    .unwrap();
+    let g = open_store(&live, lib_opts().create(true)).unwrap();
     for b in &batches {
         g.insert_edges(b).unwrap();
     }
@@ -1044,10 +1028,7 @@ fn a_damaged_run_is_refused_at_open_with_verify_at_open_and_at_first_read_otherw
         &run,
         (layout.section_off[0] + layout.crc_table_off) / 2,
     );
-    let eager = Options {
-        verify: evograph::Verify::AtOpen,
-        ..lib_opts()
-    };
+    let eager = lib_opts().verify(evograph::Verify::AtOpen);
     match open_store(&copy, eager) {
         Err(Error::Corrupt(m)) => assert!(m.contains(&run), "{m}"),
         Err(e) => panic!("expected Corrupt, got {e}"),

@@ -46,13 +46,23 @@ fn read_table(dir: &Path) -> Vec<RecordBatch> {
     out
 }
 
+/// An integer column as u64s: ids and degrees are `int64` (every id here is below 2^63),
+/// ids `uint64` where some id is not.
 fn u64s(b: &RecordBatch, name: &str) -> Vec<u64> {
     let c = b.column_by_name(name).unwrap();
-    c.as_any()
-        .downcast_ref::<UInt64Array>()
-        .unwrap()
-        .values()
-        .to_vec()
+    if let Some(u) = c.as_any().downcast_ref::<UInt64Array>() {
+        return u.values().to_vec();
+    }
+    let i = c.as_any().downcast_ref::<Int64Array>().unwrap();
+    i.values()
+        .iter()
+        .map(|&x| u64::try_from(x).unwrap())
+        .collect()
+}
+
+/// The type of an id column.
+fn column_type(b: &RecordBatch, name: &str) -> arrow_schema::DataType {
+    b.column_by_name(name).unwrap().data_type().clone()
 }
 
 fn ok(args: &[&str]) -> String {
@@ -205,6 +215,43 @@ fn parquet_tables_are_the_graph() {
     let dir = tempfile::tempdir().unwrap();
     let weighted = "1 2 0.5\n2 3 1.5\n3 1 2\n3 4 7\n4 5 1\n5 1 3\n6 2 4\n";
     check_store(dir.path(), weighted, &[], "- 5 1\n");
+}
+
+/// Ids are `int64` (what Spark reads as `long`) when every id fits, `uint64` otherwise;
+/// degrees are always `int64`.
+#[test]
+fn ids_are_int64_when_they_fit_and_uint64_otherwise() {
+    use arrow_schema::DataType;
+    let dir = tempfile::tempdir().unwrap();
+    for (name, input, want) in [
+        ("small", "1 2\n2 3\n", DataType::Int64),
+        ("huge", "1 18446744073709551615\n", DataType::UInt64),
+    ] {
+        let store = dir.path().join(name);
+        let el = dir.path().join(format!("{name}.el"));
+        std::fs::write(&el, input).unwrap();
+        ok(&["ingest", store.to_str().unwrap(), el.to_str().unwrap()]);
+        let out = dir.path().join(format!("{name}-pq"));
+        ok(&[
+            "export",
+            store.to_str().unwrap(),
+            "--format",
+            "parquet",
+            out.to_str().unwrap(),
+        ]);
+        let v = read_table(&out.join("vertices"));
+        let e = read_table(&out.join("edges"));
+        assert_eq!(column_type(&v[0], "id"), want, "{name}");
+        assert_eq!(column_type(&e[0], "src"), want, "{name}");
+        assert_eq!(column_type(&v[0], "out_degree"), DataType::Int64, "{name}");
+        let mut ids: Vec<u64> = v.iter().flat_map(|b| u64s(b, "id")).collect();
+        ids.sort_unstable();
+        let want_ids: Vec<u64> = match name {
+            "small" => vec![1, 2, 3],
+            _ => vec![1, u64::MAX],
+        };
+        assert_eq!(ids, want_ids, "{name}");
+    }
 }
 
 #[test]

@@ -75,14 +75,7 @@ fn ingest(props: &Path, store: &Path, leg: Leg) -> Graph {
     if let Leg::Compressed = leg {
         evograph(&["compact".as_ref(), store.as_os_str()]);
     }
-    Graph::open(
-        store,
-        Options {
-            create: false,
-            ..Default::default()
-        },
-    )
-    .unwrap()
+    Graph::open(store, Options::new().create(false)).unwrap()
 }
 
 /// Runs a vertex program to completion on `s` and returns its values.

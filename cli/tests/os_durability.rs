@@ -169,10 +169,7 @@ fn a_full_disk_stops_ingest_clearly_and_keeps_every_acknowledged_record() {
     let want = read_bin(&input, acked);
 
     // Read-only, on the still full disk: every acknowledged edge is there.
-    let ro = Options {
-        read_only: true,
-        ..Options::default()
-    };
+    let ro = Options::new().read_only(true);
     let g = Graph::open(&store, ro).expect("the store opens on a full disk");
     let (_, got) = read(&g.snapshot().unwrap());
     drop(g);

@@ -52,6 +52,12 @@ pub(crate) fn to_py(e: evograph::Error) -> PyErr {
         evograph::Error::NotAStore { .. } => NotAStoreError::new_err(msg),
         evograph::Error::Corrupt(_) => CorruptError::new_err(msg),
         evograph::Error::Locked { .. } => LockedError::new_err(msg),
+        // A handle poisoned by a failed write: an OSError with the errno that did it (a
+        // full disk is ENOSPC), as the first failure was.
+        evograph::Error::Poisoned(_) => match e.io_error().and_then(|io| io.raw_os_error()) {
+            Some(errno) => PyOSError::new_err((errno, msg)),
+            None => Error::new_err(msg),
+        },
         _ => Error::new_err(msg),
     }
 }

@@ -49,25 +49,24 @@ pub fn open(
         Some(k) => Some(k.parse::<KeyKind>().map_err(PyValueError::new_err)?),
         None => None,
     };
-    let mut opts = Options {
-        keys,
-        compression: compress.then_some(evograph::Compression::Packed),
-        undirected: undirected.then_some(true),
-        weighted: weighted.then_some(true),
-        durability,
-        threads,
-        create,
-        read_only,
-        ..Options::default()
-    };
+    let mut opts = Options::new()
+        .keys(keys)
+        .compression(compress.then_some(evograph::Compression::Packed))
+        .undirected(undirected.then_some(true))
+        .weighted(weighted.then_some(true))
+        .durability(durability)
+        .threads(threads)
+        .create(create)
+        .read_only(read_only);
     if let Some(mb) = memtable_mb {
         if mb == 0 {
             return Err(PyValueError::new_err("memtable_mb must be at least 1"));
         }
-        opts.memtable_bytes = mb
+        let bytes = mb
             .checked_mul(1 << 20)
             .and_then(|b| usize::try_from(b).ok())
             .ok_or_else(|| PyValueError::new_err(format!("memtable_mb {mb} is too large")))?;
+        opts = opts.memtable_bytes(bytes);
     }
     let p = path.clone();
     let g = py

@@ -396,10 +396,11 @@ impl Snapshot {
             }
             None => None,
         };
-        check_params(damping, tolerance, delta, samples, max_supersteps)?;
-        check_counts(iterations, threads)?;
+        check_threads(threads)?;
         (p.iterations, p.damping, p.tolerance, p.delta) = (iterations, damping, tolerance, delta);
         (p.samples, p.verify, p.max_supersteps) = (samples, verify, max_supersteps);
+        // The ranges are the library's, as for `evograph run`.
+        p.check().py_err()?;
         p.delivery = match delivery {
             Some(d) => Some(d.parse().map_err(PyValueError::new_err)?),
             None => None,
@@ -449,38 +450,9 @@ type SignedId = i32;
 #[cfg(feature = "wide-ids")]
 type SignedId = i64;
 
-/// The range checks `evograph run` applies to its flags.
-fn check_params(
-    damping: f64,
-    tolerance: f64,
-    delta: f64,
-    samples: usize,
-    max_supersteps: u32,
-) -> PyResult<()> {
-    let bad = |m: &str| Err(PyValueError::new_err(m.to_string()));
-    if !(0.0..1.0).contains(&damping) {
-        return bad("damping must be in [0, 1)");
-    }
-    if !(tolerance > 0.0 && tolerance.is_finite()) {
-        return bad("tolerance must be positive");
-    }
-    if !(delta > 0.0 && delta.is_finite()) {
-        return bad("delta must be positive");
-    }
-    if !(1..=1_000_000).contains(&samples) {
-        return bad("samples must be in [1, 1000000]");
-    }
-    if max_supersteps == 0 {
-        return bad("max_supersteps must be at least 1");
-    }
-    Ok(())
-}
-
-/// The bounds `evograph run` puts on --iterations and --threads.
-fn check_counts(iterations: Option<u32>, threads: usize) -> PyResult<()> {
-    if iterations.is_some_and(|i| !(1..=1_000_000).contains(&i)) {
-        return Err(PyValueError::new_err("iterations must be in [1, 1000000]"));
-    }
+/// The bound `evograph run` puts on --threads (the kernel's own parameters are checked by
+/// the library: `Params::check`).
+fn check_threads(threads: usize) -> PyResult<()> {
     if threads > 1024 {
         return Err(PyValueError::new_err("threads must be in [0, 1024]"));
     }

@@ -111,8 +111,13 @@ def test_bad_ids_and_parameters(store):
             s.run("nope")
         with pytest.raises(TypeError, match="unknown parameter"):
             s.run("pr", itertions=3)
-        with pytest.raises(ValueError, match="damping must be in"):
+        with pytest.raises(ValueError, match=r"damping: 1.5 is not in \[0, 1\)"):
             s.pr(damping=1.5)
+        with pytest.raises(ValueError, match="tolerance: -1 is not a finite number of 0 or more"):
+            s.gap_pr(tolerance=-1.0)
+        # 0 runs every sweep, as the command line's --tolerance 0 (GAPBS's -t 0).
+        _, report = s.run("gap-pr", tolerance=0.0, iterations=7)
+        assert report["iterations"] == 7
         with pytest.raises(ValueError, match="needs a source"):
             s.run("bfs")
         with pytest.raises(ValueError, match="is not a delivery mode"):

@@ -166,7 +166,8 @@ pub struct Params {
     pub iterations: Option<u32>,
     /// PageRank damping factor, in [0, 1).
     pub damping: f64,
-    /// gap-pr stops once the scores change by less than this in total (L1).
+    /// gap-pr stops once the scores change by less than this in total (L1); 0 runs every
+    /// sweep up to the iterations.
     pub tolerance: f64,
     /// Bucket width of delta-stepping SSSP.
     pub delta: f64,
@@ -178,6 +179,78 @@ pub struct Params {
     pub delivery: Option<Delivery>,
     /// Vertex programs: supersteps to run at most.
     pub max_supersteps: u32,
+}
+
+impl Params {
+    /// Checks every parameter against its range ([`limits`]): what [`run`] does first.
+    pub fn check(&self) -> Result<()> {
+        let bad = |name: &str, x: &dyn std::fmt::Display, why: String| {
+            invalid(format!("{name}: {x} {why}"))
+        };
+        limits::damping(self.damping).map_err(|w| bad("damping", &self.damping, w))?;
+        limits::tolerance(self.tolerance).map_err(|w| bad("tolerance", &self.tolerance, w))?;
+        limits::delta(self.delta).map_err(|w| bad("delta", &self.delta, w))?;
+        limits::samples(self.samples as i128).map_err(|w| bad("samples", &self.samples, w))?;
+        if let Some(i) = self.iterations {
+            limits::iterations(i as i128).map_err(|w| bad("iterations", &i, w))?;
+        }
+        limits::max_supersteps(self.max_supersteps as i128)
+            .map_err(|w| bad("max_supersteps", &self.max_supersteps, w))?;
+        Ok(())
+    }
+}
+
+/// The range of each parameter of [`Params`], checked here once for every front end: the
+/// command line's flags and Python's keywords use these, and [`run`] checks them all. Each
+/// returns the value, or what is wrong with it, to follow the value as the user wrote it
+/// ("is not in [0, 1)").
+pub mod limits {
+    /// PageRank's damping factor: in [0, 1) (1 would leave no mass to teleport).
+    pub fn damping(x: f64) -> Result<f64, String> {
+        match x {
+            x if (0.0..1.0).contains(&x) => Ok(x),
+            _ => Err("is not in [0, 1)".into()),
+        }
+    }
+
+    /// gap-pr's tolerance, the total (L1) change of the scores below which it stops: a
+    /// finite number, 0 or more. 0 runs every sweep, up to the iterations (GAPBS's `-t 0`).
+    pub fn tolerance(x: f64) -> Result<f64, String> {
+        match x {
+            x if x.is_finite() && x >= 0.0 => Ok(x),
+            _ => Err("is not a finite number of 0 or more".into()),
+        }
+    }
+
+    /// Delta-stepping's bucket width: a finite number above 0.
+    pub fn delta(x: f64) -> Result<f64, String> {
+        match x {
+            x if x.is_finite() && x > 0.0 => Ok(x),
+            _ => Err("is not a finite number above 0".into()),
+        }
+    }
+
+    /// Iterations (pr, cdlp, pregel-pr) or gap-pr's cap on them: 1 to 1,000,000.
+    pub fn iterations(n: i128) -> Result<u32, String> {
+        in_range(n, 1, 1_000_000).map(|n| n as u32)
+    }
+
+    /// bc's sources: 1 to 1,000,000.
+    pub fn samples(n: i128) -> Result<usize, String> {
+        in_range(n, 1, 1_000_000).map(|n| n as usize)
+    }
+
+    /// Supersteps a vertex program runs at most: 1 or more.
+    pub fn max_supersteps(n: i128) -> Result<u32, String> {
+        in_range(n, 1, u32::MAX as i128).map(|n| n as u32)
+    }
+
+    fn in_range(n: i128, lo: i128, hi: i128) -> Result<i128, String> {
+        match n {
+            n if (lo..=hi).contains(&n) => Ok(n),
+            _ => Err(format!("is not in {lo}..={hi}")),
+        }
+    }
 }
 
 impl Default for Params {
@@ -238,6 +311,7 @@ fn invalid(msg: impl Into<String>) -> Error {
 /// view. A source that does not exist in `s`, or a kernel that needs one and has none, is an
 /// [`Error::Invalid`], as are negative weights for the SSSP kernels.
 pub fn run(s: &Snapshot, kernel: Kernel, p: &Params) -> Result<Outcome> {
+    p.check()?;
     if let Some(v) = p.source {
         if !s.vertex_exists(v) {
             return Err(invalid(format!(

@@ -134,9 +134,9 @@ pub struct KeyFile {
     /// then could lose the file with names a later log block uses. The first append of
     /// each handle syncs the directory.
     dir_synced: bool,
-    /// An append failed: what reached the file is unknown, so no later append may trust
-    /// `len` (entries of the failed one could verify behind a shorter one).
-    failed: bool,
+    /// An append failed (with this error): what reached the file is unknown, so no later
+    /// append may trust `len` (entries of the failed one could verify behind a shorter one).
+    failed: Option<std::sync::Arc<Error>>,
     /// The id a header this handle writes carries.
     store_id: u64,
 }
@@ -171,7 +171,7 @@ impl KeyFile {
             seg,
             len: loaded.valid_bytes,
             dir_synced,
-            failed: false,
+            failed: None,
             store_id,
         })
     }
@@ -183,14 +183,16 @@ impl KeyFile {
         first: u64,
         names: impl IntoIterator<Item = &'a str>,
     ) -> Result<()> {
-        if self.failed {
-            return Err(Error::Poisoned(
-                "an earlier write to KEYS failed; reopen the store".into(),
-            ));
+        if let Some(cause) = &self.failed {
+            return Err(Error::Poisoned(cause.clone()));
         }
         let res = self.write(medium, first, names);
         // A bad name is refused before anything is written; any other error came from I/O.
-        self.failed = res.as_ref().is_err_and(|e| !matches!(e, Error::Invalid(_)));
+        if let Err(e) = &res {
+            if !matches!(e, Error::Invalid(_)) {
+                self.failed = Some(std::sync::Arc::new(e.replica()));
+            }
+        }
         res
     }
 

@@ -173,7 +173,7 @@ impl Memtable {
             vertex_space: self.vertex_space as u64,
             weighted: self.weighted,
             part_shift: 0,
-            compression: crate::store::Compression::None,
+            compression: crate::run::Compression::None,
             // A DRAM run is stamped when it is written to a file.
             stamp: crate::stamp::Stamp::default(),
         }
@@ -193,7 +193,7 @@ impl Memtable {
         older: &[Arc<Run>],
         id: u64,
         medium: &Arc<dyn crate::medium::Medium>,
-        compression: crate::store::Compression,
+        compression: crate::run::Compression,
         stamp: crate::stamp::Stamp,
     ) -> crate::Result<(Run, crate::run::file::Unpersisted)> {
         let meta = RunMeta {

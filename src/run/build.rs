@@ -387,7 +387,7 @@ pub struct RunMeta {
     /// ending at `vertex_space` (see [`super::format::RunHeader::span`]).
     pub part_shift: u32,
     /// How a run file stores the lists (DRAM runs are always plain).
-    pub compression: crate::store::Compression,
+    pub compression: crate::run::Compression,
     /// The store and commit a run file is written for (DRAM runs get theirs when written).
     pub stamp: Stamp,
 }
@@ -446,7 +446,7 @@ pub fn finish(meta: RunMeta, out: DirData, inn: Option<DirData>, vertex_ops: Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Compression, Verify};
+    use crate::run::{Compression, Verify};
 
     fn parts() -> Vec<DirPart> {
         let mut a = DirPart::default();

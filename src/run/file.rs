@@ -14,15 +14,15 @@ use super::build::{self, DirPart, RunMeta};
 use super::format::{self, RunHeader, CRC_BLOCK, HAS_IN, IN_DENSE, OUT_DENSE};
 use super::{packed, DirData, Packed, PackedIndex, Run, RunFile, Sec};
 use crate::medium::{Mapped, Medium, SegmentFile};
+use crate::run::Compression;
 use crate::stamp::Stamp;
-use crate::store::Compression;
 use crate::types::{VertexId, ID_BYTES};
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 
-pub use crate::store::Verify;
+use super::Verify;
 
 /// Bytes written between two [`SegmentFile::start_persist`] hints.
 const WRITEBACK_STEP: u64 = 8 << 20;

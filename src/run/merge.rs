@@ -439,7 +439,7 @@ mod tests {
     use super::*;
     use crate::medium::memory::MemoryMedium;
     use crate::memtable::Memtable;
-    use crate::store::Compression;
+    use crate::run::Compression;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn sealed(edges: &[[VertexId; 2]], older: &[Arc<Run>], id: u64) -> Arc<Run> {

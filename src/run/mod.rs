@@ -15,11 +15,13 @@ pub mod build;
 pub mod file;
 pub mod format;
 pub mod merge;
+mod options;
 pub mod packed;
 
 use crate::medium::{Mapped, Medium};
 use crate::types::{VertexId, ID_BYTES};
 pub use format::RunHeader;
+pub use options::{Compression, Verify};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 

@@ -159,10 +159,11 @@ impl Inner {
     /// poisoned the handle: the memtable is gone, and so is any further write.
     fn take_frozen(&self, f: &Frozen) -> Result<crate::memtable::Memtable> {
         f.mem.lock().unwrap().take().ok_or_else(|| {
-            Error::Poisoned(
-                self.poison_error()
-                    .unwrap_or_else(|| "an earlier seal of this memtable failed".into()),
-            )
+            Error::Poisoned(self.poison_error().unwrap_or_else(|| {
+                Arc::new(Error::Invalid(
+                    "an earlier seal of this memtable failed".into(),
+                ))
+            }))
         })
     }
 

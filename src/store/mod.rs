@@ -176,7 +176,7 @@ struct Inner {
     /// Partition shift of the partition runs merges write (0: none); the store's own if
     /// it has partition runs, else [`Options::partition_bits`].
     part_shift: u32,
-    poisoned: Mutex<Option<String>>,
+    poisoned: Mutex<Option<Arc<Error>>>,
     shutdown: AtomicBool,
     /// Test hook: run by the flusher between checking its condition and waiting.
     #[cfg(test)]
@@ -214,8 +214,9 @@ impl Graph {
     }
 
     /// Opens (or creates) the store held by a medium built by the caller, such as the sim
-    /// medium of the crash tests. No lock file is taken: the caller keeps to one writer.
-    pub fn open_on(medium: Arc<dyn Medium>, mut opts: Options) -> Result<Graph> {
+    /// medium of the crash tests (`evograph::internals::open_on`). No lock file is taken:
+    /// the caller keeps to one writer.
+    pub(crate) fn open_on(medium: Arc<dyn Medium>, mut opts: Options) -> Result<Graph> {
         opts.create = !opts.read_only;
         open::open_on(Path::new(medium.kind()), medium, None, opts)
     }
@@ -452,7 +453,7 @@ impl Drop for Graph {
 }
 
 impl Inner {
-    fn poison_error(&self) -> Option<String> {
+    fn poison_error(&self) -> Option<Arc<Error>> {
         if let Some(e) = self.poisoned.lock().unwrap().clone() {
             return Some(e);
         }
@@ -574,7 +575,11 @@ impl Inner {
         self.poisoned
             .lock()
             .unwrap()
-            .get_or_insert_with(|| e.to_string());
+            .get_or_insert_with(|| match e {
+                // Already a poison: keep its first cause, not a wrapping of it.
+                Error::Poisoned(cause) => cause.clone(),
+                e => Arc::new(e.replica()),
+            });
         self.wake_state_waiters();
     }
 

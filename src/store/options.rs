@@ -1,6 +1,7 @@
 //! Options for opening or creating a store.
 
 use crate::keys::KeyKind;
+pub use crate::run::{Compression, Verify};
 use crate::types::Durability;
 
 /// Where the store's bytes live.
@@ -50,100 +51,199 @@ impl std::fmt::Display for MediumKind {
     }
 }
 
-/// How runs store neighbor lists: chosen when a store is created and recorded in it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Compression {
-    /// Plain sorted arrays: 4 bytes per neighbor (8 with 64-bit ids).
-    #[default]
-    None,
-    /// Delta-encoded, bit-packed lists (FORMAT.md, "Packed directions"): about 1.5-1.9
-    /// bytes per neighbor on Kronecker graphs, decoded inside kernels' scans.
-    Packed,
-}
-
-impl Compression {
-    /// The name the CLI and the manifest use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Compression::None => "none",
-            Compression::Packed => "packed",
-        }
-    }
-}
-
-impl std::str::FromStr for Compression {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "none" => Ok(Compression::None),
-            "packed" => Ok(Compression::Packed),
-            _ => Err(format!("unknown compression '{s}': want none or packed")),
-        }
-    }
-}
-
-impl std::fmt::Display for Compression {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// How to open a store. `Options::default()` is a durable, directed store on files.
+/// How to open a store: built from [`Options::new`] (the defaults: a durable, directed
+/// store on files, opened only if it exists) by the setters below, each of which returns the
+/// options changed.
+///
+/// ```
+/// use evograph::{Durability, Options};
+/// let opts = Options::new().create(true).durability(Durability::None).threads(2);
+/// # let _ = opts;
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Options {
     /// Undirected (`Some(true)`) or directed (`Some(false)`) at creation; `None` means
     /// directed when creating and "whatever it is" when opening. Asking an existing store
     /// for the other kind is an error.
-    pub undirected: Option<bool>,
+    pub(crate) undirected: Option<bool>,
     /// Weighted (`Some(true)`) or not at creation; `None` means unweighted when creating and
     /// "whatever it is" when opening.
-    pub weighted: Option<bool>,
+    pub(crate) weighted: Option<bool>,
     /// How vertices are keyed, at creation: integers (`None` or `Some(U64)`) or names
     /// (`Some(String)`). `None` opens an existing store as whatever it is; asking for the
     /// other kind is an error.
-    pub keys: Option<KeyKind>,
+    pub(crate) keys: Option<KeyKind>,
     /// How runs store neighbor lists, at creation (plain when `None`). `None` opens an
     /// existing store as whatever it is; asking for the other kind is an error.
-    pub compression: Option<Compression>,
+    pub(crate) compression: Option<Compression>,
     /// When updates are acknowledged.
-    pub durability: Durability,
+    pub(crate) durability: Durability,
     /// DRAM budget for memtables (active, frozen and sealed but unflushed), in bytes.
-    pub memtable_bytes: usize,
+    pub(crate) memtable_bytes: usize,
     /// DRAM a snapshot's layered view may spend copying the neighbor lists that newer runs
     /// changed, so that kernels read them as on a CSR (lists past it are read from the
     /// base cut at their deleted neighbors, about 1.4x slower on a sweep); `None`: the
     /// memtable budget.
-    pub view_copy_bytes: Option<usize>,
+    pub(crate) view_copy_bytes: Option<usize>,
     /// Worker threads for apply, seal, merge and verification (0: one per core).
-    pub threads: usize,
+    pub(crate) threads: usize,
     /// Where bytes live: recorded at creation (file when `None`); `None` opens an existing
     /// store on the medium it was created on, and naming another one is an error.
-    pub medium: Option<MediumKind>,
+    pub(crate) medium: Option<MediumKind>,
     /// [`crate::Graph::open`] creates the store if the directory has none (false by
     /// default: open a mistyped path and get an error, not an empty store; the command
     /// line's `ingest` sets it).
-    pub create: bool,
+    pub(crate) create: bool,
     /// When run checksums are verified: on first use (default; a clean open of any size
     /// reads only headers) or all at open.
-    pub verify: Verify,
+    pub(crate) verify: Verify,
     /// Runs per level before they are merged into one run of the next level.
-    pub fanout: usize,
+    pub(crate) fanout: usize,
     /// Merges above level 0 write one run per partition of `2^partition_bits` vertex ids,
     /// so that a merge rewrites one partition, not the whole graph (20: partitions of
     /// about a million vertices; 0: never partition). A store that already has partition
     /// runs keeps their size.
-    pub partition_bits: u32,
+    pub(crate) partition_bits: u32,
     /// Flush and compact on a background thread (else only on explicit calls).
-    pub background: bool,
+    pub(crate) background: bool,
     /// Bytes per WAL segment (64 MiB). Tests set it small so that segment rotation and
     /// recycling happen every few batches.
-    pub wal_segment_bytes: u64,
+    pub(crate) wal_segment_bytes: u64,
     /// Open without changing any file: no WAL repair, no flush on close, writes refused.
     /// The WAL is still replayed (into DRAM) so reads see every acknowledged update.
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// What creates the store (such as "evograph demo"), recorded in it at creation and
     /// shown by `stats`; ignored when opening an existing store.
-    pub created_by: Option<String>,
+    pub(crate) created_by: Option<String>,
+}
+
+impl Options {
+    /// The defaults (see [`Options`]).
+    pub fn new() -> Options {
+        Options::default()
+    }
+
+    /// Undirected (`Some(true)`) or directed (`Some(false)`) at creation; `None` means
+    /// directed when creating and "whatever it is" when opening. Asking an existing store
+    /// for the other kind is an error.
+    pub fn undirected(mut self, undirected: impl Into<Option<bool>>) -> Options {
+        self.undirected = undirected.into();
+        self
+    }
+
+    /// Weighted (`Some(true)`) or not at creation; `None` means unweighted when creating and
+    /// "whatever it is" when opening.
+    pub fn weighted(mut self, weighted: impl Into<Option<bool>>) -> Options {
+        self.weighted = weighted.into();
+        self
+    }
+
+    /// How vertices are keyed, at creation: integers (`None` or `Some(U64)`) or names
+    /// (`Some(String)`). `None` opens an existing store as whatever it is; asking for the
+    /// other kind is an error.
+    pub fn keys(mut self, keys: impl Into<Option<KeyKind>>) -> Options {
+        self.keys = keys.into();
+        self
+    }
+
+    /// How runs store neighbor lists, at creation (plain when `None`). `None` opens an
+    /// existing store as whatever it is; asking for the other kind is an error.
+    pub fn compression(mut self, compression: impl Into<Option<Compression>>) -> Options {
+        self.compression = compression.into();
+        self
+    }
+
+    /// When updates are acknowledged.
+    pub fn durability(mut self, durability: Durability) -> Options {
+        self.durability = durability;
+        self
+    }
+
+    /// DRAM budget for memtables (active, frozen and sealed but unflushed), in bytes.
+    pub fn memtable_bytes(mut self, memtable_bytes: usize) -> Options {
+        self.memtable_bytes = memtable_bytes;
+        self
+    }
+
+    /// DRAM a snapshot's layered view may spend copying the neighbor lists that newer runs
+    /// changed, so that kernels read them as on a CSR (lists past it are read from the
+    /// base cut at their deleted neighbors, about 1.4x slower on a sweep); `None`: the
+    /// memtable budget.
+    pub fn view_copy_bytes(mut self, view_copy_bytes: impl Into<Option<usize>>) -> Options {
+        self.view_copy_bytes = view_copy_bytes.into();
+        self
+    }
+
+    /// Worker threads for apply, seal, merge and verification (0: one per core).
+    pub fn threads(mut self, threads: usize) -> Options {
+        self.threads = threads;
+        self
+    }
+
+    /// Where bytes live: recorded at creation (file when `None`); `None` opens an existing
+    /// store on the medium it was created on, and naming another one is an error.
+    pub fn medium(mut self, medium: impl Into<Option<MediumKind>>) -> Options {
+        self.medium = medium.into();
+        self
+    }
+
+    /// [`crate::Graph::open`] creates the store if the directory has none (false by
+    /// default: open a mistyped path and get an error, not an empty store; the command
+    /// line's `ingest` sets it).
+    pub fn create(mut self, create: bool) -> Options {
+        self.create = create;
+        self
+    }
+
+    /// When run checksums are verified: on first use (default; a clean open of any size
+    /// reads only headers) or all at open.
+    pub fn verify(mut self, verify: Verify) -> Options {
+        self.verify = verify;
+        self
+    }
+
+    /// Runs per level before they are merged into one run of the next level.
+    pub fn fanout(mut self, fanout: usize) -> Options {
+        self.fanout = fanout;
+        self
+    }
+
+    /// Merges above level 0 write one run per partition of `2^partition_bits` vertex ids,
+    /// so that a merge rewrites one partition, not the whole graph (20: partitions of
+    /// about a million vertices; 0: never partition). A store that already has partition
+    /// runs keeps their size.
+    pub fn partition_bits(mut self, partition_bits: u32) -> Options {
+        self.partition_bits = partition_bits;
+        self
+    }
+
+    /// Flush and compact on a background thread (else only on explicit calls).
+    pub fn background(mut self, background: bool) -> Options {
+        self.background = background;
+        self
+    }
+
+    /// Bytes per WAL segment (64 MiB). Tests set it small so that segment rotation and
+    /// recycling happen every few batches.
+    pub fn wal_segment_bytes(mut self, wal_segment_bytes: u64) -> Options {
+        self.wal_segment_bytes = wal_segment_bytes;
+        self
+    }
+
+    /// Open without changing any file: no WAL repair, no flush on close, writes refused.
+    /// The WAL is still replayed (into DRAM) so reads see every acknowledged update.
+    pub fn read_only(mut self, read_only: bool) -> Options {
+        self.read_only = read_only;
+        self
+    }
+
+    /// What creates the store (such as "evograph demo"), recorded in it at creation and
+    /// shown by `stats`; ignored when opening an existing store.
+    pub fn created_by(mut self, created_by: impl Into<Option<String>>) -> Options {
+        self.created_by = created_by.into();
+        self
+    }
 }
 
 impl Default for Options {
@@ -168,16 +268,4 @@ impl Default for Options {
             created_by: None,
         }
     }
-}
-
-/// When a run file's block checksums (and offsets) are checked.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Verify {
-    /// All of them when the store is opened: the open reads the whole store.
-    AtOpen,
-    /// When the run is first read: by the first snapshot, by the first seal that resolves
-    /// against it, by the merge that consumes it. A clean open reads only headers. A damaged
-    /// run is still never read into a result: the first use fails with `Corrupt` instead.
-    #[default]
-    OnFirstUse,
 }

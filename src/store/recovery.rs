@@ -313,7 +313,7 @@ fn open_runs(
     medium: &Arc<dyn Medium>,
     root: &Root,
     expected: &Expected,
-    verify: run::file::Verify,
+    verify: run::Verify,
 ) -> Result<Vec<Run>> {
     let runs: Vec<Run> = root
         .runs

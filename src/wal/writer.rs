@@ -41,7 +41,7 @@ const SPARES: usize = 2;
 struct Queue {
     blocks: Vec<u8>,
     queued_end: u64,
-    error: Option<String>,
+    error: Option<Arc<Error>>,
     shutdown: bool,
     force_persist: bool,
     discard: bool,
@@ -212,7 +212,7 @@ impl Wal {
     }
 
     /// An error the writer hit, if any; the store must refuse further writes.
-    pub fn error(&self) -> Option<String> {
+    pub fn error(&self) -> Option<Arc<Error>> {
         self.shared.q.lock().unwrap().error.clone()
     }
 
@@ -293,14 +293,14 @@ fn writer_loop(sh: Arc<Shared>, mut log: Log, interval: Option<Duration>) {
                 q.spare_buf = std::mem::take(&mut buf);
             }
             if let Err(e) = res {
-                q.error.get_or_insert(e.to_string());
+                q.error.get_or_insert(Arc::new(e));
             }
         }
         sh.done.notify_all();
         if shutdown && sh.q.lock().unwrap().blocks.is_empty() {
             if discard {
                 if let Err(e) = log.discard() {
-                    sh.q.lock().unwrap().error.get_or_insert(e.to_string());
+                    sh.q.lock().unwrap().error.get_or_insert(Arc::new(e));
                 }
             }
             return;

@@ -109,13 +109,11 @@ pub fn ingest_kill_reopen(
     let t = Instant::now();
     let g = Graph::open(
         store,
-        Options {
-            create: false,
-            threads,
-            durability,
-            memtable_bytes: memtable_mb << 20,
-            ..Default::default()
-        },
+        Options::new()
+            .create(false)
+            .threads(threads)
+            .durability(durability)
+            .memtable_bytes(memtable_mb << 20),
     )?;
     let reopen_seconds = t.elapsed().as_secs_f64();
     let wal_bytes_replayed = g.wal_bytes_replayed();

@@ -482,15 +482,13 @@ fn open_store(
     create: bool,
     compression: Compression,
 ) -> evograph::Result<Graph> {
-    let opts = Options {
-        compression: create.then_some(compression),
-        durability: p.a.durability,
-        threads: p.threads,
-        memtable_bytes: p.a.memtable_mb << 20,
-        medium: Some(p.medium),
-        create,
-        ..Default::default()
-    };
+    let opts = Options::new()
+        .compression(create.then_some(compression))
+        .durability(p.a.durability)
+        .threads(p.threads)
+        .memtable_bytes(p.a.memtable_mb << 20)
+        .medium(Some(p.medium))
+        .create(create);
     match p.medium {
         MediumKind::Memory => Graph::in_memory(opts),
         _ => Graph::open(path, opts),

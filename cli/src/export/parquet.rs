@@ -4,10 +4,13 @@
 //!
 //! ```text
 //! OUT/evograph.json                 what was written: counts, kind, files, columns
-//! OUT/vertices/part-00000.parquet   id: uint64, out_degree: uint64, in_degree: uint64,
+//! OUT/vertices/part-00000.parquet   id: int64, out_degree: int64, in_degree: int64,
 //!                                   then one column per --kernels entry (int64 or double)
-//! OUT/edges/part-00000.parquet      src: uint64, dst: uint64[, weight: double]
+//! OUT/edges/part-00000.parquet      src: int64, dst: int64[, weight: double]
 //! ```
+//!
+//! Ids are `int64` when every external id fits (below 2^63), `uint64` otherwise: Spark has
+//! no unsigned longs and reads `uint64` as DECIMAL(20,0), which GraphFrames does not take.
 //!
 //! In a store with string keys, `id`, `src`, `dst` and the columns of kernels whose values
 //! are vertices (component and community labels) are strings (`large_utf8`) holding names.
@@ -36,6 +39,59 @@ pub(crate) struct Layout {
     pub row_group: u64,
 }
 
+/// How a table holds vertex keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ids {
+    /// Names (`large_utf8`), in a string-keyed store.
+    Names,
+    /// `int64`: every external id is below 2^63.
+    Signed,
+    /// `uint64`: some external id is not.
+    Unsigned,
+}
+
+impl Ids {
+    fn of(s: &Snapshot) -> Ids {
+        match s.names() {
+            Some(_) => Ids::Names,
+            None if s.external_ids().iter().all(|&e| e <= i64::MAX as u64) => Ids::Signed,
+            None => Ids::Unsigned,
+        }
+    }
+
+    /// The column type of vertex keys.
+    fn data_type(self) -> DataType {
+        match self {
+            Ids::Names => DataType::LargeUtf8,
+            Ids::Signed => DataType::Int64,
+            Ids::Unsigned => DataType::UInt64,
+        }
+    }
+
+    /// A column of the keys of external ids `ext` (of [`Ids::data_type`]).
+    fn column(self, s: &Snapshot, ext: impl Iterator<Item = u64>) -> ArrayRef {
+        match (self, s.names()) {
+            (Ids::Names, Some(names)) => {
+                Arc::new(LargeStringArray::from_iter_values(ext.map(|e| {
+                    names
+                        .get(e)
+                        .expect("a snapshot's names cover its external ids")
+                })))
+            }
+            (Ids::Signed, _) => Arc::new(Int64Array::from_iter_values(ext.map(|e| e as i64))),
+            _ => Arc::new(UInt64Array::from_iter_values(ext)),
+        }
+    }
+}
+
+/// What every part of an export shares.
+struct Export<'a> {
+    s: &'a Snapshot,
+    out: &'a Path,
+    ids: Ids,
+    layout: Layout,
+}
+
 /// A column of per-vertex kernel results, aligned with the vertex positions.
 struct Column {
     name: String,
@@ -49,7 +105,13 @@ pub(crate) fn write(s: &Snapshot, out: &Path, kernels: &[Kernel], layout: Layout
     // Kernels run before anything is written: a kernel that fails leaves no directory.
     let columns = kernel_columns(s, kernels, live.as_deref())?;
     let existed = out.exists();
-    let res = prepare(out).and_then(|()| write_tables(s, out, live.as_deref(), &columns, layout));
+    let x = Export {
+        s,
+        out,
+        ids: Ids::of(s),
+        layout,
+    };
+    let res = prepare(out).and_then(|()| write_tables(&x, live.as_deref(), &columns));
     if res.is_err() {
         // Leave no partial export behind (an existing directory was empty: keep it).
         let _ = std::fs::remove_dir_all(out.join("vertices"));
@@ -63,13 +125,8 @@ pub(crate) fn write(s: &Snapshot, out: &Path, kernels: &[Kernel], layout: Layout
     res
 }
 
-fn write_tables(
-    s: &Snapshot,
-    out: &Path,
-    live: Option<&[VertexId]>,
-    columns: &[Column],
-    layout: Layout,
-) -> Result<()> {
+fn write_tables(x: &Export, live: Option<&[VertexId]>, columns: &[Column]) -> Result<()> {
+    let (s, layout) = (x.s, x.layout);
     let rows = live.map_or(s.num_vertices(), <[VertexId]>::len);
     let dense = |p: usize| live.map_or(p as VertexId, |l| l[p]);
     let degrees: Vec<u64> = evograph::with_view!(s, |g| (0..rows)
@@ -87,14 +144,14 @@ fn write_tables(
     let vfiles: Vec<(String, u64)> = vparts
         .par_iter()
         .enumerate()
-        .map(|(i, r)| write_vertices(s, out, i, r.clone(), &dense, columns, layout))
+        .map(|(i, r)| write_vertices(x, i, r.clone(), &dense, columns))
         .collect::<Result<_>>()?;
     let efiles: Vec<(String, u64)> = eparts
         .par_iter()
         .enumerate()
-        .map(|(i, r)| write_edges(s, &order, out, i, r.clone(), &dense, layout))
+        .map(|(i, r)| write_edges(x, &order, i, r.clone(), &dense))
         .collect::<Result<_>>()?;
-    describe(s, out, &vfiles, &efiles, columns)
+    describe(s, x.out, &vfiles, &efiles, columns)
 }
 
 /// Refuses an output directory that holds anything (an export never overwrites).
@@ -188,26 +245,6 @@ fn kernel_columns(
     Ok(out)
 }
 
-/// The column type of vertex keys: integers, or names in a string-keyed store.
-fn key_type(s: &Snapshot) -> DataType {
-    match s.names() {
-        Some(_) => DataType::LargeUtf8,
-        None => DataType::UInt64,
-    }
-}
-
-/// A column of the keys of external ids `ext` (of type [`key_type`]).
-fn key_column(s: &Snapshot, ext: impl Iterator<Item = u64>) -> ArrayRef {
-    match s.names() {
-        Some(names) => Arc::new(LargeStringArray::from_iter_values(ext.map(|e| {
-            names
-                .get(e)
-                .expect("a snapshot's names cover its external ids")
-        }))),
-        None => Arc::new(UInt64Array::from_iter_values(ext)),
-    }
-}
-
 fn parquet_err(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::io("write", path, std::io::Error::other(e.to_string()))
 }
@@ -264,38 +301,38 @@ impl PartWriter {
 }
 
 fn write_vertices(
-    s: &Snapshot,
-    out: &Path,
+    x: &Export,
     i: usize,
     range: std::ops::Range<usize>,
     dense: &(impl Fn(usize) -> VertexId + Sync),
     columns: &[Column],
-    layout: Layout,
 ) -> Result<(String, u64)> {
+    let (s, layout) = (x.s, x.layout);
+    // Degrees are int64 too: Spark has no unsigned longs, and a degree always fits.
     let mut fields = vec![
-        Field::new("id", key_type(s), false),
-        Field::new("out_degree", DataType::UInt64, false),
-        Field::new("in_degree", DataType::UInt64, false),
+        Field::new("id", x.ids.data_type(), false),
+        Field::new("out_degree", DataType::Int64, false),
+        Field::new("in_degree", DataType::Int64, false),
     ];
     for c in columns {
         let nullable = c.values.null_count() > 0;
         fields.push(Field::new(&c.name, c.values.data_type().clone(), nullable));
     }
     let schema = Arc::new(Schema::new(fields));
-    let mut w = PartWriter::create(&out.join("vertices"), i, schema, layout)?;
+    let mut w = PartWriter::create(&x.out.join("vertices"), i, schema, layout)?;
     let step = layout.row_group as usize;
     for start in range.clone().step_by(step) {
         let r = start..(start + step).min(range.end);
         let (ids, outd, ind) = evograph::with_view!(s, |g| {
             let ids: Vec<u64> = r.clone().map(|p| s.external_id(dense(p))).collect();
-            let o: Vec<u64> = r.clone().map(|p| g.out_degree(dense(p)) as u64).collect();
-            let n: Vec<u64> = r.clone().map(|p| g.in_degree(dense(p)) as u64).collect();
+            let o: Vec<i64> = r.clone().map(|p| g.out_degree(dense(p)) as i64).collect();
+            let n: Vec<i64> = r.clone().map(|p| g.in_degree(dense(p)) as i64).collect();
             (ids, o, n)
         });
         let mut cols: Vec<ArrayRef> = vec![
-            key_column(s, ids.into_iter()),
-            Arc::new(UInt64Array::from(outd)),
-            Arc::new(UInt64Array::from(ind)),
+            x.ids.column(s, ids.into_iter()),
+            Arc::new(Int64Array::from(outd)),
+            Arc::new(Int64Array::from(ind)),
         ];
         cols.extend(columns.iter().map(|c| c.values.slice(r.start, r.len())));
         w.write(cols)?;
@@ -304,31 +341,35 @@ fn write_vertices(
 }
 
 fn write_edges(
-    s: &Snapshot,
+    x: &Export,
     order: &[u64],
-    out: &Path,
     i: usize,
     range: std::ops::Range<usize>,
     dense: &(impl Fn(usize) -> VertexId + Sync),
-    layout: Layout,
 ) -> Result<(String, u64)> {
+    let (s, layout) = (x.s, x.layout);
     let weighted = s.is_weighted();
     let mut fields = vec![
-        Field::new("src", key_type(s), false),
-        Field::new("dst", key_type(s), false),
+        Field::new("src", x.ids.data_type(), false),
+        Field::new("dst", x.ids.data_type(), false),
     ];
     if weighted {
         fields.push(Field::new("weight", DataType::Float64, false));
     }
-    let mut w = PartWriter::create(&out.join("edges"), i, Arc::new(Schema::new(fields)), layout)?;
+    let mut w = PartWriter::create(
+        &x.out.join("edges"),
+        i,
+        Arc::new(Schema::new(fields)),
+        layout,
+    )?;
     let group = layout.row_group as usize;
     let ext = s.external_ids();
     let undirected = s.is_undirected();
     let (mut src, mut dst, mut wt) = (Vec::new(), Vec::new(), Vec::new());
     let mut flush = |src: &mut Vec<u64>, dst: &mut Vec<u64>, wt: &mut Vec<f64>| -> Result<()> {
         let mut cols: Vec<ArrayRef> = vec![
-            key_column(s, std::mem::take(src).into_iter()),
-            key_column(s, std::mem::take(dst).into_iter()),
+            x.ids.column(s, std::mem::take(src).into_iter()),
+            x.ids.column(s, std::mem::take(dst).into_iter()),
         ];
         if weighted {
             cols.push(Arc::new(Float64Array::from(std::mem::take(wt))));

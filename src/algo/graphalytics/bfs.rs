@@ -13,7 +13,7 @@
 use crate::{GraphView, VertexId};
 
 /// Depth of a vertex the root does not reach.
-pub const UNREACHABLE: i64 = i64::MAX;
+pub use crate::types::UNREACHABLE;
 
 /// Hop distance from `source` along out-edges, per dense id; [`UNREACHABLE`] where none.
 ///

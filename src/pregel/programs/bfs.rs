@@ -3,8 +3,8 @@
 //! `d + 1`. Same results as [`crate::algo::graphalytics::bfs`]. Pull delivery: a small
 //! frontier is pushed and a large one gathered, as in direction-optimising BFS.
 
-use crate::algo::graphalytics::UNREACHABLE;
 use crate::pregel::{Context, Delivery, Messages, Min, Program};
+use crate::types::UNREACHABLE;
 use crate::{GraphView, VertexId};
 
 /// Hop distance from `source` along out-edges ([`UNREACHABLE`] where none).
