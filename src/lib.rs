@@ -19,6 +19,9 @@
 //! them together: ingest, flush, compaction, recovery. The on-medium format is in
 //! `FORMAT.md`.
 
+// Control flow in short functions (the threshold is in clippy.toml); tests may run long.
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod algo;
 mod batch;
 mod dict;

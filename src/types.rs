@@ -30,7 +30,7 @@ pub const MAX_VERTICES: u64 = (1u64 << (ID_WIDTH - 1)) - 1;
 
 /// Reads a little-endian [`VertexId`] from the first [`ID_BYTES`] bytes of `b`.
 #[inline]
-pub fn id_from_le(b: &[u8]) -> VertexId {
+pub(crate) fn id_from_le(b: &[u8]) -> VertexId {
     VertexId::from_le_bytes(b[..ID_BYTES].try_into().expect("ID_BYTES bytes"))
 }
 
@@ -164,5 +164,77 @@ mod tests {
         assert_eq!(dedup_sorted(&mut none), 0);
         let mut one = [7u64];
         assert_eq!(dedup_sorted(&mut one), 1);
+    }
+}
+
+/// Sets of vertices as bits in 64-bit words (bit `v % 64` of word `v / 64`): the deleted
+/// vertices a store keeps and its snapshots share, and the frontiers kernels build in
+/// parallel. One module for both, rather than a crate: the deleted set is shared as plain
+/// words (`Arc<Vec<u64>>`) with every snapshot, and frontiers need an atomic set, which
+/// the well-kept bitset crates (fixedbitset) do not offer.
+pub(crate) mod bits {
+    use super::VertexId;
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+    /// Whether `v` is in `words` (no word for it: not in the set).
+    #[inline]
+    pub(crate) fn get(words: &[u64], v: VertexId) -> bool {
+        (words.get(v as usize / 64)).is_some_and(|w| w >> (v % 64) & 1 == 1)
+    }
+
+    /// Puts `v` in `words` or takes it out, growing `words` to hold it.
+    pub(crate) fn assign(words: &mut Vec<u64>, v: VertexId, member: bool) {
+        let i = v as usize / 64;
+        if words.len() <= i {
+            words.resize(i + 1, 0);
+        }
+        match member {
+            true => words[i] |= 1 << (v % 64),
+            false => words[i] &= !(1 << (v % 64)),
+        }
+    }
+
+    /// A set of vertices below `n` that threads add to at once.
+    pub(crate) struct AtomicBits(Vec<AtomicU64>);
+
+    impl AtomicBits {
+        /// The empty set of vertices below `n`.
+        pub(crate) fn new(n: usize) -> Self {
+            AtomicBits((0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect())
+        }
+
+        /// The set of `vs`, all below `n`.
+        pub(crate) fn of(n: usize, vs: &[VertexId]) -> Self {
+            let mut s = AtomicBits::new(n);
+            for &v in vs {
+                *s.0[v as usize / 64].get_mut() |= 1 << (v % 64);
+            }
+            s
+        }
+
+        /// Adds `v`, racing other threads' adds safely.
+        #[inline]
+        pub(crate) fn insert(&self, v: VertexId) {
+            self.0[v as usize / 64].fetch_or(1 << (v % 64), Relaxed);
+        }
+
+        /// Whether `v` is in the set.
+        #[inline]
+        pub(crate) fn contains(&self, v: VertexId) -> bool {
+            self.0[v as usize / 64].load(Relaxed) >> (v % 64) & 1 == 1
+        }
+
+        /// The members, ascending.
+        pub(crate) fn members(&self) -> Vec<VertexId> {
+            let mut out = Vec::new();
+            for (i, w) in self.0.iter().enumerate() {
+                let mut w = w.load(Relaxed);
+                while w != 0 {
+                    out.push((i * 64) as VertexId + w.trailing_zeros() as VertexId);
+                    w &= w - 1;
+                }
+            }
+            out
+        }
     }
 }

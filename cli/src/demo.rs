@@ -40,21 +40,41 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             tmp.join("store")
         }
     };
+    let edges = generate(a.scale)?;
+    ingest(&path, &edges, a.batch)?;
+    let sound = reopen_and_check(&path)?;
+    if a.dir.is_none() {
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+    }
+    Ok(if sound {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The demo's graph: Kronecker at `scale`, edge factor 16, shuffled.
+fn generate(scale: u32) -> evograph::Result<Vec<(u32, u32)>> {
     let spec = GenSpec {
         kind: GenKind::Kron,
-        scale: a.scale,
+        scale,
         edge_factor: 16,
         seed: 1,
     };
     let mut edges = gen::generate(&spec)?;
     gen::shuffle(&mut edges, 1);
     println!(
-        "generated Kronecker scale {} ({} edges, shuffled)",
-        a.scale,
+        "generated Kronecker scale {scale} ({} edges, shuffled)",
         edges.len()
     );
+    Ok(edges)
+}
+
+/// Ingests `edges` durably in batches of `batch`, a batch in flight while the next is
+/// submitted, then closes the store.
+fn ingest(path: &Path, edges: &[(u32, u32)], batch: usize) -> evograph::Result<()> {
     let g = Graph::open(
-        &path,
+        path,
         Options::new()
             .durability(Durability::Sync)
             // --dir may name a store from an earlier demo: the same edges go in again.
@@ -63,7 +83,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     )?;
     let t = Instant::now();
     let mut pending = None;
-    for chunk in edges.chunks(a.batch.max(1)) {
+    for chunk in edges.chunks(batch.max(1)) {
         let recs: Vec<Record> = chunk
             .iter()
             .map(|&(s, d)| Record::Insert(s as u64, d as u64))
@@ -88,8 +108,13 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         "closed (memtable flushed to a run) in {:.3} s",
         t.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// Reopens the store (verifying every checksum) and checks it: whether it is sound.
+fn reopen_and_check(path: &Path) -> evograph::Result<bool> {
     let t = Instant::now();
-    let g = Graph::open(&path, Options::default())?;
+    let g = Graph::open(path, Options::default())?;
     println!(
         "reopened (every checksum verified) in {:.3} s",
         t.elapsed().as_secs_f64()
@@ -109,14 +134,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         s.bytes_written_total as f64 / s.edges.max(1) as f64
     );
     g.close()?;
-    if a.dir.is_none() {
-        let _ = std::fs::remove_dir_all(path.parent().unwrap());
-    }
-    Ok(if r.is_sound() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(r.is_sound())
 }
 
 /// Refuses a `--dir` that is neither new nor empty nor a store an earlier demo made: the

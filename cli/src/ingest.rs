@@ -275,7 +275,63 @@ fn stream(
     total: u64,
     acked: &Cell<u64>,
 ) -> evograph::Result<u64> {
-    let batch = a.batch as usize;
+    let (rx, reader) = read_ahead(src, a.batch as usize);
+    let pb = progress::bytes(total, "ingesting");
+    let mut acks = Acks {
+        g,
+        pending: VecDeque::with_capacity(a.in_flight + 1),
+        acked,
+        print: a.print_acks,
+        out: std::io::stdout().lock(),
+    };
+    let mut records = 0u64;
+    let res = (|| {
+        for b in &rx {
+            let (b, names) = match b {
+                Ok(b) => b,
+                Err(e) => {
+                    acks.settle()?;
+                    return Err(e);
+                }
+            };
+            let submitted = match &names {
+                Some(n) => g.submit_named(&b, n),
+                None => g.submit(&b),
+            };
+            let ticket = match submitted {
+                Ok(t) => t,
+                Err(e) => {
+                    // The batches before this one may well be durable (a refused batch
+                    // leaves the store as it was); their acknowledgement error, if any,
+                    // says less than this one.
+                    let _ = acks.settle();
+                    return Err(e);
+                }
+            };
+            records += b.len() as u64;
+            pb.inc(b.len() as u64 * 8);
+            acks.pending.push_back((ticket, records));
+            acks.keep_at_most(a.in_flight)?;
+        }
+        acks.settle()?;
+        Ok(records)
+    })();
+    pb.finish_and_clear();
+    // Dropping the receiver first lets a reader blocked on a full channel end.
+    drop(rx);
+    let _ = reader.join();
+    res
+}
+
+/// Reads batches of `batch` records from `src` on a thread of its own, two ahead of the
+/// caller; an error ends the stream.
+fn read_ahead(
+    src: Box<dyn io::RecordSource>,
+    batch: usize,
+) -> (
+    mpsc::Receiver<evograph::Result<Batch>>,
+    std::thread::JoinHandle<()>,
+) {
     let (tx, rx) = mpsc::sync_channel::<evograph::Result<Batch>>(2);
     let reader = std::thread::spawn(move || {
         let mut src = src;
@@ -298,74 +354,49 @@ fn stream(
             }
         }
     });
-    let pb = progress::bytes(total, "ingesting");
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let mut records = 0u64;
-    // (ticket, records acknowledged once it is durable), oldest first.
-    let mut pending = VecDeque::with_capacity(a.in_flight + 1);
-    let ack = |n: u64, out: &mut std::io::StdoutLock| -> evograph::Result<()> {
-        acked.set(n);
-        if a.print_acks {
-            writeln!(out, "acked {n}")
-                .and_then(|_| out.flush())
+    (rx, reader)
+}
+
+/// The batches in flight, and how their acknowledgements are told: `acked` counts the
+/// records acknowledged, and `--print-acks` prints each count once it is durable.
+struct Acks<'a> {
+    g: &'a Graph,
+    /// (ticket, records acknowledged once it is durable), oldest first.
+    pending: VecDeque<(Ticket, u64)>,
+    acked: &'a Cell<u64>,
+    print: bool,
+    out: std::io::StdoutLock<'static>,
+}
+
+impl Acks<'_> {
+    fn ack(&mut self, n: u64) -> evograph::Result<()> {
+        self.acked.set(n);
+        if self.print {
+            writeln!(self.out, "acked {n}")
+                .and_then(|_| self.out.flush())
                 .map_err(|e| evograph::Error::io("write", "stdout", e))?;
         }
         Ok(())
-    };
-    // Acknowledges the batches in flight that become durable, oldest first, until one
-    // does not: after an error, the report then counts everything the store keeps.
-    let settle = |pending: &mut VecDeque<(Ticket, u64)>,
-                  out: &mut std::io::StdoutLock|
-     -> evograph::Result<()> {
-        for (pt, n) in pending.drain(..) {
-            g.wait(pt)?;
-            ack(n, out)?;
+    }
+
+    /// Waits for the oldest batches until at most `in_flight` are unacknowledged.
+    fn keep_at_most(&mut self, in_flight: usize) -> evograph::Result<()> {
+        while self.pending.len() > in_flight {
+            let (t, n) = self
+                .pending
+                .pop_front()
+                .expect("more than in_flight pending");
+            self.g.wait(t)?;
+            self.ack(n)?;
         }
         Ok(())
-    };
-    let res = (|| {
-        for b in &rx {
-            let (b, names) = match b {
-                Ok(b) => b,
-                Err(e) => {
-                    settle(&mut pending, &mut out)?;
-                    return Err(e);
-                }
-            };
-            let submitted = match &names {
-                Some(n) => g.submit_named(&b, n),
-                None => g.submit(&b),
-            };
-            let ticket = match submitted {
-                Ok(t) => t,
-                Err(e) => {
-                    // The batches before this one may well be durable (a refused batch
-                    // leaves the store as it was); their acknowledgement error, if any,
-                    // says less than this one.
-                    let _ = settle(&mut pending, &mut out);
-                    return Err(e);
-                }
-            };
-            records += b.len() as u64;
-            pb.inc(b.len() as u64 * 8);
-            pending.push_back((ticket, records));
-            while pending.len() > a.in_flight {
-                let (pt, n) = pending
-                    .pop_front()
-                    .expect("more than in_flight >= 1 pending");
-                g.wait(pt)?;
-                ack(n, &mut out)?;
-            }
-        }
-        settle(&mut pending, &mut out)?;
-        Ok(records)
-    })();
-    pb.finish_and_clear();
-    // Dropping the receiver first lets a reader blocked on a full channel end.
-    drop(rx);
-    let _ = reader.join();
-    res
+    }
+
+    /// Acknowledges the batches in flight that become durable, oldest first, until one
+    /// does not: after an error, the report then counts everything the store keeps.
+    fn settle(&mut self) -> evograph::Result<()> {
+        self.keep_at_most(0)
+    }
 }
 
 fn print_summary(

@@ -1,5 +1,8 @@
 //! The `evograph` command: generate graphs, ingest them durably, inspect and maintain stores.
 
+// Control flow in short functions (the threshold is in clippy.toml); tests may run long.
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 mod args;
 mod bench;
 mod check;

@@ -123,31 +123,50 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             .view_copy_bytes(Some(a.view_mb << 20)),
     )?;
     let s = g.snapshot()?;
-    let dense = |key: &str| -> evograph::Result<VertexId> {
-        g.dense_id_of(key)?
-            .filter(|&v| s.vertex_exists(v))
-            .ok_or_else(|| invalid(format!("vertex {key} is not in the graph")))
-    };
-    let source = match &a.source {
-        Some(x) => Some(dense(x)?),
-        None if a.kernel.needs_source() => {
-            return Err(invalid(format!("{} needs --source", a.kernel)))
-        }
-        None => None,
-    };
+    let source = source(&a, &g, &s)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .map_err(|e| invalid(e.to_string()))?;
     let params = params(&a, source);
     let (out, trials) = run_trials(&pool, &s, a.kernel, &params, a.trials)?;
-    let trial_seconds: Vec<f64> = trials.iter().map(|t| t.seconds).collect();
-    let seconds = crate::bench::median(&trial_seconds).expect("one trial at least");
-    let (values, mut summary) = (&out.values, out.report.clone());
+    let unfinished = warn(&a, &s, &out);
+    let code = if unfinished {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    };
+    if a.output.is_some() || !a.json {
+        pool.install(|| write_values(&s, a.kernel, &out.values, a.output.as_deref()))?;
+    }
+    if a.json {
+        println!("{}", json_report(&a, &s, threads, out.report, &trials));
+    }
+    Ok(code)
+}
+
+/// The dense id of `--source`, which must be in the graph; none when the kernel needs
+/// none.
+fn source(a: &Args, g: &evograph::Graph, s: &Snapshot) -> evograph::Result<Option<VertexId>> {
+    let Some(key) = &a.source else {
+        return match a.kernel.needs_source() {
+            true => Err(invalid(format!("{} needs --source", a.kernel))),
+            false => Ok(None),
+        };
+    };
+    let v = g.dense_id_of(key)?.filter(|&v| s.vertex_exists(v));
+    v.map(Some)
+        .ok_or_else(|| invalid(format!("vertex {key} is not in the graph")))
+}
+
+/// Says on stderr what the user should know of the run; whether the kernel stopped
+/// before it finished (a vertex program at its superstep limit).
+fn warn(a: &Args, s: &Snapshot, out: &evograph::algo::kernel::Outcome) -> bool {
     if a.kernel == Kernel::Tc && !s.is_undirected() {
         eprintln!("evograph: tc counts triangles of the undirected graph: this directed store's edge directions are ignored");
     }
-    if let Some(note) = summary.get("verify_note").and_then(|v| v.as_str()) {
+    let said = |key: &str| out.report.get(key).and_then(|v| v.as_str());
+    if let Some(note) = said("verify_note") {
         eprintln!("evograph: {note}");
     }
     let unfinished = out.unfinished();
@@ -155,24 +174,22 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         eprintln!(
             "evograph: {} {}",
             a.kernel,
-            summary
-                .get("stop")
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
+            said("stop").unwrap_or_default()
         );
     }
-    let code = if unfinished {
-        ExitCode::from(3)
-    } else {
-        ExitCode::SUCCESS
-    };
-    if !a.json {
-        pool.install(|| write_values(&s, a.kernel, values, a.output.as_deref()))?;
-        return Ok(code);
-    }
-    if a.output.is_some() {
-        pool.install(|| write_values(&s, a.kernel, values, a.output.as_deref()))?;
-    }
+    unfinished
+}
+
+/// The `--json` line: the run, the kernel's report and its trials' times.
+fn json_report(
+    a: &Args,
+    s: &Snapshot,
+    threads: usize,
+    mut summary: serde_json::Map<String, serde_json::Value>,
+    trials: &[Trial],
+) -> serde_json::Value {
+    let trial_seconds: Vec<f64> = trials.iter().map(|t| t.seconds).collect();
+    let seconds = crate::bench::median(&trial_seconds).expect("one trial at least");
     let mut o = json!({
         "kernel": a.kernel.name(),
         "seconds": seconds,
@@ -187,9 +204,8 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         summary.insert("gteps".into(), (e / seconds.max(1e-9) / 1e9).into());
     }
     o.as_object_mut().unwrap().extend(summary);
-    o.as_object_mut().unwrap().extend(per_round(&trials));
-    println!("{o}");
-    Ok(code)
+    o.as_object_mut().unwrap().extend(per_round(trials));
+    o
 }
 
 /// One trial's time and, for a kernel that reports them, its rounds.

@@ -59,26 +59,51 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let s = g.stats()?;
     // Count what export lists: the memtable included, an undirected edge once.
     let snap = g.snapshot()?;
-    let edges = snap.edge_count();
+    let counts = Counts {
+        edges: snap.edge_count(),
+        entries: snap.num_edges(),
+        open_seconds,
+    };
     if a.json {
-        let mut v = serde_json::to_value(&s).expect("stats serialize");
-        v["open_seconds"] = open_seconds.into();
-        v["edges"] = edges.into();
-        v["adjacency_entries"] = snap.num_edges().into();
-        v["id_width"] = evograph::types::ID_WIDTH.into();
-        v["dram_model"] = serde_json::json!({
-            "dictionary_bytes": DICT_BYTES_PER_ID * s.vertex_ids,
-            "merge_index_bytes": merge_index_bytes(&s),
-            "compact_index_bytes": MERGE_BYTES_PER_VERTEX * s.vertex_ids,
-            "merge_wave_bytes": merge_wave_bytes(&s),
-        });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).expect("stats serialize")
-        );
+        print_json(&s, &counts);
         return Ok(ExitCode::SUCCESS);
     }
     println!("store           {}", a.store.display());
+    print_identity(&s);
+    print_shape(&s, &counts);
+    print_costs(&s, &counts);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the report counts beyond the store's own figures.
+struct Counts {
+    /// Edges as export lists them (an undirected edge once).
+    edges: u64,
+    /// Adjacency entries.
+    entries: u64,
+    open_seconds: f64,
+}
+
+fn print_json(s: &evograph::store::Stats, c: &Counts) {
+    let mut v = serde_json::to_value(s).expect("stats serialize");
+    v["open_seconds"] = c.open_seconds.into();
+    v["edges"] = c.edges.into();
+    v["adjacency_entries"] = c.entries.into();
+    v["id_width"] = evograph::types::ID_WIDTH.into();
+    v["dram_model"] = serde_json::json!({
+        "dictionary_bytes": DICT_BYTES_PER_ID * s.vertex_ids,
+        "merge_index_bytes": merge_index_bytes(s),
+        "compact_index_bytes": MERGE_BYTES_PER_VERTEX * s.vertex_ids,
+        "merge_wave_bytes": merge_wave_bytes(s),
+    });
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&v).expect("stats serialize")
+    );
+}
+
+/// Which store this is, who made it and what its last recovery cut.
+fn print_identity(s: &evograph::store::Stats) {
     match &s.store_id {
         Some(id) => println!("store id        {id} (commit {})", s.commit),
         None => println!(
@@ -94,16 +119,18 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             c.records, c.bytes, c.lsn, c.commit
         );
     }
-    println!(
-        "kind            {}{}, {}-bit vertex ids",
-        if s.undirected {
-            "undirected"
-        } else {
-            "directed"
-        },
-        if s.weighted { ", weighted" } else { "" },
-        evograph::types::ID_WIDTH
-    );
+}
+
+/// The graph's kind and size, and how its runs are laid out.
+fn print_shape(s: &evograph::store::Stats, c: &Counts) {
+    let kind = if s.undirected {
+        "undirected"
+    } else {
+        "directed"
+    };
+    let weighted = if s.weighted { ", weighted" } else { "" };
+    let width = evograph::types::ID_WIDTH;
+    println!("kind            {kind}{weighted}, {width}-bit vertex ids");
     if s.keys == "string" {
         println!("keys            string (vertex names)");
     }
@@ -111,14 +138,14 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         println!("compression     {} (runs' neighbor lists)", s.compression);
     }
     println!("vertices        {} ({} ids)", s.vertices, s.vertex_ids);
+    let listed = if s.undirected {
+        "each undirected edge once"
+    } else {
+        "directed"
+    };
     println!(
-        "edges           {edges} ({}, as export lists them; {} adjacency entries)",
-        if s.undirected {
-            "each undirected edge once"
-        } else {
-            "directed"
-        },
-        snap.num_edges()
+        "edges           {} ({listed}, as export lists them; {} adjacency entries)",
+        c.edges, c.entries
     );
     for l in &s.levels {
         let parts = if l.partitions > 0 {
@@ -138,6 +165,10 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         "memtable        {} updates (from WAL replay)",
         s.memtable_updates
     );
+}
+
+/// What the store costs: DRAM, medium bytes, bytes written, time to open.
+fn print_costs(s: &evograph::store::Stats, c: &Counts) {
     println!(
         "dram bytes      {} (memtables, unflushed runs, vertex tables)",
         s.dram_bytes
@@ -146,9 +177,9 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     println!(
         "dram model      a writer needs its memtable budget + {:.0} MiB dictionary ({DICT_BYTES_PER_ID} B per id) + {:.0} MiB for a merge's index (one partition's; `compact`, which writes one dense run: {:.0} MiB) + up to {:.0} MiB for a merge's wave of output + allocator slack (README, Memory)",
         mib(DICT_BYTES_PER_ID * s.vertex_ids),
-        mib(merge_index_bytes(&s)),
+        mib(merge_index_bytes(s)),
         mib(MERGE_BYTES_PER_VERTEX * s.vertex_ids),
-        mib(merge_wave_bytes(&s)),
+        mib(merge_wave_bytes(s)),
     );
     println!(
         "medium          {} (persists by {})",
@@ -162,16 +193,16 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     println!("bytes written   {} since creation", s.bytes_written_total);
     println!(
         "opened in       {:.3} s ({} WAL bytes replayed; run checksums are verified on first read)",
-        open_seconds, s.wal_bytes_replayed
+        c.open_seconds, s.wal_bytes_replayed
     );
-    if edges > 0 {
+    if c.edges > 0 {
         let runs: u64 = s.levels.iter().map(|l| l.bytes).sum();
+        let per_edge = |b: u64| b as f64 / c.edges as f64;
         println!(
             "bytes per edge  {:.2} at rest ({:.2} in runs), {:.2} written",
-            s.medium_bytes as f64 / edges as f64,
-            runs as f64 / edges as f64,
-            s.bytes_written_total as f64 / edges as f64
+            per_edge(s.medium_bytes),
+            per_edge(runs),
+            per_edge(s.bytes_written_total)
         );
     }
-    Ok(ExitCode::SUCCESS)
 }

@@ -9,7 +9,7 @@
 mod common;
 
 use common::{name_of, read, Model, Rng};
-use evograph::{Graph, KeyKind, Options, Record};
+use evograph::{Error, Graph, KeyKind, Options, Record};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -178,14 +178,14 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyK
             window_ms = window_ms.min((lived / 2).max(2));
         }
 
-        // A child killed before it made the store (a cold start of a large debug binary
-        // can outlast the first deadline) promised nothing; once a store exists it must
-        // stay.
-        if !store_made && acked == 0 && !store.exists() {
-            continue;
-        }
-        let g = Graph::open(&store, Options::default())
-            .unwrap_or_else(|e| panic!("seed {seed} trial {trial}: reopen failed: {e}"));
+        // A child killed before it committed the store's first root (a cold start of a
+        // large debug binary can outlast the first deadline) promised nothing, and leaves
+        // at most an empty directory that is not a store yet; once a store exists it
+        // must stay.
+        let g = match Graph::open(&store, Options::default()) {
+            Err(Error::NotAStore { .. }) if !store_made && acked == 0 => continue,
+            r => r.unwrap_or_else(|e| panic!("seed {seed} trial {trial}: reopen failed: {e}")),
+        };
         store_made = true;
         let (got_vertices, got) = read(&g.snapshot().unwrap());
         // The recovered state must be the model after exactly k whole batches, with k

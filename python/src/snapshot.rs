@@ -454,7 +454,9 @@ type SignedId = i64;
 /// the library: `Params::check`).
 fn check_threads(threads: usize) -> PyResult<()> {
     if threads > 1024 {
-        return Err(PyValueError::new_err("threads must be in [0, 1024]"));
+        return Err(PyValueError::new_err(format!(
+            "invalid argument: threads: {threads} is not in 0..=1024"
+        )));
     }
     Ok(())
 }

@@ -6,6 +6,8 @@ use crate::pregel::{self, programs, Delivery, Program};
 use crate::snapshot::Access;
 use crate::types::VertexId;
 use crate::{Error, GraphView, Result, Snapshot};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::{json, Map, Value};
 use std::time::Instant;
 
@@ -368,6 +370,17 @@ fn timed_verify(
     r.map_err(|m| invalid(format!("verification failed: {m}")))
 }
 
+/// One kernel run on `g` (the snapshot `s`, or one of its faster views): what it reads,
+/// and where its report and time go.
+struct Job<'a, G> {
+    g: &'a G,
+    s: &'a Snapshot,
+    kernel: Kernel,
+    p: &'a Params,
+    report: &'a mut Map<String, Value>,
+    clock: &'a mut Clock,
+}
+
 /// Runs the kernel on `g` (the snapshot `s`, or one of its faster views).
 fn compute<G: GraphView>(
     g: &G,
@@ -377,137 +390,193 @@ fn compute<G: GraphView>(
     report: &mut Map<String, Value>,
     clock: &mut Clock,
 ) -> Result<Values> {
-    let source = || {
-        p.source
-            .ok_or_else(|| invalid(format!("{kernel} needs a source vertex")))
+    let mut job = Job {
+        g,
+        s,
+        kernel,
+        p,
+        report,
+        clock,
     };
-    let picked = || -> Result<VertexId> {
-        match p.source {
+    match kernel {
+        Kernel::Bfs | Kernel::Pr | Kernel::Wcc | Kernel::Cdlp | Kernel::Lcc | Kernel::Sssp => {
+            job.graphalytics()
+        }
+        Kernel::Khop => job.khop(),
+        Kernel::GapBfs
+        | Kernel::GapPr
+        | Kernel::GapCc
+        | Kernel::GapSssp
+        | Kernel::Bc
+        | Kernel::Tc => job.gap(),
+        Kernel::PregelPr | Kernel::PregelCc | Kernel::PregelBfs | Kernel::PregelSssp => {
+            job.pregel()
+        }
+    }
+}
+
+impl<G: GraphView> Job<'_, G> {
+    /// The source the parameters give: the kernel needs one.
+    fn source(&self) -> Result<VertexId> {
+        (self.p.source).ok_or_else(|| invalid(format!("{} needs a source vertex", self.kernel)))
+    }
+
+    /// The source the parameters give, else one picked as GAPBS picks them.
+    fn picked(&self) -> Result<VertexId> {
+        match self.p.source {
             Some(v) => Ok(v),
-            None => Ok(pick_sources(s, 1)?[0]),
+            None => Ok(pick_sources(self.s, 1, SOURCE_SEED)?[0]),
         }
-    };
-    let ext = |x: VertexId| s.external_id(x) as i64;
-    Ok(match kernel {
-        Kernel::Bfs => {
-            let src = source()?;
-            let d = clock.time(|| ga::bfs(g, src));
-            report.insert("reached".into(), reached_depths(&d).into());
-            Values::Int(d)
+    }
+
+    /// A dense id's external id, as the values of label kernels are reported.
+    fn ext(&self, x: VertexId) -> i64 {
+        self.s.external_id(x) as i64
+    }
+
+    fn note(&mut self, key: &str, value: impl Into<Value>) {
+        self.report.insert(key.into(), value.into());
+    }
+
+    /// Runs a verifier when the parameters ask for one.
+    fn verify(&mut self, f: impl FnOnce() -> std::result::Result<(), String>) -> Result<()> {
+        match self.p.verify {
+            true => timed_verify(self.report, f),
+            false => Ok(()),
         }
-        Kernel::Pr => {
-            let it = p.iterations.unwrap_or(10);
-            report.insert("iterations".into(), it.into());
-            Values::Float(clock.time(|| ga::pagerank(g, p.damping, it)))
-        }
-        Kernel::Wcc => {
-            let l = clock.time(|| ga::wcc(g));
-            report.insert("components".into(), count_labels(s, &l).into());
-            Values::Int(l.iter().map(|&x| ext(x as VertexId)).collect())
-        }
-        Kernel::Cdlp => {
-            let it = p.iterations.unwrap_or(10);
-            let labels = clock.time(|| ga::cdlp(g, it, s.external_ids()));
-            report.insert("iterations".into(), it.into());
-            report.insert("communities".into(), count_labels(s, &labels).into());
-            Values::Int(labels.iter().map(|&x| x as i64).collect())
-        }
-        Kernel::Lcc => Values::Float(clock.time(|| ga::lcc(g))),
-        Kernel::GapBfs => {
-            let src = picked()?;
-            let parents = clock.time(|| gap::bfs::bfs(g, src));
-            if p.verify {
-                timed_verify(report, || gap::bfs::verify(g, src, &parents))?;
+    }
+
+    /// The LDBC Graphalytics kernels (`Kernel::Sssp` included).
+    fn graphalytics(&mut self) -> Result<Values> {
+        let (g, s, p) = (self.g, self.s, self.p);
+        let it = p.iterations.unwrap_or(10);
+        Ok(match self.kernel {
+            Kernel::Bfs => {
+                let src = self.source()?;
+                let d = self.clock.time(|| ga::bfs(g, src));
+                self.note("reached", reached_depths(&d));
+                Values::Int(d)
             }
-            let reached = parents.iter().filter(|&&x| x >= 0).count();
-            report.insert("reached".into(), reached.into());
-            let parents = parents
-                .iter()
-                .map(|&x| if x < 0 { -1 } else { ext(x as VertexId) });
-            Values::Int(parents.collect())
-        }
-        Kernel::GapPr => Values::Float(gap_pr(g, p, report, clock)?),
-        Kernel::GapCc => {
-            let c = clock.time(|| gap::cc::afforest(g));
-            if p.verify {
-                timed_verify(report, || gap::cc::verify(g, &c))?;
+            Kernel::Pr => {
+                self.note("iterations", it);
+                Values::Float(self.clock.time(|| ga::pagerank(g, p.damping, it)))
             }
-            let l: Vec<u64> = c.iter().map(|&x| x as u64).collect();
-            report.insert("components".into(), count_labels(s, &l).into());
-            Values::Int(c.iter().map(|&x| ext(x)).collect())
-        }
-        Kernel::Bc => {
-            let mut sources = pick_sources(s, p.samples.max(1))?;
-            if let Some(src) = p.source {
-                sources[0] = src;
+            Kernel::Wcc => {
+                let l = self.clock.time(|| ga::wcc(g));
+                self.note("components", count_labels(s, &l));
+                Values::Int(l.iter().map(|&x| self.ext(x as VertexId)).collect())
             }
-            let b = clock.time(|| gap::bc::brandes(g, &sources));
-            if p.verify {
-                timed_verify(report, || gap::bc::verify(g, &sources, &b))?;
+            Kernel::Cdlp => {
+                let labels = self.clock.time(|| ga::cdlp(g, it, s.external_ids()));
+                self.note("iterations", it);
+                self.note("communities", count_labels(s, &labels));
+                Values::Int(labels.iter().map(|&x| x as i64).collect())
             }
-            let named: Vec<Value> = sources.iter().map(|&v| key_json(s, v)).collect();
-            report.insert("sources".into(), named.into());
-            Values::Float(b)
-        }
-        Kernel::Tc => {
-            let n = clock.time(|| gap::tc::ordered_count(g));
-            if p.verify {
-                timed_verify(report, || gap::tc::verify(g, n))?;
+            Kernel::Lcc => Values::Float(self.clock.time(|| ga::lcc(g))),
+            _ => self.sssp(self.source()?)?,
+        })
+    }
+
+    /// Delta-stepping from `src` (LDBC's SSSP and GAP's), refusing negative weights.
+    fn sssp(&mut self, src: VertexId) -> Result<Values> {
+        let g = self.g;
+        gap::sssp::check_weights(g).map_err(invalid)?;
+        let d = self
+            .clock
+            .time(|| gap::sssp::delta_stepping(g, src, self.p.delta));
+        self.verify(|| gap::sssp::verify(g, src, &d))?;
+        self.note("reached", reached_distances(&d));
+        Ok(Values::Float(d))
+    }
+
+    /// The vertices one and two hops from the source.
+    fn khop(&mut self) -> Result<Values> {
+        let (g, v) = (self.g, self.picked()?);
+        let (one, two) = self.clock.time(|| (ga::one_hop(g, v), ga::two_hop(g, v)));
+        self.note("one_hop", one.iter().filter(|&&w| w != v).count());
+        self.note("two_hop", two.len());
+        let hop = |w: VertexId| if one.binary_search(&w).is_ok() { 1 } else { 2 };
+        Ok(Values::Hops(two.iter().map(|&w| (w, hop(w))).collect()))
+    }
+
+    /// The GAP Benchmark Suite's kernels, each verified on request.
+    fn gap(&mut self) -> Result<Values> {
+        let (g, s, p) = (self.g, self.s, self.p);
+        Ok(match self.kernel {
+            Kernel::GapBfs => {
+                let src = self.picked()?;
+                let parents = self.clock.time(|| gap::bfs::bfs(g, src));
+                self.verify(|| gap::bfs::verify(g, src, &parents))?;
+                self.note("reached", parents.iter().filter(|&&x| x >= 0).count());
+                let ext = |x: i64| if x < 0 { -1 } else { self.ext(x as VertexId) };
+                Values::Int(parents.iter().map(|&x| ext(x)).collect())
             }
-            report.insert("triangles".into(), n.into());
-            Values::Scalar(n)
-        }
-        Kernel::Khop => {
-            let v = picked()?;
-            let (one, two) = clock.time(|| (ga::one_hop(g, v), ga::two_hop(g, v)));
-            let direct = one.iter().filter(|&&w| w != v).count();
-            report.insert("one_hop".into(), direct.into());
-            report.insert("two_hop".into(), two.len().into());
-            let hop = |w: VertexId| if one.binary_search(&w).is_ok() { 1 } else { 2 };
-            Values::Hops(two.iter().map(|&w| (w, hop(w))).collect())
-        }
-        Kernel::Sssp | Kernel::GapSssp => {
-            let src = if kernel == Kernel::Sssp {
-                source()?
-            } else {
-                picked()?
-            };
-            gap::sssp::check_weights(g).map_err(invalid)?;
-            let d = clock.time(|| gap::sssp::delta_stepping(g, src, p.delta));
-            if p.verify {
-                timed_verify(report, || gap::sssp::verify(g, src, &d))?;
+            Kernel::GapPr => Values::Float(gap_pr(g, p, self.report, self.clock)?),
+            Kernel::GapCc => {
+                let c = self.clock.time(|| gap::cc::afforest(g));
+                self.verify(|| gap::cc::verify(g, &c))?;
+                let l: Vec<u64> = c.iter().map(|&x| x as u64).collect();
+                self.note("components", count_labels(s, &l));
+                Values::Int(c.iter().map(|&x| self.ext(x)).collect())
             }
-            report.insert("reached".into(), reached_distances(&d).into());
-            Values::Float(d)
-        }
-        Kernel::PregelPr => {
-            let it = p.iterations.unwrap_or(10);
-            report.insert("iterations".into(), it.into());
-            let prog = programs::PageRank {
-                damping: p.damping,
-                iterations: it,
-            };
-            Values::Float(run_pregel(g, &prog, p, report, clock)?)
-        }
-        Kernel::PregelCc => {
-            let l = run_pregel(g, &programs::Components, p, report, clock)?;
-            report.insert("components".into(), count_labels(s, &l).into());
-            Values::Int(l.iter().map(|&x| ext(x)).collect())
-        }
-        Kernel::PregelBfs => {
-            let prog = programs::Bfs { source: source()? };
-            let d = run_pregel(g, &prog, p, report, clock)?;
-            report.insert("reached".into(), reached_depths(&d).into());
-            Values::Int(d)
-        }
-        Kernel::PregelSssp => {
-            gap::sssp::check_weights(g).map_err(invalid)?;
-            let prog = programs::Sssp { source: source()? };
-            let d = run_pregel(g, &prog, p, report, clock)?;
-            report.insert("reached".into(), reached_distances(&d).into());
-            Values::Float(d)
-        }
-    })
+            Kernel::Bc => {
+                let mut sources = pick_sources(s, p.samples.max(1), SOURCE_SEED)?;
+                if let Some(src) = p.source {
+                    sources[0] = src;
+                }
+                let b = self.clock.time(|| gap::bc::brandes(g, &sources));
+                self.verify(|| gap::bc::verify(g, &sources, &b))?;
+                let named: Vec<Value> = sources.iter().map(|&v| key_json(s, v)).collect();
+                self.note("sources", named);
+                Values::Float(b)
+            }
+            Kernel::Tc => {
+                let n = self.clock.time(|| gap::tc::ordered_count(g));
+                self.verify(|| gap::tc::verify(g, n))?;
+                self.note("triangles", n);
+                Values::Scalar(n)
+            }
+            _ => self.sssp(self.picked()?)?,
+        })
+    }
+
+    /// The vertex programs, run by the Pregel engine.
+    fn pregel(&mut self) -> Result<Values> {
+        let (g, s, p) = (self.g, self.s, self.p);
+        Ok(match self.kernel {
+            Kernel::PregelPr => {
+                let it = p.iterations.unwrap_or(10);
+                self.note("iterations", it);
+                let prog = programs::PageRank {
+                    damping: p.damping,
+                    iterations: it,
+                };
+                Values::Float(run_pregel(g, &prog, p, self.report, self.clock)?)
+            }
+            Kernel::PregelCc => {
+                let l = run_pregel(g, &programs::Components, p, self.report, self.clock)?;
+                self.note("components", count_labels(s, &l));
+                Values::Int(l.iter().map(|&x| self.ext(x)).collect())
+            }
+            Kernel::PregelBfs => {
+                let prog = programs::Bfs {
+                    source: self.source()?,
+                };
+                let d = run_pregel(g, &prog, p, self.report, self.clock)?;
+                self.note("reached", reached_depths(&d));
+                Values::Int(d)
+            }
+            _ => {
+                gap::sssp::check_weights(g).map_err(invalid)?;
+                let prog = programs::Sssp {
+                    source: self.source()?,
+                };
+                let d = run_pregel(g, &prog, p, self.report, self.clock)?;
+                self.note("reached", reached_distances(&d));
+                Values::Float(d)
+            }
+        })
+    }
 }
 
 /// GAP PageRank; with `verify`, a run stopped at the iteration cap before converging is
@@ -600,28 +669,29 @@ pub fn count_labels<T: Ord + Copy>(g: &impl GraphView, labels: &[T]) -> usize {
 }
 
 /// A vertex's key for a JSON report: a number, or a string in a string-keyed store.
-pub fn key_json(s: &Snapshot, v: VertexId) -> Value {
+pub(crate) fn key_json(s: &Snapshot, v: VertexId) -> Value {
     match s.key(v) {
         crate::snapshot::Key::Id(x) => x.into(),
         crate::snapshot::Key::Name(n) => n.into(),
     }
 }
 
-/// `k` sources with out-edges, spread pseudo-randomly (fixed seed) like GAPBS's picks;
+/// The seed [`run`] picks sources with, so that a kernel run without a source starts from
+/// the same vertices every time.
+pub const SOURCE_SEED: u64 = 27491095;
+
+/// `k` sources with out-edges, spread pseudo-randomly from `seed` as GAPBS picks them;
 /// repeated, or any existing vertex, when too few have out-edges. An error when the graph
 /// has no vertex at all (nothing to start from).
-fn pick_sources(s: &Snapshot, k: usize) -> Result<Vec<VertexId>> {
+pub fn pick_sources(s: &Snapshot, k: usize, seed: u64) -> Result<Vec<VertexId>> {
     let n = s.num_vertices() as u64;
     let mut out = Vec::new();
-    let mut x = 27491095u64;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     for _ in 0..k.saturating_mul(1000).max(1000) {
         if out.len() == k || n == 0 {
             break;
         }
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let v = ((x >> 33) % n) as VertexId;
+        let v = rng.random_range(0..n) as VertexId;
         if s.vertex_exists(v) && s.out_degree(v) > 0 && !out.contains(&v) {
             out.push(v);
         }

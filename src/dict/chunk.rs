@@ -14,6 +14,11 @@ const MAGIC_LEGACY: u32 = 0x4B48_4344; // "DCHK"
 const MAGIC: u32 = 0x3248_4344; // "DCH2"
 const HEADER_LEGACY: usize = 32;
 const HEADER: usize = 40;
+// The layouts above, field by field; chunks stay 8-byte aligned.
+const _: () = assert!(HEADER == 4 + 4 + 8 + 8 + 8 + 4 + 4 && HEADER.is_multiple_of(8));
+const _: () = assert!(HEADER_LEGACY == 4 + 4 + 8 + 4 + 4 * 3 && HEADER_LEGACY.is_multiple_of(8));
+const _: () = assert!(u32::from_le_bytes(*b"DCH2") == MAGIC);
+const _: () = assert!(u32::from_le_bytes(*b"DCHK") == MAGIC_LEGACY);
 
 /// A chunk read back from the file.
 pub(crate) struct Parsed<'a> {

@@ -11,8 +11,8 @@ mod urand;
 pub use shuffle::shuffle;
 
 use crate::error::{Error, Result};
-use rand::SeedableRng;
-use rand_xoshiro::Xoshiro256PlusPlus;
+use rand::{RngCore, SeedableRng};
+use rand_xoshiro::{SplitMix64, Xoshiro256PlusPlus};
 use rayon::prelude::*;
 
 /// Which generator to run.
@@ -121,12 +121,10 @@ fn alloc_zeroed<T: Clone + Default>(len: usize, what: &str) -> Result<Vec<T>> {
     Ok(v)
 }
 
-/// SplitMix64 finaliser: a cheap bijective mixer with good avalanche.
+/// SplitMix64's output for state `x`: a cheap bijective mixer with good avalanche
+/// (its algorithm is fixed by its definition, unlike a crate's seed expansion).
 fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    SplitMix64::from_seed(x.to_le_bytes()).next_u64()
 }
 
 /// An RNG for chunk `index` of stream `stream` under `seed`.

@@ -58,99 +58,115 @@ fn parse_properties(path: &Path) -> Result<(LdbcProperties, usize)> {
     // Java reads properties as ISO-8859-1; anything non-UTF-8 only matters inside values we
     // would reject anyway.
     let text = String::from_utf8_lossy(&raw);
-    let entries = key_values(&text);
-    let err = |line: usize, msg: String| Error::Parse {
-        file: path.to_path_buf(),
-        line: line as u64,
-        msg,
-    };
-
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
-    let names: Vec<&str> = entries
-        .iter()
-        .filter_map(|(k, _, _)| k.strip_prefix("graph.")?.strip_suffix(".vertex-file"))
-        .collect();
-    let name = names
-        .iter()
-        .find(|n| Some(**n) == stem.as_deref())
-        .or(names.first())
-        .ok_or_else(|| err(0, "no graph.<name>.vertex-file key".into()))?
-        .to_string();
-
-    // Later keys override earlier ones, as in java.util.Properties.
-    let get = |suffix: &str| {
-        let key = format!("graph.{name}.{suffix}");
-        entries
-            .iter()
-            .rev()
-            .find(|(k, _, _)| *k == key)
-            .map(|(_, v, line)| (*v, *line))
-    };
-    let required = |suffix: &str| {
-        get(suffix).ok_or_else(|| err(0, format!("missing key graph.{name}.{suffix}")))
-    };
-    let dir = path.parent().unwrap_or(Path::new(""));
-    let file_key = |suffix: &str| -> Result<PathBuf> {
-        let (v, line) = required(suffix)?;
-        if v.is_empty() {
-            return Err(err(line, format!("graph.{name}.{suffix} is empty")));
-        }
-        Ok(dir.join(v))
-    };
-    let vertex_file = file_key("vertex-file")?;
-    let edge_file = file_key("edge-file")?;
-    let directed = {
-        let (v, line) = required("directed")?;
-        match v.to_ascii_lowercase().as_str() {
-            "true" => true,
-            "false" => false,
-            _ => {
-                return Err(err(
-                    line,
-                    format!("directed must be true or false, not '{v}'"),
-                ))
-            }
-        }
-    };
-    let edge_values = get("edge-properties.names")
-        .map(|(v, _)| list(v).len())
-        .unwrap_or(0);
-
-    fn opt<T>(
-        entry: Option<(&str, usize)>,
-        parse: impl Fn(&str) -> Option<T>,
-        want: &str,
-        err: impl Fn(usize, String) -> Error,
-    ) -> Result<Option<T>> {
-        match entry {
-            None => Ok(None),
-            Some((v, line)) => parse(v)
-                .map(Some)
-                .ok_or_else(|| err(line, format!("'{v}' is not {want}"))),
-        }
-    }
+    let p = Props::new(path, key_values(&text))?;
+    let edge_values = p
+        .get("edge-properties.names")
+        .map_or(0, |(v, _)| list(v).len());
     let id = |v: &str| parse_id(v.as_bytes(), "id").ok();
     let count = |v: &str| v.parse::<u32>().ok();
     let fraction = |v: &str| v.parse::<f64>().ok().filter(|d| (0.0..=1.0).contains(d));
-
     Ok((
         LdbcProperties {
-            bfs_source: opt(get("bfs.source-vertex"), id, "a vertex id", err)?,
-            cdlp_iterations: opt(get("cdlp.max-iterations"), count, "an iteration count", err)?,
-            pr_damping: opt(get("pr.damping-factor"), fraction, "a number in 0..=1", err)?,
-            pr_iterations: opt(get("pr.num-iterations"), count, "an iteration count", err)?,
-            sssp_source: opt(get("sssp.source-vertex"), id, "a vertex id", err)?,
-            algorithms: get("algorithms")
+            bfs_source: p.parsed("bfs.source-vertex", id, "a vertex id")?,
+            cdlp_iterations: p.parsed("cdlp.max-iterations", count, "an iteration count")?,
+            pr_damping: p.parsed("pr.damping-factor", fraction, "a number in 0..=1")?,
+            pr_iterations: p.parsed("pr.num-iterations", count, "an iteration count")?,
+            sssp_source: p.parsed("sssp.source-vertex", id, "a vertex id")?,
+            algorithms: p
+                .get("algorithms")
                 .map(|(v, _)| list(v).iter().map(|a| a.to_ascii_lowercase()).collect())
                 .unwrap_or_default(),
-            name,
-            vertex_file,
-            edge_file,
-            directed,
+            vertex_file: p.file("vertex-file")?,
+            edge_file: p.file("edge-file")?,
+            directed: p.directed()?,
             weighted: edge_values > 0,
+            name: p.name,
         },
         edge_values,
     ))
+}
+
+/// A properties file's entries, read for one graph (`graph.<name>.*`).
+struct Props<'t> {
+    path: &'t Path,
+    entries: Vec<(&'t str, &'t str, usize)>,
+    name: String,
+}
+
+impl<'t> Props<'t> {
+    /// The entries of the graph the file is named after, else of the first graph it has.
+    fn new(path: &'t Path, entries: Vec<(&'t str, &'t str, usize)>) -> Result<Self> {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        let names: Vec<&str> = entries
+            .iter()
+            .filter_map(|(k, _, _)| k.strip_prefix("graph.")?.strip_suffix(".vertex-file"))
+            .collect();
+        let name = (names.iter().find(|n| Some(**n) == stem.as_deref()))
+            .or(names.first())
+            .map(|n| n.to_string());
+        let mut p = Props {
+            path,
+            entries,
+            name: String::new(),
+        };
+        p.name = name.ok_or_else(|| p.err(0, "no graph.<name>.vertex-file key".into()))?;
+        Ok(p)
+    }
+
+    fn err(&self, line: usize, msg: String) -> Error {
+        Error::Parse {
+            file: self.path.to_path_buf(),
+            line: line as u64,
+            msg,
+        }
+    }
+
+    /// The value of `graph.<name>.<suffix>` and its line; later keys override earlier
+    /// ones, as in java.util.Properties.
+    fn get(&self, suffix: &str) -> Option<(&'t str, usize)> {
+        let key = format!("graph.{}.{suffix}", self.name);
+        (self.entries.iter().rev())
+            .find(|(k, _, _)| *k == key)
+            .map(|&(_, v, line)| (v, line))
+    }
+
+    fn required(&self, suffix: &str) -> Result<(&'t str, usize)> {
+        let missing = || self.err(0, format!("missing key graph.{}.{suffix}", self.name));
+        self.get(suffix).ok_or_else(missing)
+    }
+
+    /// A file the key names, beside the properties file.
+    fn file(&self, suffix: &str) -> Result<PathBuf> {
+        let (v, line) = self.required(suffix)?;
+        if v.is_empty() {
+            return Err(self.err(line, format!("graph.{}.{suffix} is empty", self.name)));
+        }
+        Ok(self.path.parent().unwrap_or(Path::new("")).join(v))
+    }
+
+    fn directed(&self) -> Result<bool> {
+        let (v, line) = self.required("directed")?;
+        match v.to_ascii_lowercase().as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(self.err(line, format!("directed must be true or false, not '{v}'"))),
+        }
+    }
+
+    /// An optional value, `parse`d; one `parse` refuses is not `want`.
+    fn parsed<T>(
+        &self,
+        suffix: &str,
+        parse: impl Fn(&str) -> Option<T>,
+        want: &str,
+    ) -> Result<Option<T>> {
+        match self.get(suffix) {
+            None => Ok(None),
+            Some((v, line)) => {
+                (parse(v).map(Some)).ok_or_else(|| self.err(line, format!("'{v}' is not {want}")))
+            }
+        }
+    }
 }
 
 /// `(key, value, 1-based line)` for every non-comment line.

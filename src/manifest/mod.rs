@@ -35,6 +35,8 @@ pub const NEW_FILE: &str = "MANIFEST.new";
 const SLOT: u64 = 64 << 10;
 const SLOT_HEADER: usize = 24;
 const MAGIC: &[u8; 8] = b"EVGMANI1";
+// magic | seq u64 | payload_len u32 | crc32c u32, as the layout above says.
+const _: () = assert!(SLOT_HEADER == MAGIC.len() + 8 + 4 + 4);
 /// Store format version written by this build.
 pub const FORMAT_VERSION: u32 = 1;
 
@@ -443,6 +445,26 @@ impl Manifest {
         assert!(
             ids.last().is_none_or(|&id| id < root.next_run_id),
             "a root's runs have ids below its next run id"
+        );
+        // What a commit makes durable only grows: a root that moved the log's start back
+        // would replay records a run already holds, one that shrank the dictionary would
+        // orphan ids the runs use, and a run id handed out twice would name two files.
+        let old = &self.root;
+        assert!(
+            root.wal_start_lsn >= old.wal_start_lsn,
+            "the log's start never moves back"
+        );
+        assert!(
+            root.dict_entries >= old.dict_entries,
+            "the dictionary never shrinks"
+        );
+        assert!(
+            root.next_run_id >= old.next_run_id,
+            "run ids are never handed out twice"
+        );
+        assert!(
+            root.bytes_written >= old.bytes_written,
+            "bytes written only grow"
         );
         root.seq = self.root.seq + 1;
         let slot = root.seq % 2;

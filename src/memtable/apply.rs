@@ -160,6 +160,8 @@ fn fill(key: Key, edges: &[[VertexId; 2]], weights: &[f64], tails: &mut [Tail<'_
 mod tests {
     use super::*;
     use crate::memtable::block_log::BLOCK;
+    use rand::{Rng, SeedableRng};
+    use rand_xoshiro::Xoshiro256PlusPlus;
     use std::collections::HashMap;
 
     /// Each vertex's (entry, weight) updates in arrival order, as a one-at-a-time apply
@@ -188,13 +190,8 @@ mod tests {
         let space = 3 * BLOCK as VertexId;
         // A few hot vertices, so that each is updated in every chunk; and deletes, whose
         // order against the inserts of the same edge decides what the seal keeps.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x9e37_79b9_7f4a_7c15);
+        let mut next = |m: u64| rng.random_range(0..m);
         let edges: Vec<[VertexId; 2]> = (0..60_000)
             .map(|_| {
                 let s = if next(4) == 0 {

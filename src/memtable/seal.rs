@@ -300,11 +300,7 @@ fn seal_range(
     weighted: bool,
 ) -> DirPart {
     let mut part = DirPart::default();
-    let mut raw = Vec::new();
-    let mut keyed: Vec<(VertexId, u32)> = Vec::new();
-    let mut adds = Vec::new();
-    let mut addw = Vec::new();
-    let mut tombs = Vec::new();
+    let mut scratch = Resolve::default();
     // Older runs holding v, each with v's index there.
     let mut prior: Vec<(&DirData, usize)> = Vec::with_capacity(older.len());
     // Older runs that can hold the block's vertices (not other partitions' runs), newest
@@ -347,20 +343,51 @@ fn seal_range(
             part.close(v, n, &[]);
             continue;
         }
-        raw.clear();
-        raw.extend_from_slice(updates);
         let raww = if weighted {
             grouped.weights(lv)
         } else {
             &[][..]
         };
-        adds.clear();
-        addw.clear();
-        tombs.clear();
+        scratch.vertex(&prior, updates, raww, weighted);
+        if weighted {
+            part.push_weighted(v, &scratch.adds, &scratch.addw, &scratch.tombs);
+        } else {
+            part.push(v, &scratch.adds, &scratch.tombs);
+        }
+    }
+    part
+}
+
+/// Resolves one vertex's buffered updates against its older state: scratch space reused
+/// from vertex to vertex, and the resolved adds (with weights) and tombstones.
+#[derive(Default)]
+struct Resolve {
+    raw: Vec<VertexId>,
+    keyed: Vec<(VertexId, u32)>,
+    adds: Vec<VertexId>,
+    addw: Vec<f64>,
+    tombs: Vec<VertexId>,
+}
+
+impl Resolve {
+    /// Resolves `updates` (with weights `raww` in a weighted store) of a vertex whose
+    /// older lists are `prior` (newest run first).
+    fn vertex(
+        &mut self,
+        prior: &[(&DirData, usize)],
+        updates: &[VertexId],
+        raww: &[f64],
+        weighted: bool,
+    ) {
+        self.raw.clear();
+        self.raw.extend_from_slice(updates);
+        self.adds.clear();
+        self.addw.clear();
+        self.tombs.clear();
         // Whether x was an edge before this memtable: the newest run that mentions it
         // decides (an add there means yes, even beside a tombstone: a weight update).
         let existed = |x: VertexId| {
-            for &(dd, i) in &prior {
+            for &(dd, i) in prior {
                 if dd.position_at(i, x).is_some() {
                     return true;
                 }
@@ -371,50 +398,43 @@ fn seal_range(
             }
             false
         };
-        if !weighted && raw.iter().all(|&x| !is_del(x)) {
-            raw.sort_unstable();
-            raw.dedup();
-            adds.extend(raw.iter().copied().filter(|&x| !existed(x)));
-        } else {
-            // Last update per neighbor wins: sort by (neighbor, arrival << 1 | delete).
-            keyed.clear();
-            keyed.extend(
-                raw.iter()
-                    .enumerate()
-                    .map(|(i, &x)| (id_of(x), (i as u32) << 1 | is_del(x) as u32)),
-            );
-            keyed.sort_unstable();
-            for g in keyed.chunk_by(|a, b| a.0 == b.0) {
-                let (x, last) = g[g.len() - 1];
-                let w = if weighted {
-                    raww[(last >> 1) as usize]
-                } else {
-                    0.0
-                };
-                match (last & 1 == 1, existed(x)) {
-                    (false, false) => {
-                        adds.push(x);
-                        addw.push(w);
-                    }
-                    (true, true) => tombs.push(x),
-                    // A re-insert: in weighted stores it replaces the weight (tombstone the
-                    // old edge, add it anew); otherwise a no-op.
-                    (false, true) if weighted => {
-                        tombs.push(x);
-                        adds.push(x);
-                        addw.push(w);
-                    }
-                    _ => {}
+        if !weighted && self.raw.iter().all(|&x| !is_del(x)) {
+            self.raw.sort_unstable();
+            self.raw.dedup();
+            (self.adds).extend(self.raw.iter().copied().filter(|&x| !existed(x)));
+            return;
+        }
+        // Last update per neighbor wins: sort by (neighbor, arrival << 1 | delete).
+        self.keyed.clear();
+        self.keyed.extend(
+            (self.raw.iter().enumerate())
+                .map(|(i, &x)| (id_of(x), (i as u32) << 1 | is_del(x) as u32)),
+        );
+        self.keyed.sort_unstable();
+        for g in self.keyed.chunk_by(|a, b| a.0 == b.0) {
+            let (x, last) = g[g.len() - 1];
+            let w = if weighted {
+                raww[(last >> 1) as usize]
+            } else {
+                0.0
+            };
+            match (last & 1 == 1, existed(x)) {
+                (false, false) => {
+                    self.adds.push(x);
+                    self.addw.push(w);
                 }
+                (true, true) => self.tombs.push(x),
+                // A re-insert: in weighted stores it replaces the weight (tombstone the
+                // old edge, add it anew); otherwise a no-op.
+                (false, true) if weighted => {
+                    self.tombs.push(x);
+                    self.adds.push(x);
+                    self.addw.push(w);
+                }
+                _ => {}
             }
         }
-        if weighted {
-            part.push_weighted(v, &adds, &addw, &tombs);
-        } else {
-            part.push(v, &adds, &tombs);
-        }
     }
-    part
 }
 
 /// The last state of each vertex, sorted by vertex.
@@ -435,16 +455,13 @@ fn last_vertex_ops(ops: &[VertexId]) -> Vec<VertexId> {
 mod tests {
     use super::*;
     use crate::batch::DEL;
+    use rand::{Rng, SeedableRng};
+    use rand_xoshiro::Xoshiro256PlusPlus;
     use std::collections::{BTreeMap, BTreeSet};
 
     fn random_edges(seed: u64, n: usize, space: u64, del_every: u64) -> Vec<[VertexId; 2]> {
-        let mut x = seed | 1;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut next = |m: u64| rng.random_range(0..m);
         (0..n)
             .map(|_| {
                 // A quarter of the updates go to 16 hubs, so that hub lists span tasks.

@@ -11,7 +11,7 @@
 use super::chunks::{self, Chunks};
 use super::context::{Context, Local, Messages, Outbox, Step};
 use super::degrees::{Degrees, InDegrees};
-use super::program::{Combiner, Delivery, Edges, Message, Program};
+use super::program::{Aggregate, Combiner, Delivery, Edges, Message, Program};
 use super::{Combining, Config, Outcome, StepStats, Stop};
 use crate::{Error, GraphView, Result, VertexId};
 use rayon::prelude::*;
@@ -102,6 +102,143 @@ struct Inbox<M> {
     msgs: Vec<M>,
 }
 
+/// A run's messages, double-buffered: what the current superstep reads (`cur_*`) and what
+/// it writes for the next (`next_*`), swapped between supersteps.
+struct Mailboxes<M> {
+    /// Push, combined: one mailbox per vertex (a message's bits).
+    cur_slots: Vec<AtomicU64>,
+    next_slots: Vec<AtomicU64>,
+    /// Push: which vertices have mail.
+    cur_has: Vec<AtomicU64>,
+    next_has: Vec<AtomicU64>,
+    /// Push without a combiner: the messages of the superstep, by recipient.
+    inbox: Option<Inbox<M>>,
+    /// Pull: each vertex's broadcast value and bit.
+    cur_bval: Vec<M>,
+    next_bval: Vec<M>,
+    cur_bbit: Vec<u64>,
+    next_bbit: Vec<u64>,
+}
+
+impl<M: Message> Mailboxes<M> {
+    /// After a push superstep: what it sent becomes what the next reads (`lists`, without
+    /// a combiner, delivered into an inbox).
+    fn after_push(&mut self, n: usize, combined: bool, lists: Vec<Vec<(VertexId, M)>>) {
+        debug_assert!(self.cur_has.iter().all(|w| w.load(Relaxed) == 0));
+        std::mem::swap(&mut self.cur_slots, &mut self.next_slots);
+        std::mem::swap(&mut self.cur_has, &mut self.next_has);
+        if !combined {
+            self.inbox = Some(deliver_lists(n, lists, &self.cur_has));
+        }
+    }
+
+    /// After a pull superstep: its broadcasts become what the next gathers.
+    fn after_pull(&mut self) {
+        std::mem::swap(&mut self.cur_bval, &mut self.next_bval);
+        std::mem::swap(&mut self.cur_bbit, &mut self.next_bbit);
+    }
+}
+
+/// What a run's supersteps add up to so far.
+struct Totals {
+    supersteps: u32,
+    edges: u64,
+    messages: u64,
+    /// Vertices that did not vote to halt in the last superstep.
+    active: u64,
+    /// Messages (pull: broadcast edges) the last superstep sent.
+    in_flight: u64,
+    /// The aggregators' results of the last superstep.
+    aggregated: Vec<f64>,
+    steps: Vec<StepStats>,
+}
+
+impl Totals {
+    /// Why the run stops before another superstep, if it does.
+    fn stop(&self, max_supersteps: u32) -> Option<Stop> {
+        if self.active == 0 && self.in_flight == 0 {
+            return Some(Stop::Halted);
+        }
+        (self.supersteps >= max_supersteps).then_some(Stop::SuperstepLimit {
+            active: self.active,
+            in_flight: self.in_flight,
+        })
+    }
+
+    /// Adds a superstep's ranges' results, in range order (so float aggregates come out the
+    /// same on every run); aggregates fold as `kinds` say.
+    fn fold<M>(&mut self, results: Vec<PartResult<M>>, kinds: &[Aggregate]) -> Result<Folded<M>> {
+        self.supersteps += 1;
+        let mut f = Folded {
+            lists: Vec::new(),
+            broadcasters: 0,
+            computed: 0,
+        };
+        let (mut act, mut fly) = (0, 0);
+        let mut aggs: Vec<f64> = kinds.iter().map(|a| a.identity()).collect();
+        for r in results {
+            if let Some(e) = r.error {
+                return Err(Error::Invalid(format!(
+                    "superstep {}: {e}",
+                    self.supersteps - 1
+                )));
+            }
+            f.computed += r.computed;
+            act += r.active;
+            fly += r.in_flight;
+            f.broadcasters += r.broadcasters;
+            self.edges += r.edges;
+            for ((a, x), kind) in aggs.iter_mut().zip(r.aggs).zip(kinds) {
+                *a = kind.fold(*a, x);
+            }
+            if !r.lists.is_empty() {
+                f.lists.push(r.lists);
+            }
+        }
+        self.aggregated = aggs;
+        self.messages += fly;
+        (self.active, self.in_flight) = (act, fly);
+        Ok(f)
+    }
+}
+
+/// What one superstep's ranges sent and did, beyond the totals.
+struct Folded<M> {
+    /// Push without a combiner: each range's messages.
+    lists: Vec<Vec<(VertexId, M)>>,
+    /// Pull: vertices that broadcast along an edge.
+    broadcasters: u64,
+    /// Vertices whose compute ran.
+    computed: u64,
+}
+
+/// What every vertex of a range reads in a superstep.
+struct Reads<'r, 's, M> {
+    step: &'r Step<'s>,
+    pull: &'r PullIn<'s, M>,
+    inbox: Option<&'r Inbox<M>>,
+    local: &'r Local<M>,
+}
+
+/// What a range's vertices did in a superstep, counted as they run.
+#[derive(Default)]
+struct Tally {
+    computed: u64,
+    /// Vertices that did not vote to halt.
+    active: u64,
+    /// Pull: vertices that broadcast along at least one edge, and those edges.
+    broadcasters: u64,
+    bcast_edges: u64,
+}
+
+/// A vector of atomics, each `x`.
+fn atomics(len: usize, x: u64) -> Vec<AtomicU64> {
+    (0..len)
+        .into_par_iter()
+        .map(|_| AtomicU64::new(x))
+        .collect()
+}
+
 struct Engine<'g, P: Program, G: GraphView> {
     g: &'g G,
     p: &'g P,
@@ -157,167 +294,191 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
 
     fn run(self) -> Result<Outcome<P::Value>> {
         let (n, words) = (self.n, self.n.div_ceil(64));
-        let g = self.g;
         let push = self.delivery == Delivery::Push;
         let mut values: Vec<P::Value> = crate::types::par_vertices(n)
             .map(|v| self.p.init(v))
             .collect();
-        let mut active: Vec<u64> = (0..words)
+        let mut active = self.existing_bits();
+        let live: usize = active.iter().map(|w| w.count_ones() as usize).sum();
+        let mut mail = self.mailboxes();
+        // Pull delivery's recipients of few broadcasters, and their combined mail.
+        let recipients = atomics(if push { 0 } else { words }, 0);
+        let pushed_slots = atomics(
+            if !push && self.combined { n } else { 0 },
+            self.identity_bits(),
+        );
+        let mut gather = Gather::Nothing;
+        let senders = if push { 0 } else { self.senders() };
+        let mut t = Totals {
+            supersteps: 0,
+            edges: 0,
+            messages: 0,
+            active: live as u64,
+            in_flight: 0,
+            aggregated: P::AGGREGATES.iter().map(|a| a.identity()).collect(),
+            steps: Vec::new(),
+        };
+        let stop = loop {
+            if let Some(stop) = t.stop(self.cfg.max_supersteps) {
+                break stop;
+            }
+            let started = std::time::Instant::now();
+            let results = self.superstep(&mut values, &mut active, &mut mail, gather, (&t, live));
+            let edges_before = t.edges;
+            let f = t.fold(results, P::AGGREGATES)?;
+            gather = if push {
+                mail.after_push(n, self.combined, f.lists);
+                Gather::Nothing
+            } else {
+                mail.after_pull();
+                let (fly, all) = (t.in_flight, f.broadcasters == senders);
+                self.next_gather(&mail, fly, all, &pushed_slots, &recipients, &mut t.edges)
+            };
+            t.steps.push(StepStats {
+                computed: f.computed,
+                active: t.active,
+                messages: t.in_flight,
+                edges: t.edges - edges_before,
+                seconds: started.elapsed().as_secs_f64(),
+            });
+        };
+        Ok(Outcome {
+            values,
+            supersteps: t.supersteps,
+            stop,
+            edges: t.edges,
+            messages: t.messages,
+            aggregates: t.aggregated,
+            delivery: self.delivery,
+            steps: t.steps,
+        })
+    }
+
+    /// One bit per vertex, set for the existing ones: every vertex runs superstep 0.
+    fn existing_bits(&self) -> Vec<u64> {
+        let (g, n) = (self.g, self.n);
+        (0..n.div_ceil(64))
             .into_par_iter()
             .map(|w| {
                 (w * 64..((w + 1) * 64).min(n))
                     .filter(|&v| g.vertex_exists(v as VertexId))
                     .fold(0u64, |acc, v| acc | 1 << (v % 64))
             })
-            .collect();
-        let live: usize = active.iter().map(|w| w.count_ones() as usize).sum();
-        let atomics = |len: usize, x: u64| -> Vec<AtomicU64> {
-            (0..len)
-                .into_par_iter()
-                .map(|_| AtomicU64::new(x))
-                .collect()
-        };
+            .collect()
+    }
+
+    /// Empty mailboxes for this run's delivery.
+    fn mailboxes(&self) -> Mailboxes<P::Message> {
+        let (n, words) = (self.n, self.n.div_ceil(64));
+        let push = self.delivery == Delivery::Push;
         let id = self.identity_bits();
         let slot_len = if push && self.combined { n } else { 0 };
-        let (mut cur_slots, mut next_slots) = (atomics(slot_len, id), atomics(slot_len, id));
         let has_len = if push { words } else { 0 };
-        let (mut cur_has, mut next_has) = (atomics(has_len, 0), atomics(has_len, 0));
-        let mut inbox: Option<Inbox<P::Message>> = None;
         let bval_len = if push { 0 } else { n };
         let blank = P::Message::from_bits(id);
-        let (mut cur_bval, mut next_bval) = (vec![blank; bval_len], vec![blank; bval_len]);
-        let (mut cur_bbit, mut next_bbit) = (
-            vec![0u64; words * !push as usize],
-            vec![0u64; words * !push as usize],
-        );
-        let mail = atomics(if push { 0 } else { words }, 0);
-        let pushed_slots = atomics(if !push && self.combined { n } else { 0 }, id);
-        let mut gather = Gather::Nothing;
-        let senders = if push { 0 } else { self.senders() };
-        let edges_along = g.num_edges() * (1 + self.both as u64);
+        let bbit_len = words * !push as usize;
+        Mailboxes {
+            cur_slots: atomics(slot_len, id),
+            next_slots: atomics(slot_len, id),
+            cur_has: atomics(has_len, 0),
+            next_has: atomics(has_len, 0),
+            inbox: None,
+            cur_bval: vec![blank; bval_len],
+            next_bval: vec![blank; bval_len],
+            cur_bbit: vec![0u64; bbit_len],
+            next_bbit: vec![0u64; bbit_len],
+        }
+    }
 
-        let mut aggregated: Vec<f64> = P::AGGREGATES.iter().map(|a| a.identity()).collect();
-        let (mut supersteps, mut edges, mut messages) = (0u32, 0u64, 0u64);
-        let (mut active_count, mut in_flight) = (live as u64, 0u64);
-        let mut steps = Vec::new();
-        let stop = loop {
-            if active_count == 0 && in_flight == 0 {
-                break Stop::Halted;
-            }
-            if supersteps >= self.cfg.max_supersteps {
-                break Stop::SuperstepLimit {
-                    active: active_count,
-                    in_flight,
-                };
-            }
-            let outbox = match (push, self.combined) {
-                (false, _) => Outbox::Pull,
-                (true, true) => Outbox::Combined {
-                    slots: &next_slots,
-                    has: &next_has,
-                },
-                (true, false) => Outbox::Lists,
-            };
-            let step = Step {
-                superstep: supersteps,
-                live,
-                n,
-                aggregated: &aggregated,
-                outbox,
-                both: self.both,
-                degrees: &self.degrees,
-            };
-            let pull_in = PullIn {
-                bval: &cur_bval,
-                bbit: &cur_bbit,
-                gather,
-            };
-            let b = &self.chunks.bounds;
-            let started = std::time::Instant::now();
-            let parts = self.parts(
-                &mut values,
-                &mut active,
-                &mut cur_slots,
-                &mut cur_has,
-                &mut next_bval,
-                &mut next_bbit,
-            );
-            let results: Vec<PartResult<P::Message>> = parts
-                .into_par_iter()
-                .map(|part| self.run_part(part, &step, &pull_in, inbox.as_ref()))
-                .collect();
-            debug_assert_eq!(results.len(), b.len().saturating_sub(1));
-            supersteps += 1;
-            let mut lists = Vec::new();
-            let (mut act, mut fly, mut bcasters, mut computed) = (0, 0, 0, 0);
-            let edges_before = edges;
-            let mut aggs: Vec<f64> = P::AGGREGATES.iter().map(|a| a.identity()).collect();
-            // Folded in range order, so float aggregates come out the same on every run.
-            for r in results {
-                if let Some(e) = r.error {
-                    return Err(Error::Invalid(format!("superstep {}: {e}", supersteps - 1)));
-                }
-                computed += r.computed;
-                act += r.active;
-                fly += r.in_flight;
-                bcasters += r.broadcasters;
-                edges += r.edges;
-                for ((a, x), kind) in aggs.iter_mut().zip(r.aggs).zip(P::AGGREGATES) {
-                    *a = kind.fold(*a, x);
-                }
-                if !r.lists.is_empty() {
-                    lists.push(r.lists);
-                }
-            }
-            aggregated = aggs;
-            messages += fly;
-            (active_count, in_flight) = (act, fly);
-            if push {
-                debug_assert!(cur_has.iter().all(|w| w.load(Relaxed) == 0));
-                std::mem::swap(&mut cur_slots, &mut next_slots);
-                std::mem::swap(&mut cur_has, &mut next_has);
-                if !self.combined {
-                    inbox = Some(deliver_lists(n, lists, &cur_has));
-                }
-            } else {
-                std::mem::swap(&mut cur_bval, &mut next_bval);
-                std::mem::swap(&mut cur_bbit, &mut next_bbit);
-                gather = if fly == 0 {
-                    Gather::Nothing
-                } else if self.combined && fly * PUSH_DIVISOR < edges_along {
-                    self.push_broadcasts(&cur_bbit, &cur_bval, &pushed_slots, &mail);
-                    edges += fly;
-                    Gather::Pushed {
-                        slots: &pushed_slots,
-                        has: &mail,
-                    }
-                } else if !self.combined && fly * SPARSE_DIVISOR < edges_along {
-                    self.mark_recipients(&cur_bbit, &mail);
-                    Gather::Sparse(&mail)
-                } else {
-                    Gather::Dense {
-                        all: bcasters == senders,
-                    }
-                };
-            }
-            steps.push(StepStats {
-                computed,
-                active: act,
-                messages: fly,
-                edges: edges - edges_before,
-                seconds: started.elapsed().as_secs_f64(),
-            });
+    /// What every vertex of the next superstep shares: where its messages go, the
+    /// aggregates of the last one.
+    fn step<'s>(
+        &'s self,
+        t: &'s Totals,
+        live: usize,
+        (slots, has): (&'s [AtomicU64], &'s [AtomicU64]),
+    ) -> Step<'s> {
+        let outbox = match (self.delivery == Delivery::Push, self.combined) {
+            (false, _) => Outbox::Pull,
+            (true, true) => Outbox::Combined { slots, has },
+            (true, false) => Outbox::Lists,
         };
-        Ok(Outcome {
-            values,
-            supersteps,
-            stop,
-            edges,
-            messages,
-            aggregates: aggregated,
-            delivery: self.delivery,
-            steps,
-        })
+        Step {
+            superstep: t.supersteps,
+            live,
+            n: self.n,
+            aggregated: &t.aggregated,
+            outbox,
+            both: self.both,
+            degrees: &self.degrees,
+        }
+    }
+
+    /// Runs one superstep (after `t`'s, with `live` vertices) on every range in parallel;
+    /// the ranges' results, in range order.
+    fn superstep(
+        &self,
+        values: &mut [P::Value],
+        active: &mut [u64],
+        mail: &mut Mailboxes<P::Message>,
+        gather: Gather<'_>,
+        (t, live): (&Totals, usize),
+    ) -> Vec<PartResult<P::Message>> {
+        let Mailboxes {
+            cur_slots,
+            next_slots,
+            cur_has,
+            next_has,
+            inbox,
+            cur_bval,
+            next_bval,
+            cur_bbit,
+            next_bbit,
+        } = mail;
+        let step = &self.step(t, live, (next_slots, next_has));
+        let pull_in = PullIn {
+            bval: cur_bval,
+            bbit: cur_bbit,
+            gather,
+        };
+        let parts = self.parts(values, active, cur_slots, cur_has, next_bval, next_bbit);
+        let results: Vec<PartResult<P::Message>> = parts
+            .into_par_iter()
+            .map(|part| self.run_part(part, step, &pull_in, inbox.as_ref()))
+            .collect();
+        debug_assert_eq!(results.len(), self.chunks.bounds.len().saturating_sub(1));
+        results
+    }
+
+    /// Pull delivery: how the next superstep gathers the `fly` edges the broadcasts just
+    /// made travel along (`all`: every vertex with an edge to follow broadcast). Few of
+    /// them are pushed into `slots` (with a combiner) or their recipients marked in
+    /// `recipients` (without), counting the edges pushed.
+    fn next_gather<'s>(
+        &self,
+        mail: &Mailboxes<P::Message>,
+        fly: u64,
+        all: bool,
+        slots: &'s [AtomicU64],
+        recipients: &'s [AtomicU64],
+        edges: &mut u64,
+    ) -> Gather<'s> {
+        let edges_along = self.g.num_edges() * (1 + self.both as u64);
+        if fly == 0 {
+            Gather::Nothing
+        } else if self.combined && fly * PUSH_DIVISOR < edges_along {
+            self.push_broadcasts(&mail.cur_bbit, &mail.cur_bval, slots, recipients);
+            *edges += fly;
+            Gather::Pushed {
+                slots,
+                has: recipients,
+            }
+        } else if !self.combined && fly * SPARSE_DIVISOR < edges_along {
+            self.mark_recipients(&mail.cur_bbit, recipients);
+            Gather::Sparse(recipients)
+        } else {
+            Gather::Dense { all }
+        }
     }
 
     /// Splits the arrays a superstep writes into one [`Part`] per range.
@@ -356,116 +517,171 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
     /// Runs one superstep on one range of vertices.
     fn run_part(
         &self,
-        part: Part<'_, P::Value, P::Message>,
+        mut part: Part<'_, P::Value, P::Message>,
         step: &Step<'_>,
         pull: &PullIn<'_, P::Message>,
         inbox: Option<&Inbox<P::Message>>,
     ) -> PartResult<P::Message> {
         let local = Local::new(P::AGGREGATES);
-        let push = self.delivery == Delivery::Push;
-        let (lo, hi) = (part.lo, part.hi);
-        let first_word = lo / 64;
-        let (mut active, mut broadcasters, mut bcast_edges) = (0u64, 0u64, 0u64);
-        let mut computed = 0u64;
+        let reads = Reads {
+            step,
+            pull,
+            inbox,
+            local: &local,
+        };
+        let mut tally = Tally::default();
         let mut scratch: Vec<P::Message> = Vec::new();
-        let identity = P::Message::from_bits(self.identity_bits());
         for wi in 0..part.active.len() {
             let act = part.active[wi];
-            let mail = if push {
-                std::mem::take(part.has[wi].get_mut())
-            } else {
-                // This buffer was last written two supersteps ago: clear its broadcasts.
-                let mut old = std::mem::take(&mut part.bbit[wi]);
-                while old != 0 {
-                    part.bval[wi * 64 + old.trailing_zeros() as usize] = identity;
-                    old &= old - 1;
-                }
-                match pull.gather {
-                    Gather::Nothing => 0,
-                    Gather::Sparse(m) => m[first_word + wi].load(Relaxed),
-                    Gather::Pushed { has, .. } => has[first_word + wi].swap(0, Relaxed),
-                    Gather::Dense { .. } => !0,
-                }
-            };
-            let mut sched = act | mail;
-            let mut now_active = 0u64;
-            while sched != 0 {
-                let b = sched.trailing_zeros() as usize;
-                sched &= sched - 1;
-                let v = (first_word + wi) * 64 + b;
-                if v >= hi {
-                    break;
-                }
-                let bit = 1u64 << b;
-                // Pushed mail is taken (and the slot emptied) whether or not the vertex
-                // still exists: a deleted vertex drops what was sent to it.
-                let pushed = match pull.gather {
-                    _ if mail & bit == 0 => None,
-                    _ if push && self.combined => {
-                        let bits =
-                            std::mem::replace(part.slots[v - lo].get_mut(), self.identity_bits());
-                        Some(Messages::one(P::Message::from_bits(bits)))
-                    }
-                    _ if push => {
-                        let ib = inbox.expect("list delivery fills an inbox");
-                        let (a, z) = (ib.offsets[v] as usize, ib.offsets[v + 1] as usize);
-                        Some(Messages::many(&ib.msgs[a..z]))
-                    }
-                    Gather::Pushed { slots, .. } => {
-                        let bits = slots[v].swap(self.identity_bits(), Relaxed);
-                        Some(Messages::one(P::Message::from_bits(bits)))
-                    }
-                    _ => None,
-                };
-                let vid = v as VertexId;
-                if !self.g.vertex_exists(vid) {
-                    continue;
-                }
-                let messages = match pushed {
-                    Some(m) => m,
-                    None if push || mail & bit == 0 => Messages::none(),
-                    None => self.gather(vid, pull, &local, &mut scratch),
-                };
-                if act & bit == 0 && messages.is_empty() {
-                    continue;
-                }
-                let mut ctx = Context {
-                    g: self.g,
-                    v: vid,
-                    value: &mut part.values[v - lo],
-                    halted: false,
-                    step,
-                    local: &local,
-                    broadcast: None,
-                };
-                self.p.compute(&mut ctx, messages);
-                computed += 1;
-                if !ctx.halted {
-                    now_active |= bit;
-                }
-                if let Some(m) = ctx.broadcast {
-                    part.bval[v - lo] = m;
-                    part.bbit[wi] |= bit;
-                    // Only broadcasts with an edge to travel count towards "every sender
-                    // broadcast" (`Gather::Dense { all }`), as `senders` counts.
-                    let d = self.degree_along(vid);
-                    broadcasters += (d > 0) as u64;
-                    bcast_edges += d;
-                }
-            }
-            debug_assert_eq!(now_active & !(act | mail), 0);
+            let mail = self.word_mail(&mut part, wi, pull);
+            let now_active =
+                self.run_word(&mut part, wi, (act, mail), &reads, &mut tally, &mut scratch);
+            debug_assert_eq!(
+                now_active & !(act | mail),
+                0,
+                "only scheduled vertices stay active"
+            );
             part.active[wi] = now_active;
-            active += now_active.count_ones() as u64;
+            tally.active += now_active.count_ones() as u64;
         }
+        let push = self.delivery == Delivery::Push;
         PartResult {
-            computed,
-            active,
-            in_flight: if push { local.sent.get() } else { bcast_edges },
-            broadcasters,
+            computed: tally.computed,
+            active: tally.active,
+            in_flight: if push {
+                local.sent.get()
+            } else {
+                tally.bcast_edges
+            },
+            broadcasters: tally.broadcasters,
             edges: local.edges.get(),
             aggs: local.aggs.iter().map(|c| c.get()).collect(),
             error: local.error.into_inner(),
             lists: local.lists.into_inner(),
+        }
+    }
+
+    /// The vertices of word `wi` of the range that have mail this superstep.
+    #[inline]
+    fn word_mail(
+        &self,
+        part: &mut Part<'_, P::Value, P::Message>,
+        wi: usize,
+        pull: &PullIn<'_, P::Message>,
+    ) -> u64 {
+        if self.delivery == Delivery::Push {
+            return std::mem::take(part.has[wi].get_mut());
+        }
+        // This buffer was last written two supersteps ago: clear its broadcasts.
+        let identity = P::Message::from_bits(self.identity_bits());
+        let mut old = std::mem::take(&mut part.bbit[wi]);
+        while old != 0 {
+            part.bval[wi * 64 + old.trailing_zeros() as usize] = identity;
+            old &= old - 1;
+        }
+        let word = part.lo / 64 + wi;
+        match pull.gather {
+            Gather::Nothing => 0,
+            Gather::Sparse(m) => m[word].load(Relaxed),
+            Gather::Pushed { has, .. } => has[word].swap(0, Relaxed),
+            Gather::Dense { .. } => !0,
+        }
+    }
+
+    /// Runs compute on the vertices of word `wi` that are active (`act`) or have mail
+    /// (`mail`); the bits of those that did not vote to halt.
+    #[inline]
+    fn run_word(
+        &self,
+        part: &mut Part<'_, P::Value, P::Message>,
+        wi: usize,
+        (act, mail): (u64, u64),
+        reads: &Reads<'_, '_, P::Message>,
+        tally: &mut Tally,
+        scratch: &mut Vec<P::Message>,
+    ) -> u64 {
+        let mut sched = act | mail;
+        let mut now_active = 0u64;
+        while sched != 0 {
+            let b = sched.trailing_zeros() as usize;
+            sched &= sched - 1;
+            let v = (part.lo / 64 + wi) * 64 + b;
+            if v >= part.hi {
+                break;
+            }
+            let bit = 1u64 << b;
+            // Pushed mail is taken (and the slot emptied) whether or not the vertex still
+            // exists: a deleted vertex drops what was sent to it.
+            let pushed = if mail & bit == 0 {
+                None
+            } else {
+                self.take_pushed(part, v, reads)
+            };
+            let vid = v as VertexId;
+            if !self.g.vertex_exists(vid) {
+                continue;
+            }
+            let messages = match pushed {
+                Some(m) => m,
+                None if self.delivery == Delivery::Push || mail & bit == 0 => Messages::none(),
+                None => self.gather(vid, reads.pull, reads.local, scratch),
+            };
+            if act & bit == 0 && messages.is_empty() {
+                continue;
+            }
+            let mut ctx = Context {
+                g: self.g,
+                v: vid,
+                value: &mut part.values[v - part.lo],
+                halted: false,
+                step: reads.step,
+                local: reads.local,
+                broadcast: None,
+            };
+            self.p.compute(&mut ctx, messages);
+            tally.computed += 1;
+            if !ctx.halted {
+                now_active |= bit;
+            }
+            if let Some(m) = ctx.broadcast {
+                part.bval[v - part.lo] = m;
+                part.bbit[wi] |= bit;
+                // Only broadcasts with an edge to travel count towards "every sender
+                // broadcast" (`Gather::Dense { all }`), as `senders` counts.
+                let d = self.degree_along(vid);
+                tally.broadcasters += (d > 0) as u64;
+                tally.bcast_edges += d;
+            }
+        }
+        now_active
+    }
+
+    /// The mail already delivered to `v` (which has some): its combined mailbox, emptied,
+    /// or its inbox's list; `None` where pull delivery still has to gather it.
+    #[inline]
+    fn take_pushed<'r>(
+        &self,
+        part: &mut Part<'_, P::Value, P::Message>,
+        v: usize,
+        reads: &Reads<'r, '_, P::Message>,
+    ) -> Option<Messages<'r, P::Message>> {
+        let push = self.delivery == Delivery::Push;
+        match reads.pull.gather {
+            _ if push && self.combined => {
+                let slot = part.slots[v - part.lo].get_mut();
+                let bits = std::mem::replace(slot, self.identity_bits());
+                Some(Messages::one(P::Message::from_bits(bits)))
+            }
+            _ if push => {
+                let ib = reads.inbox.expect("list delivery fills an inbox");
+                let (a, z) = (ib.offsets[v] as usize, ib.offsets[v + 1] as usize);
+                Some(Messages::many(&ib.msgs[a..z]))
+            }
+            Gather::Pushed { slots, .. } => {
+                let bits = slots[v].swap(self.identity_bits(), Relaxed);
+                Some(Messages::one(P::Message::from_bits(bits)))
+            }
+            _ => None,
         }
     }
 

@@ -463,59 +463,16 @@ fn open_mapped(map: Mapped, name: &str, medium: Arc<dyn Medium>, checked: Checke
     if b[table_end..].iter().any(|&x| x != 0) {
         return Err(bad("padding after the checksum table is not zero".into()));
     }
-    let lens = h.section_lens();
-    let ids = |i: usize| {
-        Sec::mapped(
-            map.clone(),
-            h.section_off[i] as usize,
-            lens[i] as usize / ID_BYTES,
-        )
-    };
-    let sec64 =
-        |i: usize| Sec::mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 8);
-    let secf = |i: usize| Sec::mapped(map.clone(), h.section_off[i] as usize, lens[i] as usize / 8);
-    let weighted = h.flags & format::WEIGHTED != 0;
-    let packed = |d: usize| {
-        let at = |i: usize| h.section_off[i] as usize;
-        let n = h.dirs[d].n_index as usize + 1;
-        let index = if h.index_width(d) == 4 {
-            PackedIndex::Narrow(Sec::mapped(map.clone(), at(format::offs(d)), n))
-        } else {
-            PackedIndex::Wide(Sec::mapped(map.clone(), at(format::offs(d)), n))
-        };
-        let bytes = Sec::mapped(
-            map.clone(),
-            at(format::adds(d)),
-            lens[format::adds(d)] as usize,
-        );
-        Packed::new(bytes, index, weighted, checked == Checked::Written)
-    };
-    let dir = |d: usize, dense: bool| {
-        let is_packed = h.is_packed();
-        DirData {
-            dense,
-            vids: ids(format::vids(d)),
-            offs: if is_packed {
-                Sec::default()
-            } else {
-                sec64(format::offs(d))
-            },
-            adds: if is_packed {
-                Sec::default()
-            } else {
-                ids(format::adds(d))
-            },
-            wts: secf(format::wts(d)),
-            toffs: sec64(format::toffs(d)),
-            tombs: ids(format::tombs(d)),
-            n_adds: h.dirs[d].n_adds,
-            packed: is_packed.then(|| packed(d)),
-        }
+    let sections = Sections {
+        map: &map,
+        h: &h,
+        lens: h.section_lens(),
+        checked,
     };
     let run = Run {
-        out: dir(0, h.flags & OUT_DENSE != 0),
-        inn: (h.flags & HAS_IN != 0).then(|| dir(1, h.flags & IN_DENSE != 0)),
-        vertex_ops: ids(format::VERTEX_OPS),
+        out: sections.dir(0, h.flags & OUT_DENSE != 0),
+        inn: (h.flags & HAS_IN != 0).then(|| sections.dir(1, h.flags & IN_DENSE != 0)),
+        vertex_ops: sections.sec(format::VERTEX_OPS, ID_BYTES),
         file: Some(RunFile {
             name: name.to_string(),
             medium,
@@ -524,11 +481,65 @@ fn open_mapped(map: Mapped, name: &str, medium: Arc<dyn Medium>, checked: Checke
                 Checked::Written => OnceLock::from(Ok(())),
                 Checked::No => OnceLock::new(),
             },
-            map,
+            map: map.clone(),
         }),
-        header: h,
+        header: h.clone(),
     };
     Ok(run)
+}
+
+/// A mapped run file's sections, as its header lays them out.
+struct Sections<'a> {
+    map: &'a Mapped,
+    h: &'a RunHeader,
+    lens: [u64; format::SECTIONS],
+    checked: Checked,
+}
+
+impl Sections<'_> {
+    /// Section `i`, as elements of `size` bytes.
+    fn sec<T: bytemuck::Pod>(&self, i: usize, size: usize) -> Sec<T> {
+        let at = self.h.section_off[i] as usize;
+        Sec::mapped(self.map.clone(), at, self.lens[i] as usize / size)
+    }
+
+    /// Direction `d`'s data: plain arrays, or packed streams and their index.
+    fn dir(&self, d: usize, dense: bool) -> DirData {
+        let packed = self.h.is_packed();
+        DirData {
+            dense,
+            vids: self.sec(format::vids(d), ID_BYTES),
+            offs: if packed {
+                Sec::default()
+            } else {
+                self.sec(format::offs(d), 8)
+            },
+            adds: if packed {
+                Sec::default()
+            } else {
+                self.sec(format::adds(d), ID_BYTES)
+            },
+            wts: self.sec(format::wts(d), 8),
+            toffs: self.sec(format::toffs(d), 8),
+            tombs: self.sec(format::tombs(d), ID_BYTES),
+            n_adds: self.h.dirs[d].n_adds,
+            packed: packed.then(|| self.packed(d)),
+        }
+    }
+
+    /// Direction `d`'s packed streams and their index (4- or 8-byte positions).
+    fn packed(&self, d: usize) -> Packed {
+        let at = self.h.section_off[format::offs(d)] as usize;
+        let n = self.h.dirs[d].n_index as usize + 1;
+        let index = if self.h.index_width(d) == 4 {
+            PackedIndex::Narrow(Sec::mapped(self.map.clone(), at, n))
+        } else {
+            PackedIndex::Wide(Sec::mapped(self.map.clone(), at, n))
+        };
+        let bytes = self.sec(format::adds(d), 1);
+        let weighted = self.h.flags & format::WEIGHTED != 0;
+        Packed::new(bytes, index, weighted, self.checked == Checked::Written)
+    }
 }
 
 /// Verifies the crc table and every body block.

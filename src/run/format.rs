@@ -119,6 +119,23 @@ pub fn chains_by_partition(runs: &[&RunHeader], shift: u32, parts: u64) -> Vec<V
 pub const PART_SHIFT_AT: u32 = 8;
 /// The mask of the partition shift within the flags.
 pub const PART_SHIFT_MASK: u64 = 0xff << PART_SHIFT_AT;
+// Every flag its own bit, none inside the partition shift's byte; the sections of both
+// directions and the vertex states are the body's sections, each once.
+const FLAGS: [u64; 7] = [
+    HAS_IN, OUT_DENSE, IN_DENSE, WEIGHTED, WIDE_IDS, PACKED, STAMPED,
+];
+const _: () = {
+    let mut all = 0u64;
+    let mut i = 0;
+    while i < FLAGS.len() {
+        assert!(FLAGS[i].count_ones() == 1 && all & FLAGS[i] == 0);
+        all |= FLAGS[i];
+        i += 1;
+    }
+    assert!(all & PART_SHIFT_MASK == 0);
+};
+const _: () = assert!(tombs(1) + 1 == VERTEX_OPS && VERTEX_OPS + 1 == SECTIONS);
+
 /// This build's width flag.
 pub const THIS_WIDTH: u64 = if crate::types::ID_BYTES == 8 {
     WIDE_IDS
@@ -324,37 +341,60 @@ impl RunHeader {
         if w(0) != MAGIC {
             return Err(bad("bad magic"));
         }
-        let stamped = (w(1) >> 32) & STAMPED != 0;
-        let (len, words) = match w(1) & 0xffff_ffff {
-            VERSION if (w(1) >> 32) & PACKED == 0 && !stamped => (HEADER_LEN, BASE_WORDS),
-            VERSION if (w(1) >> 32) & PACKED == 0 => (PACKED_HEADER_LEN, STAMP_WORD + 2),
-            VERSION_PACKED if (w(1) >> 32) & PACKED != 0 => {
-                (PACKED_HEADER_LEN, BASE_WORDS + 2 + 2 * usize::from(stamped))
-            }
-            VERSION | VERSION_PACKED => return Err(bad("compression flag and version disagree")),
-            v => return Err(bad(&format!("unsupported format version {v}"))),
-        };
+        let flags = w(1) >> 32;
+        let stamped = flags & STAMPED != 0;
+        let (len, words) = header_shape(w(1) & 0xffff_ffff, flags).map_err(|m| bad(&m))?;
         if b.len() < len {
             return Err(bad("shorter than its header"));
         }
-        let last = len / 8 - 1;
-        if crc32c::crc32c(&b[..len - 8]) as u64 != w(last) {
+        if crc32c::crc32c(&b[..len - 8]) as u64 != w(len / 8 - 1) {
             return Err(bad("header checksum mismatch"));
         }
         if b[words * 8..len - 8].iter().any(|&x| x != 0) {
             return Err(bad("header padding is not zero"));
         }
-        if (w(1) >> 32) & WIDE_IDS != THIS_WIDTH {
-            let width = if (w(1) >> 32) & WIDE_IDS != 0 { 64 } else { 32 };
+        if flags & WIDE_IDS != THIS_WIDTH {
+            let width = if flags & WIDE_IDS != 0 { 64 } else { 32 };
             return Err(Error::Invalid(crate::types::width_mismatch(
                 &format!("run {name}"),
                 width,
             )));
         }
-        let shift = ((w(1) >> 32) & PART_SHIFT_MASK) >> PART_SHIFT_AT;
+        let shift = (flags & PART_SHIFT_MASK) >> PART_SHIFT_AT;
         if shift > 62 || (shift > 0 && w(6) == 0) {
             return Err(bad("partition shift out of range"));
         }
+        let mut h = RunHeader::from_words(&w);
+        if h.is_packed() && h.packed_len.iter().any(|&l| l >= 1 << 48) {
+            return Err(bad("stream length out of range"));
+        }
+        if !h.is_packed() && stamped && (w(BASE_WORDS) != 0 || w(BASE_WORDS + 1) != 0) {
+            return Err(bad("header padding is not zero"));
+        }
+        if stamped {
+            if w(STAMP_WORD) == 0 {
+                return Err(bad("stamped with store id 0"));
+            }
+            h.stamp = Some(Stamp {
+                store_id: w(STAMP_WORD),
+                seq: w(STAMP_WORD + 1),
+            });
+        }
+        // The offsets must be the ones the counts imply; anything else is damage.
+        let mut expect = h.clone();
+        expect.lay_out();
+        if expect.section_off != h.section_off
+            || expect.crc_table_off != h.crc_table_off
+            || expect.file_len != h.file_len
+            || expect.crc_blocks != h.crc_blocks
+        {
+            return Err(bad("section layout does not match its counts"));
+        }
+        Ok(h)
+    }
+
+    /// The header's fields from its words (`w(i)` is word `i`), unchecked; no stamp.
+    fn from_words(w: &impl Fn(usize) -> u64) -> RunHeader {
         let mut h = RunHeader {
             flags: w(1) >> 32,
             id: w(2),
@@ -381,33 +421,22 @@ impl RunHeader {
         h.file_len = w(17 + SECTIONS);
         if h.is_packed() {
             h.packed_len = [w(18 + SECTIONS), w(19 + SECTIONS)];
-            if h.packed_len.iter().any(|&l| l >= 1 << 48) {
-                return Err(bad("stream length out of range"));
-            }
-        } else if stamped && (w(BASE_WORDS) != 0 || w(BASE_WORDS + 1) != 0) {
-            return Err(bad("header padding is not zero"));
         }
-        if stamped {
-            if w(STAMP_WORD) == 0 {
-                return Err(bad("stamped with store id 0"));
-            }
-            h.stamp = Some(Stamp {
-                store_id: w(STAMP_WORD),
-                seq: w(STAMP_WORD + 1),
-            });
-        }
-        // The offsets must be the ones the counts imply; anything else is damage.
-        let mut expect = h.clone();
-        expect.lay_out();
-        if expect.section_off != h.section_off
-            || expect.crc_table_off != h.crc_table_off
-            || expect.file_len != h.file_len
-            || expect.crc_blocks != h.crc_blocks
-        {
-            return Err(bad("section layout does not match its counts"));
-        }
-        Ok(h)
+        h
     }
+}
+
+/// The byte length of a header of format `version` with `flags`, and how many of its
+/// words before the checksum are used (the rest must be zero); or why it cannot be.
+fn header_shape(version: u64, flags: u64) -> std::result::Result<(usize, usize), String> {
+    let (packed, stamped) = (flags & PACKED != 0, flags & STAMPED != 0);
+    Ok(match version {
+        VERSION if !packed && !stamped => (HEADER_LEN, BASE_WORDS),
+        VERSION if !packed => (PACKED_HEADER_LEN, STAMP_WORD + 2),
+        VERSION_PACKED if packed => (PACKED_HEADER_LEN, BASE_WORDS + 2 + 2 * usize::from(stamped)),
+        VERSION | VERSION_PACKED => return Err("compression flag and version disagree".into()),
+        v => return Err(format!("unsupported format version {v}")),
+    })
 }
 
 #[cfg(test)]

@@ -289,121 +289,163 @@ fn merge_range(
     base: bool,
 ) -> Result<DirPart> {
     let dirs: Vec<_> = inputs.iter().map(|r| r.dir(d)).collect();
-    let weighted = inputs
-        .first()
-        .is_some_and(|r| r.header.flags & WEIGHTED != 0);
     let mut cur: Vec<std::ops::Range<usize>> = dirs.iter().map(|x| x.index_range(lo, hi)).collect();
-    let mut part = DirPart::default();
-    let mut scratch: Vec<(VertexId, f64)> = Vec::new();
-    // (neighbor, input << 1 | is_add, weight): within one input a tombstone sorts before
-    // the add of the same edge (a weight update).
-    let mut events: Vec<(VertexId, u32, f64)> = Vec::new();
-    let mut adds: Vec<VertexId> = Vec::new();
-    let mut addw: Vec<f64> = Vec::new();
-    let mut tombs: Vec<VertexId> = Vec::new();
-    let mut hits: Vec<usize> = Vec::with_capacity(inputs.len());
-    let mut bufs: Vec<Vec<VertexId>> = vec![Vec::new(); dirs.len()];
-    let weights_of = |i: usize, k: usize, n: usize| -> Vec<f64> {
-        if weighted {
-            dirs[i].wts_at(k).to_vec()
-        } else {
-            vec![0.0; n]
-        }
+    let mut m = RangeMerge {
+        inputs,
+        weighted: inputs
+            .first()
+            .is_some_and(|r| r.header.flags & WEIGHTED != 0),
+        base,
+        part: DirPart::default(),
+        scratch: Vec::new(),
+        events: Vec::new(),
+        adds: Vec::new(),
+        addw: Vec::new(),
+        tombs: Vec::new(),
+        bufs: vec![Vec::new(); dirs.len()],
+        dirs,
     };
+    let mut hits: Vec<usize> = Vec::with_capacity(inputs.len());
     // Each round takes the next vertex any input holds.
-    while let Some(v) = (0..dirs.len())
+    while let Some(v) = (0..m.dirs.len())
         .filter(|&i| !cur[i].is_empty())
-        .map(|i| dirs[i].vid_at(cur[i].start))
+        .map(|i| m.dirs[i].vid_at(cur[i].start))
         .min()
     {
         hits.clear();
         let mut any_tomb = false;
-        for i in 0..dirs.len() {
-            if !cur[i].is_empty() && dirs[i].vid_at(cur[i].start) == v {
-                any_tomb |= !dirs[i].tombs_at(cur[i].start).is_empty();
+        for (i, c) in cur.iter().enumerate() {
+            if !c.is_empty() && m.dirs[i].vid_at(c.start) == v {
+                any_tomb |= !m.dirs[i].tombs_at(c.start).is_empty();
                 hits.push(i);
             }
         }
-        adds.clear();
-        addw.clear();
-        tombs.clear();
-        if !any_tomb && !weighted {
-            if let [i] = hits[..] {
-                part.push(v, dirs[i].adds_into(cur[i].start, &mut bufs[i]), &[]);
-            } else {
-                for &i in &hits {
-                    dirs[i].find_at(cur[i].start, |x| {
-                        adds.push(x);
-                        false
-                    });
-                }
-                adds.sort_unstable();
-                part.push(v, &adds, &[]);
-            }
-        } else if !any_tomb {
-            scratch.clear();
-            for &i in &hits {
-                let k = cur[i].start;
-                let a = dirs[i].adds_into(k, &mut bufs[i]);
-                scratch.extend(a.iter().copied().zip(weights_of(i, k, a.len())));
-            }
-            scratch.sort_unstable_by_key(|e| e.0);
-            adds.extend(scratch.iter().map(|e| e.0));
-            addw.extend(scratch.iter().map(|e| e.1));
-            part.push_weighted(v, &adds, &addw, &[]);
-        } else {
-            events.clear();
-            for &i in &hits {
-                let k = cur[i].start;
-                let tag = (i as u32) << 1;
-                let a = dirs[i].adds_into(k, &mut bufs[i]);
-                events.extend(
-                    a.iter()
-                        .zip(weights_of(i, k, a.len()))
-                        .map(|(&x, w)| (x, tag | 1, w)),
-                );
-                events.extend(dirs[i].tombs_at(k).iter().map(|&x| (x, tag, 0.0)));
-            }
-            events.sort_unstable_by_key(|e| (e.0, e.1));
-            for g in events.chunk_by(|a, b| a.0 == b.0) {
-                let (first, last) = (g[0], g[g.len() - 1]);
-                let x = first.0;
-                match (first.1 & 1, last.1 & 1) {
-                    // Absent before, present after.
-                    (1, 1) => {
-                        adds.push(x);
-                        addw.push(last.2);
-                    }
-                    // Present before, absent after.
-                    (0, 0) if base => {
-                        return Err(Error::corrupt(format!(
-                            "run {} tombstones edge {v}->{x} that no older run holds",
-                            inputs[(first.1 >> 1) as usize].header.id
-                        )))
-                    }
-                    (0, 0) => tombs.push(x),
-                    // Present before and after: only a weight can have changed.
-                    (0, 1) if weighted => {
-                        if !base {
-                            tombs.push(x);
-                        }
-                        adds.push(x);
-                        addw.push(last.2);
-                    }
-                    _ => {}
-                }
-            }
-            if weighted {
-                part.push_weighted(v, &adds, &addw, &tombs);
-            } else {
-                part.push(v, &adds, &tombs);
-            }
+        let at: Vec<(usize, usize)> = hits.iter().map(|&i| (i, cur[i].start)).collect();
+        match (any_tomb, m.weighted) {
+            (false, false) => m.plain(v, &at),
+            (false, true) => m.weighted_adds(v, &at),
+            (true, _) => m.resolve(v, &at)?,
         }
         for &i in &hits {
             cur[i].start += 1;
         }
     }
-    Ok(part)
+    Ok(m.part)
+}
+
+/// The state of one task of a merge: its inputs' lists of one direction, the part it
+/// builds, and scratch space reused from vertex to vertex.
+struct RangeMerge<'a> {
+    inputs: &'a [Arc<Run>],
+    dirs: Vec<&'a super::DirData>,
+    weighted: bool,
+    base: bool,
+    part: DirPart,
+    scratch: Vec<(VertexId, f64)>,
+    /// (neighbor, input << 1 | is_add, weight): within one input a tombstone sorts before
+    /// the add of the same edge (a weight update).
+    events: Vec<(VertexId, u32, f64)>,
+    adds: Vec<VertexId>,
+    addw: Vec<f64>,
+    tombs: Vec<VertexId>,
+    bufs: Vec<Vec<VertexId>>,
+}
+
+impl RangeMerge<'_> {
+    /// Vertex `v` held by inputs `at` (input, list), with adds only and no weights: the
+    /// lists' union (disjoint: runs are resolved).
+    fn plain(&mut self, v: VertexId, at: &[(usize, usize)]) {
+        if let [(i, k)] = at[..] {
+            let list = self.dirs[i].adds_into(k, &mut self.bufs[i]);
+            self.part.push(v, list, &[]);
+            return;
+        }
+        self.adds.clear();
+        for &(i, k) in at {
+            self.dirs[i].find_at(k, |x| {
+                self.adds.push(x);
+                false
+            });
+        }
+        self.adds.sort_unstable();
+        self.part.push(v, &self.adds, &[]);
+    }
+
+    /// As [`RangeMerge::plain`], with weights.
+    fn weighted_adds(&mut self, v: VertexId, at: &[(usize, usize)]) {
+        self.scratch.clear();
+        for &(i, k) in at {
+            let a = self.dirs[i].adds_into(k, &mut self.bufs[i]);
+            let w = self.dirs[i].wts_at(k);
+            self.scratch
+                .extend(a.iter().copied().zip(w.iter().copied()));
+        }
+        self.scratch.sort_unstable_by_key(|e| e.0);
+        self.adds.clear();
+        self.addw.clear();
+        self.adds.extend(self.scratch.iter().map(|e| e.0));
+        self.addw.extend(self.scratch.iter().map(|e| e.1));
+        self.part.push_weighted(v, &self.adds, &self.addw, &[]);
+    }
+
+    /// Vertex `v` where some input holds tombstones: each neighbor's events, oldest input
+    /// first, resolve to an add, a tombstone (kept unless this merge is the base) or
+    /// nothing.
+    fn resolve(&mut self, v: VertexId, at: &[(usize, usize)]) -> Result<()> {
+        self.events.clear();
+        for &(i, k) in at {
+            let tag = (i as u32) << 1;
+            let a = self.dirs[i].adds_into(k, &mut self.bufs[i]);
+            // Unweighted lists have no weights: every add weighs 0 here.
+            let w = self.dirs[i]
+                .wts_at(k)
+                .iter()
+                .copied()
+                .chain(std::iter::repeat(0.0));
+            self.events
+                .extend(a.iter().zip(w).map(|(&x, w)| (x, tag | 1, w)));
+            (self.events).extend(self.dirs[i].tombs_at(k).iter().map(|&x| (x, tag, 0.0)));
+        }
+        self.events.sort_unstable_by_key(|e| (e.0, e.1));
+        self.adds.clear();
+        self.addw.clear();
+        self.tombs.clear();
+        for g in self.events.chunk_by(|a, b| a.0 == b.0) {
+            let (first, last) = (g[0], g[g.len() - 1]);
+            let x = first.0;
+            match (first.1 & 1, last.1 & 1) {
+                // Absent before, present after.
+                (1, 1) => {
+                    self.adds.push(x);
+                    self.addw.push(last.2);
+                }
+                // Present before, absent after.
+                (0, 0) if self.base => {
+                    return Err(Error::corrupt(format!(
+                        "run {} tombstones edge {v}->{x} that no older run holds",
+                        self.inputs[(first.1 >> 1) as usize].header.id
+                    )))
+                }
+                (0, 0) => self.tombs.push(x),
+                // Present before and after: only a weight can have changed.
+                (0, 1) if self.weighted => {
+                    if !self.base {
+                        self.tombs.push(x);
+                    }
+                    self.adds.push(x);
+                    self.addw.push(last.2);
+                }
+                _ => {}
+            }
+        }
+        match self.weighted {
+            true => self
+                .part
+                .push_weighted(v, &self.adds, &self.addw, &self.tombs),
+            false => self.part.push(v, &self.adds, &self.tombs),
+        }
+        Ok(())
+    }
 }
 
 /// The last state of each vertex of `range` the inputs set.

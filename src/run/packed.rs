@@ -526,84 +526,108 @@ pub fn check_stream(
     if h.degree == 0 {
         return Err("stream of a vertex without neighbors is not empty".into());
     }
-    let mut q = h.body;
-    let mut last: Option<VertexId> = None;
-    let mut seen = 0usize;
-    let mut chunk = |first: VertexId, q: &mut usize, len: usize| -> Result<(), String> {
-        if last.is_some_and(|l| first <= l) {
+    let mut c = StreamCheck {
+        b,
+        end,
+        space,
+        q: h.body,
+        last: None,
+        seen: 0,
+    };
+    let check_first = |first: u64| match first >= space {
+        true => Err(format!(
+            "neighbor id {first} is beyond the run's vertex space"
+        )),
+        false => Ok(first as VertexId),
+    };
+    if h.degree <= CHUNK {
+        let first = get_varint(&b[..end], &mut c.q).ok_or("first id cut short")?;
+        c.chunk(check_first(first)?, h.degree)?;
+    } else {
+        let chunks = h.degree.div_ceil(CHUNK);
+        let body = h
+            .body
+            .checked_add(chunks.checked_mul(ENTRY).ok_or("degree out of range")?)
+            .filter(|&x| x <= end)
+            .ok_or("skip table cut short")?;
+        c.q = body;
+        for k in 0..chunks {
+            let at = h.body + k * ENTRY;
+            let first = check_first(read_id(b, at) as u64)?;
+            if body + read_pos(b, at + ID_BYTES) != c.q {
+                return Err("skip table does not point at its chunk".into());
+            }
+            c.chunk(first, CHUNK.min(h.degree - k * CHUNK))?;
+        }
+    }
+    if c.q != end {
+        return Err("stream is longer than its ids".into());
+    }
+    debug_assert_eq!(c.seen, h.degree);
+    Ok(Some(h))
+}
+
+/// Where [`check_stream`] is in a stream: reading at `q` (below `end`), the last id read.
+struct StreamCheck<'a> {
+    b: &'a [u8],
+    end: usize,
+    space: u64,
+    q: usize,
+    last: Option<VertexId>,
+    seen: usize,
+}
+
+impl StreamCheck<'_> {
+    /// Checks a chunk of `len` ids starting at `first`: its gap blocks, bounds-checked.
+    fn chunk(&mut self, first: VertexId, len: usize) -> Result<(), String> {
+        if self.last.is_some_and(|l| first <= l) {
             return Err("ids do not increase".into());
         }
         let mut x = first as u64;
         let mut n = len - 1;
         while n > 0 {
-            let w = *b.get(*q).filter(|_| *q < end).ok_or("block cut short")? as u32;
-            *q += 1;
-            if w > MAX_WIDTH {
-                return Err(format!("block width {w} is out of range"));
-            }
             let k = n.min(BLOCK);
-            let bytes = (k * w as usize).div_ceil(8);
-            if *q + bytes > end {
-                return Err("block cut short".into());
-            }
-            for i in 0..k {
-                let bit = i * w as usize;
-                let mut word = [0u8; 16];
-                let avail = b.len().saturating_sub(*q + bit / 8);
-                word[..avail.min(16)].copy_from_slice(&b[*q + bit / 8..][..avail.min(16)]);
-                let mask = if w == 0 { 0 } else { u64::MAX >> (64 - w) };
-                let gap = ((u128::from_le_bytes(word) >> (bit & 7)) as u64) & mask;
-                x = x
-                    .checked_add(gap)
-                    .and_then(|x| x.checked_add(1))
-                    .ok_or("neighbor id overflows")?;
-            }
-            *q += bytes;
+            x = self.block(x, k)?;
             n -= k;
         }
-        if x > space {
+        if x > self.space {
             return Err(format!("neighbor id {x} is out of range"));
         }
-        last = Some(x as VertexId);
-        seen += len;
+        self.last = Some(x as VertexId);
+        self.seen += len;
         Ok(())
-    };
-    if h.degree <= CHUNK {
-        let first = get_varint(&b[..end], &mut q).ok_or("first id cut short")?;
-        if first >= space {
-            return Err(format!(
-                "neighbor id {first} is beyond the run's vertex space"
-            ));
-        }
-        chunk(first as VertexId, &mut q, h.degree)?;
-    } else {
-        let chunks = h.degree.div_ceil(CHUNK);
-        let entry = ENTRY;
-        let body = h
-            .body
-            .checked_add(chunks.checked_mul(entry).ok_or("degree out of range")?)
-            .filter(|&x| x <= end)
-            .ok_or("skip table cut short")?;
-        q = body;
-        for c in 0..chunks {
-            let at = h.body + c * entry;
-            let first = read_id(b, at);
-            if first as u64 >= space {
-                return Err(format!(
-                    "neighbor id {first} is beyond the run's vertex space"
-                ));
-            }
-            if body + read_pos(b, at + ID_BYTES) != q {
-                return Err("skip table does not point at its chunk".into());
-            }
-            chunk(first, &mut q, CHUNK.min(h.degree - c * CHUNK))?;
-        }
     }
-    if q != end {
-        return Err("stream is longer than its ids".into());
+
+    /// Checks a gap block of `k` gaps after id `x`; returns the last id it gives.
+    fn block(&mut self, mut x: u64, k: usize) -> Result<u64, String> {
+        let b = self.b;
+        let w = *b
+            .get(self.q)
+            .filter(|_| self.q < self.end)
+            .ok_or("block cut short")? as u32;
+        self.q += 1;
+        if w > MAX_WIDTH {
+            return Err(format!("block width {w} is out of range"));
+        }
+        let bytes = (k * w as usize).div_ceil(8);
+        if self.q + bytes > self.end {
+            return Err("block cut short".into());
+        }
+        let mask = if w == 0 { 0 } else { u64::MAX >> (64 - w) };
+        for i in 0..k {
+            let bit = i * w as usize;
+            let mut word = [0u8; 16];
+            let from = self.q + bit / 8;
+            let avail = b.len().saturating_sub(from).min(16);
+            word[..avail].copy_from_slice(&b[from..][..avail]);
+            let gap = ((u128::from_le_bytes(word) >> (bit & 7)) as u64) & mask;
+            x = (x.checked_add(gap))
+                .and_then(|x| x.checked_add(1))
+                .ok_or("neighbor id overflows")?;
+        }
+        self.q += bytes;
+        Ok(x)
     }
-    debug_assert_eq!(seen, h.degree);
-    Ok(Some(h))
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub use view::GraphView;
 pub use crate::keys::{KeyKind, Names};
 
 use crate::run::{Dir, DirData, Run};
-use crate::types::VertexId;
+use crate::types::{bits, VertexId};
 use std::sync::Arc;
 
 /// The layered view's copy budget of a snapshot not taken from a store: the default
@@ -423,10 +423,7 @@ impl Snapshot {
 /// Whether `v` is below `n` and not marked in the `deleted` bitmap.
 #[inline]
 pub(crate) fn exists(n: usize, deleted: &[u64], v: VertexId) -> bool {
-    (v as usize) < n
-        && deleted
-            .get(v as usize / 64)
-            .is_none_or(|w| w >> (v % 64) & 1 == 0)
+    (v as usize) < n && !bits::get(deleted, v)
 }
 
 #[inline]

@@ -177,38 +177,7 @@ impl Inner {
 
     pub(super) fn check(&self) -> Result<CheckReport> {
         let mut rep = CheckReport::default();
-        // Under `maint`, no flush commits: the dictionary's committed prefix and the root
-        // read here belong together.
-        let m = self.maint.lock().unwrap();
-        let root = self.manifest.lock().unwrap().root().clone();
-        {
-            if self.manifest.lock().unwrap().other_slot_damaged {
-                rep.notes.push(
-                "one MANIFEST slot is damaged (a commit torn by a crash, or corruption); the other slot is in force"
-                    .into(),
-            );
-            }
-            let (entries, bytes) = self.dict.read().unwrap().committed();
-            let expected = super::files::Expected::new(&root);
-            let stamp_ok = |at, st| expected.dict_chunk(at, st);
-            match crate::dict::Dict::load(&*self.medium, entries, bytes, &stamp_ok) {
-                Ok(d) => {
-                    if d.externals() != &self.dict.read().unwrap().externals()[..entries] {
-                        rep.problems
-                            .push("dictionary file disagrees with the dictionary in memory".into());
-                    }
-                }
-                Err(e) => rep.problems.push(format!("dictionary: {e}")),
-            }
-        }
-        rep.notes.extend(self.unnamed_files(&root)?);
-        drop(m);
-        if let Some(c) = root.last_cut {
-            rep.notes.push(format!(
-                "a writer's recovery (commit {}) cut a torn log tail: {} record(s) at LSN {} ({} bytes), written but never acknowledged",
-                c.seq, c.records, c.lsn, c.bytes
-            ));
-        }
+        let root = self.check_files(&mut rep)?;
         if let Some(k) = &self.keys {
             // Key locks are never taken under a store lock: read what the dictionary
             // needs first.
@@ -217,16 +186,68 @@ impl Inner {
                 .extend(check_keys(k, &self.medium, max, root.store_id));
         }
         let snap = self.snapshot()?;
-        let space = snap.num_vertices() as u64;
         let runs: Vec<Arc<Run>> = snap.runs().to_vec();
         rep.runs = runs.len();
+        self.check_runs(&runs, snap.num_vertices() as u64, &mut rep);
+        if !rep.problems.is_empty() {
+            return Ok(rep);
+        }
+        let problems = self
+            .pool
+            .install(|| self.resolution_problems(&runs, snap.num_vertices()));
+        rep.problems.extend(problems);
+        if runs.first().is_some_and(|r| r.out.n_tombs() > 0) {
+            rep.problems.push("the oldest run holds tombstones".into());
+        }
+        self.check_degrees(&snap, &mut rep);
+        Ok(rep)
+    }
+
+    /// The manifest, the dictionary file against the dictionary in memory, the files the
+    /// root does not name and the last cut log tail; returns the root in force.
+    fn check_files(&self, rep: &mut CheckReport) -> Result<crate::manifest::Root> {
+        // Under `maint`, no flush commits: the dictionary's committed prefix and the root
+        // read here belong together.
+        let _m = self.maint.lock().unwrap();
+        let (root, damaged) = {
+            let man = self.manifest.lock().unwrap();
+            (man.root().clone(), man.other_slot_damaged)
+        };
+        if damaged {
+            rep.notes.push(
+                "one MANIFEST slot is damaged (a commit torn by a crash, or corruption); the other slot is in force"
+                    .into(),
+            );
+        }
+        let (entries, bytes) = self.dict.read().unwrap().committed();
+        let expected = super::files::Expected::new(&root);
+        let stamp_ok = |at, st| expected.dict_chunk(at, st);
+        match crate::dict::Dict::load(&*self.medium, entries, bytes, &stamp_ok) {
+            Ok(d) if d.externals() != &self.dict.read().unwrap().externals()[..entries] => rep
+                .problems
+                .push("dictionary file disagrees with the dictionary in memory".into()),
+            Ok(_) => {}
+            Err(e) => rep.problems.push(format!("dictionary: {e}")),
+        }
+        rep.notes.extend(self.unnamed_files(&root)?);
+        if let Some(c) = root.last_cut {
+            rep.notes.push(format!(
+                "a writer's recovery (commit {}) cut a torn log tail: {} record(s) at LSN {} ({} bytes), written but never acknowledged",
+                c.seq, c.records, c.lsn, c.bytes
+            ));
+        }
+        Ok(root)
+    }
+
+    /// Each run's checksums and structure, and the runs' LSN order.
+    fn check_runs(&self, runs: &[Arc<Run>], space: u64, rep: &mut CheckReport) {
         let retire = if self.opts.read_only {
             Retire::Allowed
         } else {
             Retire::Forbidden
         };
         let mut retired = 0;
-        for r in &runs {
+        for r in runs {
             let mut gone = false;
             rep.problems.extend(check_run(r, space, retire, &mut gone));
             retired += usize::from(gone);
@@ -239,73 +260,41 @@ impl Inner {
         let headers: Vec<&crate::run::RunHeader> = runs.iter().map(|r| &r.header).collect();
         rep.problems
             .extend(super::policy::lsn_order_problem(&headers));
-        if !rep.problems.is_empty() {
-            return Ok(rep);
-        }
-        // Resolution: every tombstone cancels an edge live before its run, every add is new.
-        let problems: Vec<String> = self.pool.install(|| {
-            let dirs: &[Dir] = if self.undirected {
-                &[Dir::Out]
-            } else {
-                &[Dir::Out, Dir::In]
-            };
-            dirs.iter()
-                .flat_map(|&d| {
-                    (1..runs.len())
-                        .into_par_iter()
-                        .flat_map_iter(|j| {
-                            let older = crate::snapshot::Snapshot::new(
-                                runs[..j].to_vec().into(),
-                                Arc::default(),
-                                space as usize,
-                                self.undirected,
-                                Arc::from(Vec::new()),
-                            );
-                            let dd = runs[j].dir(d);
-                            let mut out = Vec::new();
-                            let mut buf = Vec::new();
-                            for i in 0..dd.n_index() {
-                                let v = dd.vid_at(i);
-                                // In v's own direction: only v's chain of runs orders
-                                // its lists (another partition's runs may sit anywhere).
-                                let live = |x: VertexId| older.has_dir_edge(d, v, x);
-                                // An add of a live edge is a weight update only beside its tombstone.
-                                let t = dd.tombs_at(i);
-                                if let Some(&x) = dd
-                                    .adds_into(i, &mut buf)
-                                    .iter()
-                                    .find(|&&x| live(x) && t.binary_search(&x).is_err())
-                                {
-                                    out.push(format!(
-                                        "run {} re-adds live edge at {v}/{x}",
-                                        runs[j].header.id
-                                    ));
-                                    break;
-                                }
-                                if let Some(&x) = dd.tombs_at(i).iter().find(|&&x| !live(x)) {
-                                    out.push(format!(
-                                        "run {} tombstones missing edge at {v}/{x}",
-                                        runs[j].header.id
-                                    ));
-                                    break;
-                                }
-                            }
-                            out
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .collect()
-        });
-        rep.problems.extend(problems);
-        if runs.first().is_some_and(|r| r.out.n_tombs() > 0) {
-            rep.problems.push("the oldest run holds tombstones".into());
-        }
-        // Degree sums and out/in symmetry on the resolved graph.
+    }
+
+    /// Resolution: every tombstone cancels an edge live before its run, every add is new.
+    fn resolution_problems(&self, runs: &[Arc<Run>], space: usize) -> Vec<String> {
+        let dirs: &[Dir] = if self.undirected {
+            &[Dir::Out]
+        } else {
+            &[Dir::Out, Dir::In]
+        };
+        dirs.iter()
+            .flat_map(|&d| {
+                (1..runs.len())
+                    .into_par_iter()
+                    .flat_map_iter(|j| {
+                        let older = crate::snapshot::Snapshot::new(
+                            runs[..j].to_vec().into(),
+                            Arc::default(),
+                            space,
+                            self.undirected,
+                            Arc::from(Vec::new()),
+                        );
+                        unresolved(&older, &runs[j], d)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Degree sums and out/in symmetry on the resolved graph; no deleted vertex has edges.
+    fn check_degrees(&self, snap: &crate::snapshot::Snapshot, rep: &mut CheckReport) {
         let super::mirror::Mirror {
             out_sum,
             in_sum,
             unmirrored: asym,
-        } = self.pool.install(|| super::mirror::mirror(&snap));
+        } = self.pool.install(|| super::mirror::mirror(snap));
         if out_sum != in_sum {
             rep.problems.push(format!(
                 "out-degrees sum to {out_sum}, in-degrees to {in_sum}"
@@ -322,17 +311,48 @@ impl Inner {
                 snap.num_edges()
             ));
         }
-        for v in 0..snap.num_vertices() as VertexId {
-            if !snap.vertex_exists(v) && (snap.out_degree(v) > 0 || snap.in_degree(v) > 0) {
-                rep.problems.push(format!(
-                    "deleted vertex {} still has edges",
-                    snap.external_id(v)
-                ));
-                break;
-            }
+        let dead_with_edges = (0..snap.num_vertices() as VertexId)
+            .find(|&v| !snap.vertex_exists(v) && (snap.out_degree(v) > 0 || snap.in_degree(v) > 0));
+        if let Some(v) = dead_with_edges {
+            rep.problems.push(format!(
+                "deleted vertex {} still has edges",
+                snap.external_id(v)
+            ));
         }
         rep.edges = out_sum;
         rep.vertices = snap.live_vertices() as u64;
-        Ok(rep)
     }
+}
+
+/// The first place where `run` is not resolved against `older` (the runs before it) in
+/// direction `d`: an add of an edge live before it (not a weight update), or a tombstone
+/// of one that is not.
+fn unresolved(older: &crate::snapshot::Snapshot, run: &Run, d: Dir) -> Option<String> {
+    let dd = run.dir(d);
+    let mut buf = Vec::new();
+    for i in 0..dd.n_index() {
+        let v = dd.vid_at(i);
+        // In v's own direction: only v's chain of runs orders its lists (another
+        // partition's runs may sit anywhere).
+        let live = |x: VertexId| older.has_dir_edge(d, v, x);
+        // An add of a live edge is a weight update only beside its tombstone.
+        let t = dd.tombs_at(i);
+        let adds = dd.adds_into(i, &mut buf);
+        if let Some(&x) = adds
+            .iter()
+            .find(|&&x| live(x) && t.binary_search(&x).is_err())
+        {
+            return Some(format!(
+                "run {} re-adds live edge at {v}/{x}",
+                run.header.id
+            ));
+        }
+        if let Some(&x) = t.iter().find(|&&x| !live(x)) {
+            return Some(format!(
+                "run {} tombstones missing edge at {v}/{x}",
+                run.header.id
+            ));
+        }
+    }
+    None
 }

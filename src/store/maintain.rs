@@ -495,9 +495,7 @@ impl Inner {
             level,
             min_lsn: inputs.iter().map(|r| r.header.min_lsn).min().unwrap_or(0),
             max_lsn: inputs.iter().map(|r| r.header.max_lsn).max().unwrap_or(0),
-            vertex_space: inputs
-                .iter()
-                .map(|r| r.header.vertex_space)
+            vertex_space: (inputs.iter().map(|r| r.header.vertex_space))
                 .max()
                 .unwrap_or(0),
             weighted: self.weighted,
@@ -505,47 +503,20 @@ impl Inner {
             compression: self.compression,
             stamp: self.next_stamp(),
         };
-        let stop = || until == Until::Shutdown && self.shutdown.load(Ordering::Acquire);
-        let next_id = || self.next_run_id.fetch_add(1, Ordering::AcqRel);
-        let merged: Option<Vec<Run>> = self.pool.install(|| match output {
-            Output::Whole => {
-                let meta = RunMeta {
-                    id: next_id(),
-                    ..meta
-                };
-                let r = run::merge::merge_to_file_until(inputs, meta, base, &self.medium, &stop)?;
-                Ok::<_, Error>(r.map(|r| vec![r]))
-            }
-            Output::Split { shift } => {
-                let parts = 0..meta.vertex_space.div_ceil(1 << shift);
-                run::merge::merge_partitions_until(
-                    inputs,
-                    &meta,
-                    base,
-                    shift,
-                    parts,
-                    &next_id,
-                    &self.medium,
-                    &stop,
-                )
-            }
-            Output::Partition { shift, part } => run::merge::merge_partitions_until(
-                inputs,
-                &meta,
-                base,
-                shift,
-                part..part + 1,
-                &next_id,
-                &self.medium,
-                &stop,
-            ),
-        })?;
-        let Some(outputs) = merged else {
+        // A merge of committed runs: nothing it holds is past the log's start.
+        assert!(
+            meta.max_lsn <= self.manifest.lock().unwrap().root().wal_start_lsn,
+            "a merge's inputs are committed runs"
+        );
+        let Some(outputs) = self
+            .pool
+            .install(|| self.merge_files(inputs, &meta, base, output, until))?
+        else {
             return Ok(());
         };
         let outputs: Vec<Arc<Run>> = outputs.into_iter().map(Arc::new).collect();
         for r in &outputs {
-            debug_assert!(r.header.level == level);
+            assert_eq!(r.header.level, level, "a merge writes runs of its level");
             self.run_bytes
                 .merged
                 .fetch_add(r.header.file_len, Ordering::Relaxed);
@@ -557,6 +528,44 @@ impl Inner {
             r.retire();
         }
         Ok(())
+    }
+
+    /// Writes the run files merge `output` makes of `inputs`, each run `meta` but for its
+    /// id; `None` when the merge was given up (the store closing, with `Until::Shutdown`).
+    fn merge_files(
+        &self,
+        inputs: &[Arc<Run>],
+        meta: &RunMeta,
+        base: bool,
+        output: Output,
+        until: Until,
+    ) -> Result<Option<Vec<Run>>> {
+        let stop = || until == Until::Shutdown && self.shutdown.load(Ordering::Acquire);
+        let next_id = || self.next_run_id.fetch_add(1, Ordering::AcqRel);
+        let parts = |shift, parts| {
+            run::merge::merge_partitions_until(
+                inputs,
+                meta,
+                base,
+                shift,
+                parts,
+                &next_id,
+                &self.medium,
+                &stop,
+            )
+        };
+        match output {
+            Output::Whole => {
+                let meta = RunMeta {
+                    id: next_id(),
+                    ..*meta
+                };
+                let r = run::merge::merge_to_file_until(inputs, meta, base, &self.medium, &stop)?;
+                Ok(r.map(|r| vec![r]))
+            }
+            Output::Split { shift } => parts(shift, 0..meta.vertex_space.div_ceil(1 << shift)),
+            Output::Partition { shift, part } => parts(shift, part..part + 1),
+        }
     }
 
     /// Publishes `new` in place of the runs `old`.

@@ -6,7 +6,7 @@ use crate::manifest::Root;
 use crate::medium::Medium;
 use crate::memtable::Memtable;
 use crate::run::Run;
-use crate::types::VertexId;
+use crate::types::{bits, VertexId};
 use crate::wal;
 use crate::{Error, Result};
 
@@ -22,16 +22,8 @@ pub(super) fn deleted_in_runs(runs: &[Run]) -> Vec<u64> {
     deleted
 }
 
-fn mark_deleted(bits: &mut Vec<u64>, x: VertexId) {
-    let v = id_of(x) as usize;
-    if bits.len() <= v / 64 {
-        bits.resize(v / 64 + 1, 0);
-    }
-    if is_del(x) {
-        bits[v / 64] |= 1 << (v % 64);
-    } else {
-        bits[v / 64] &= !(1 << (v % 64));
-    }
+fn mark_deleted(deleted: &mut Vec<u64>, x: VertexId) {
+    bits::assign(deleted, id_of(x), is_del(x));
 }
 
 /// Replays the log from the manifest's start LSN into the memtable, the dictionary and the
@@ -45,6 +37,16 @@ pub(super) fn replay_wal(
     (dict, mem, deleted): (&mut Dict, &mut Memtable, &mut Vec<u64>),
 ) -> Result<wal::Recovered> {
     let mut replay = |blk: &wal::block::Block, skip: u64| -> Result<()> {
+        // Recovery hands over each block once, in LSN order, from the manifest's start:
+        // the part of a block below the start is skipped, never applied twice.
+        assert!(
+            blk.first_lsn + skip >= root.wal_start_lsn && skip <= blk.records,
+            "replay starts at the manifest's log start"
+        );
+        assert!(
+            blk.first_lsn + skip >= mem.max_lsn,
+            "blocks replay in LSN order"
+        );
         dict.replay(blk.batch.first_new_id, &blk.batch.new_ids)?;
         mem.ensure_vertices(dict.len() as VertexId);
         let mut skip = skip as usize;

@@ -114,6 +114,24 @@ pub struct Stats {
     pub next_lsn: u64,
 }
 
+/// What `stats` counts of the published runs: levels, DRAM runs, edges.
+struct RunCounts {
+    levels: Vec<LevelStats>,
+    dram_runs: usize,
+    edges: u64,
+    frozen_ops: u64,
+}
+
+/// What the root in force says of the store, for `stats`.
+struct RootFacts {
+    store_id: Option<String>,
+    created_by: Option<String>,
+    commit: u64,
+    last_cut: Option<CutTail>,
+    durability: String,
+    medium: String,
+}
+
 impl Inner {
     pub(super) fn stats(&self) -> Result<Stats> {
         let (mem_ops, mem_bytes, next_lsn, deleted) = {
@@ -121,10 +139,65 @@ impl Inner {
             let deleted: u64 = w.deleted.iter().map(|x| x.count_ones() as u64).sum();
             (w.mem.ops(), w.mem.bytes() as u64, w.next_lsn, deleted)
         };
+        let runs = self.run_counts();
+        let root = self.root_facts();
+        let ids = self.dict.read().unwrap().len() as u64;
+        let io = self.medium.stats().snapshot();
+        let (durability, medium, persist_method) = if self.opts.read_only {
+            // A reader goes through plain files whatever the store was made on; report the
+            // store, not the reader.
+            let method = "none (read-only handle)".to_string();
+            (root.durability, root.medium, method)
+        } else {
+            (
+                self.opts.durability.to_string(),
+                self.medium.kind().to_string(),
+                self.medium.persist_method(),
+            )
+        };
+        let (medium_bytes, wal_spare_bytes) = self.file_bytes()?;
+        Ok(Stats {
+            store_id: root.store_id,
+            created_by: root.created_by,
+            commit: root.commit,
+            last_cut: root.last_cut,
+            vertices: ids - deleted,
+            vertex_ids: ids,
+            edges: runs.edges,
+            undirected: self.undirected,
+            weighted: self.weighted,
+            keys: match self.keys {
+                Some(_) => "string".into(),
+                None => "u64".into(),
+            },
+            compression: self.compression.as_str().into(),
+            durability,
+            read_only: self.opts.read_only,
+            medium,
+            persist_method,
+            levels: runs.levels,
+            partition_bits: self.part_shift,
+            dram_runs: runs.dram_runs,
+            memtable_updates: mem_ops + runs.frozen_ops,
+            memtable_bytes: mem_bytes,
+            dram_bytes: self.dram_bytes(),
+            medium_bytes,
+            wal_spare_bytes,
+            bytes_written_session: io.bytes_written,
+            bytes_written_total: self.bytes_written_base + io.bytes_written,
+            wal_bytes_written: self.wal.as_ref().map_or(0, |w| w.bytes_written()),
+            flush_bytes_written: self.run_bytes.flushed.load(Ordering::Relaxed),
+            merge_bytes_written: self.run_bytes.merged.load(Ordering::Relaxed),
+            persists_session: io.persists,
+            wal_bytes_replayed: self.wal_bytes_replayed,
+            next_lsn,
+        })
+    }
+
+    /// Runs per level (and partitions), DRAM runs and the edge count of the published runs.
+    fn run_counts(&self) -> RunCounts {
         let st = self.state.lock().unwrap();
-        let frozen_ops: u64 = st
-            .frozen
-            .iter()
+        let frozen_ops: u64 = (st.frozen.iter())
             .filter_map(|f| f.mem.lock().unwrap().as_ref().map(|m| m.ops()))
             .sum();
         let mut levels: Vec<LevelStats> = Vec::new();
@@ -138,8 +211,10 @@ impl Inner {
                 continue;
             }
             let l = r.header.level;
-            let part = (r.header.part_shift() > 0).then(|| r.header.span().start);
-            parts_seen.push((l, part));
+            parts_seen.push((
+                l,
+                (r.header.part_shift() > 0).then(|| r.header.span().start),
+            ));
             match levels.iter_mut().find(|x| x.level == l) {
                 Some(x) => {
                     x.runs += 1;
@@ -149,105 +224,63 @@ impl Inner {
                 None => levels.push(LevelStats {
                     level: l,
                     runs: 1,
-                    max_runs_per_partition: 0,
-                    partitions: 0,
                     edges: r.out.n_adds(),
                     bytes: r.header.file_len,
+                    ..LevelStats::default()
                 }),
             }
         }
         drop(st);
-        levels.sort_by_key(|l| l.level);
-        parts_seen.sort_unstable();
-        for x in &mut levels {
-            let at: Vec<Option<u64>> = (parts_seen.iter())
-                .filter(|p| p.0 == x.level)
-                .map(|p| p.1)
-                .collect();
-            let groups = at.chunk_by(|a, b| a == b);
-            x.max_runs_per_partition = groups.clone().map(|g| g.len()).max().unwrap_or(0);
-            x.partitions = groups.filter(|g| g[0].is_some()).count();
+        count_partitions(&mut levels, parts_seen);
+        RunCounts {
+            levels,
+            dram_runs,
+            edges: edges.max(0) as u64,
+            frozen_ops,
         }
-        let ids = self.dict.read().unwrap().len() as u64;
-        let io = self.medium.stats().snapshot();
-        let base = self.bytes_written_base;
-        let (store_id, created_by, commit, last_cut) = {
-            let man = self.manifest.lock().unwrap();
-            let root = man.root();
-            let cut = root.last_cut.map(|c| CutTail {
+    }
+
+    fn root_facts(&self) -> RootFacts {
+        let man = self.manifest.lock().unwrap();
+        let root = man.root();
+        RootFacts {
+            store_id: root.store_id.map(crate::stamp::id_text),
+            created_by: root.created_by.clone(),
+            commit: root.seq,
+            last_cut: root.last_cut.map(|c| CutTail {
                 records: c.records,
                 bytes: c.bytes,
                 lsn: c.lsn,
                 commit: c.seq,
                 unix_secs: c.unix_secs,
-            });
-            (
-                root.store_id.map(crate::stamp::id_text),
-                root.created_by.clone(),
-                root.seq,
-                cut,
-            )
-        };
-        let (durability, medium, persist_method) = if self.opts.read_only {
-            // A reader goes through plain files whatever the store was made on; report the
-            // store, not the reader.
-            let man = self.manifest.lock().unwrap();
-            let root = man.root();
-            (
-                root.durability.clone().unwrap_or_else(|| "unknown".into()),
-                root.medium.clone(),
-                "none (read-only handle)".to_string(),
-            )
-        } else {
-            (
-                self.opts.durability.to_string(),
-                self.medium.kind().to_string(),
-                self.medium.persist_method(),
-            )
-        };
-        let (spares, files): (Vec<_>, Vec<_>) = self
-            .medium
-            .sizes()?
-            .into_iter()
-            .partition(|(name, _)| wal::segment::is_spare(name));
+            }),
+            durability: root.durability.clone().unwrap_or_else(|| "unknown".into()),
+            medium: root.medium.clone(),
+        }
+    }
+
+    /// Bytes of the store's files, and of its WAL spares apart, from one listing.
+    fn file_bytes(&self) -> Result<(u64, u64)> {
+        let (spares, files): (Vec<_>, Vec<_>) =
+            (self.medium.sizes()?.into_iter()).partition(|(name, _)| wal::segment::is_spare(name));
         let total = |v: Vec<(String, u64)>| v.into_iter().map(|(_, n)| n).sum::<u64>();
-        let (medium_bytes, wal_spare_bytes) = (total(files), total(spares));
-        Ok(Stats {
-            store_id,
-            created_by,
-            commit,
-            last_cut,
-            vertices: ids - deleted,
-            vertex_ids: ids,
-            edges: edges.max(0) as u64,
-            undirected: self.undirected,
-            weighted: self.weighted,
-            keys: match self.keys {
-                Some(_) => "string".into(),
-                None => "u64".into(),
-            },
-            compression: self.compression.as_str().into(),
-            durability,
-            read_only: self.opts.read_only,
-            medium,
-            persist_method,
-            levels,
-            partition_bits: self.part_shift,
-            dram_runs,
-            memtable_updates: mem_ops + frozen_ops,
-            memtable_bytes: mem_bytes,
-            dram_bytes: self.dram_bytes(),
-            medium_bytes,
-            wal_spare_bytes,
-            bytes_written_session: io.bytes_written,
-            bytes_written_total: base + io.bytes_written,
-            wal_bytes_written: self.wal.as_ref().map_or(0, |w| w.bytes_written()),
-            flush_bytes_written: self.run_bytes.flushed.load(Ordering::Relaxed),
-            merge_bytes_written: self.run_bytes.merged.load(Ordering::Relaxed),
-            persists_session: io.persists,
-            wal_bytes_replayed: self.wal_bytes_replayed,
-            next_lsn,
-        })
+        Ok((total(files), total(spares)))
+    }
+}
+
+/// Fills in each level's partition count and most runs per partition from `(level,
+/// partition start)` of every file run (`None`: not confined to a partition).
+fn count_partitions(levels: &mut [LevelStats], mut parts_seen: Vec<(u64, Option<u64>)>) {
+    levels.sort_by_key(|l| l.level);
+    parts_seen.sort_unstable();
+    for x in levels {
+        let at: Vec<Option<u64>> = (parts_seen.iter())
+            .filter(|p| p.0 == x.level)
+            .map(|p| p.1)
+            .collect();
+        let groups = at.chunk_by(|a, b| a == b);
+        x.max_runs_per_partition = groups.clone().map(|g| g.len()).max().unwrap_or(0);
+        x.partitions = groups.filter(|g| g[0].is_some()).count();
     }
 }
 

@@ -6,7 +6,7 @@ use crate::batch::{id_of, is_del, DenseBatch, Section, DEL};
 use crate::memtable::Memtable;
 use crate::run::Dir;
 use crate::snapshot::{GraphView, Snapshot};
-use crate::types::{Record, VertexId};
+use crate::types::{bits, Record, VertexId};
 use crate::Result;
 use rayon::prelude::*;
 use std::collections::BTreeSet;
@@ -51,22 +51,19 @@ fn weight_of(r: &Record) -> f64 {
     }
 }
 
-fn is_deleted(bits: &[u64], v: VertexId) -> bool {
-    bits.get(v as usize / 64)
-        .is_some_and(|w| w >> (v % 64) & 1 == 1)
+/// Brings vertex `x` back if it is deleted (an insert naming it does): logs its revival.
+/// Whether it was deleted.
+fn revive(w: &mut Writer, batch: &mut DenseBatch, x: VertexId) -> bool {
+    if !bits::get(&w.deleted, x) {
+        return false;
+    }
+    set_deleted(&mut w.deleted, x, false);
+    batch.push_vertex(x, false);
+    true
 }
 
-fn set_deleted(bits: &mut Arc<Vec<u64>>, v: VertexId, del: bool) {
-    let b = Arc::make_mut(bits);
-    let i = v as usize / 64;
-    if b.len() <= i {
-        b.resize(i + 1, 0);
-    }
-    if del {
-        b[i] |= 1 << (v % 64);
-    } else {
-        b[i] &= !(1 << (v % 64));
-    }
+fn set_deleted(deleted: &mut Arc<Vec<u64>>, v: VertexId, del: bool) {
+    bits::assign(Arc::make_mut(deleted), v, del);
 }
 
 /// Frozen memtables and runs sealed into DRAM (a snapshot seals what it reads) waiting to
@@ -104,6 +101,7 @@ impl Inner {
             Some(wal) => wal.submit(&batch, first).inspect_err(|e| self.poison(e))?,
             None => first + records,
         };
+        assert_eq!(end, first + records, "the log numbers each record once");
         w.next_lsn = end;
         w.mem.max_lsn = end;
         let full = w.mem.bytes() >= self.freeze_bytes();
@@ -161,93 +159,110 @@ impl Inner {
             DenseBatch::default()
         };
         batch.weighted = self.weighted;
-        let mut applied = 0usize;
         let any_deleted = w.deleted.iter().any(|&x| x != 0);
-        let slow = any_deleted || seen.vertex_ops;
-        if !slow {
+        let applied = if any_deleted || seen.vertex_ops {
+            self.translate_one_by_one(w, recs, &dense, &mut batch)?
+        } else {
             // Fast path: only edge updates and no deleted vertices to revive.
-            let edges: Vec<[VertexId; 2]> = self.pool.install(|| {
+            self.translate_edges(recs, &dense, &mut batch);
+            0
+        };
+        self.apply_sections(w, &batch.sections[applied..]);
+        Ok(batch)
+    }
+
+    /// The fast path of [`Inner::translate_and_apply`]: a batch of edge updates only, and
+    /// no deleted vertex to revive, becomes one edge section, built in parallel.
+    fn translate_edges(&self, recs: &[Record], dense: &[[VertexId; 2]], batch: &mut DenseBatch) {
+        let known = |d: &&[VertexId; 2]| d[0] != MISSING && d[1] != MISSING;
+        let edges: Vec<[VertexId; 2]> = self.pool.install(|| {
+            recs.par_iter()
+                .zip(dense.par_iter())
+                .filter(|(_, d)| known(d))
+                .map(|(r, d)| match r {
+                    Record::Delete(..) => [d[0], d[1] | DEL],
+                    _ => [d[0], d[1]],
+                })
+                .collect()
+        });
+        let weights: Vec<f64> = match self.weighted {
+            true => self.pool.install(|| {
                 recs.par_iter()
                     .zip(dense.par_iter())
-                    .filter(|(_, d)| d[0] != MISSING && d[1] != MISSING)
-                    .map(|(r, d)| match r {
-                        Record::Delete(..) => [d[0], d[1] | DEL],
-                        _ => [d[0], d[1]],
-                    })
+                    .filter(|(_, d)| known(d))
+                    .map(|(r, _)| weight_of(r))
                     .collect()
-            });
-            let weights: Vec<f64> = if self.weighted {
-                self.pool.install(|| {
-                    recs.par_iter()
-                        .zip(dense.par_iter())
-                        .filter(|(_, d)| d[0] != MISSING && d[1] != MISSING)
-                        .map(|(r, _)| weight_of(r))
-                        .collect()
-                })
-            } else {
-                Vec::new()
-            };
-            if !edges.is_empty() {
-                batch.sections.push(Section::Edges(edges, weights));
-            }
-        } else {
-            for (r, d) in recs.iter().zip(&dense) {
-                match *r {
-                    Record::Insert(..) | Record::InsertWeighted(..) => {
-                        for x in [d[0], d[1]] {
-                            if is_deleted(&w.deleted, x) {
-                                set_deleted(&mut w.deleted, x, false);
-                                batch.push_vertex(x, false);
-                            }
-                        }
-                        batch.push_edge(d[0], d[1], false, weight_of(r));
+            }),
+            false => Vec::new(),
+        };
+        if !edges.is_empty() {
+            batch.sections.push(Section::Edges(edges, weights));
+        }
+    }
+
+    /// The general path of [`Inner::translate_and_apply`], record by record: vertex
+    /// updates, and inserts that revive deleted vertices. Returns how many of the batch's
+    /// sections it applied already (a vertex delete applies what comes before it).
+    fn translate_one_by_one(
+        &self,
+        w: &mut Writer,
+        recs: &[Record],
+        dense: &[[VertexId; 2]],
+        batch: &mut DenseBatch,
+    ) -> Result<usize> {
+        let mut applied = 0usize;
+        for (r, d) in recs.iter().zip(dense) {
+            match *r {
+                Record::Insert(..) | Record::InsertWeighted(..) => {
+                    for x in [d[0], d[1]] {
+                        revive(w, batch, x);
                     }
-                    Record::Delete(..) => {
-                        if d[0] != MISSING && d[1] != MISSING {
-                            batch.push_edge(d[0], d[1], true, 0.0);
-                        }
+                    batch.push_edge(d[0], d[1], false, weight_of(r));
+                }
+                Record::Delete(..) if d[0] != MISSING && d[1] != MISSING => {
+                    batch.push_edge(d[0], d[1], true, 0.0);
+                }
+                Record::Delete(..) => {}
+                Record::InsertVertex(_) => {
+                    let revived = revive(w, batch, d[0]);
+                    if !revived && !batch.new_ids.is_empty() && d[0] >= batch.first_new_id {
+                        // A new isolated vertex: log it, or its dictionary entry would
+                        // ride on no record and never become durable.
+                        batch.push_vertex(d[0], false);
                     }
-                    Record::InsertVertex(_) => {
-                        if is_deleted(&w.deleted, d[0]) {
-                            set_deleted(&mut w.deleted, d[0], false);
-                            batch.push_vertex(d[0], false);
-                        } else if !batch.new_ids.is_empty() && d[0] >= batch.first_new_id {
-                            // A new isolated vertex: log it, or its dictionary entry would
-                            // ride on no record and never become durable.
-                            batch.push_vertex(d[0], false);
-                        }
-                    }
-                    Record::DeleteVertex(_) => {
-                        let x = d[0];
-                        if x == MISSING || is_deleted(&w.deleted, x) {
-                            continue;
-                        }
-                        // Expansion reads the memtable, so everything before it goes in first.
-                        self.apply_sections(w, &batch.sections[applied..]);
-                        applied = batch.sections.len();
-                        self.pool.install(|| w.mem.index_destinations());
-                        // New sections: the ones before are applied already.
-                        let dels: Vec<[VertexId; 2]> = self
-                            .live_edges_of(w, x)?
-                            .into_iter()
-                            .map(|(s, t)| [s, t | DEL])
-                            .collect();
-                        if !dels.is_empty() {
-                            let zeros = if self.weighted {
-                                vec![0.0; dels.len()]
-                            } else {
-                                Vec::new()
-                            };
-                            batch.sections.push(Section::Edges(dels, zeros));
-                        }
-                        batch.sections.push(Section::Vertices(vec![x | DEL]));
-                        set_deleted(&mut w.deleted, x, true);
-                    }
+                }
+                Record::DeleteVertex(_) if d[0] == MISSING || bits::get(&w.deleted, d[0]) => {}
+                Record::DeleteVertex(_) => {
+                    // Expansion reads the memtable, so everything before it goes in first.
+                    self.apply_sections(w, &batch.sections[applied..]);
+                    applied = batch.sections.len();
+                    // Its sections are applied later, with what follows: a later record
+                    // may extend the last of them.
+                    self.delete_vertex(w, batch, d[0])?;
                 }
             }
         }
-        self.apply_sections(w, &batch.sections[applied..]);
-        Ok(batch)
+        Ok(applied)
+    }
+
+    /// Deletes vertex `x` (live): pushes a section deleting its live edges, then the vertex
+    /// delete itself, to be applied by the caller. The batch's sections before them must
+    /// be applied (the live edges are read from the memtable).
+    fn delete_vertex(&self, w: &mut Writer, batch: &mut DenseBatch, x: VertexId) -> Result<()> {
+        self.pool.install(|| w.mem.index_destinations());
+        let dels: Vec<[VertexId; 2]> = (self.live_edges_of(w, x)?.into_iter())
+            .map(|(s, t)| [s, t | DEL])
+            .collect();
+        if !dels.is_empty() {
+            let zeros = match self.weighted {
+                true => vec![0.0; dels.len()],
+                false => Vec::new(),
+            };
+            batch.sections.push(Section::Edges(dels, zeros));
+        }
+        batch.sections.push(Section::Vertices(vec![x | DEL]));
+        set_deleted(&mut w.deleted, x, true);
+        Ok(())
     }
 
     /// Looks up every record's dense ids in parallel ([`MISSING`] where there is none yet),

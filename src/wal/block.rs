@@ -27,6 +27,10 @@ use crate::{Error, Result};
 
 /// Bytes in a block header.
 pub const HEADER_LEN: usize = 32;
+// The header's fields as the layout above lists them; blocks stay 8-byte aligned.
+const _: () = assert!(HEADER_LEN == 4 + 4 + 8 + 4 + 4 + 4 + 4 && HEADER_LEN.is_multiple_of(8));
+// The magic spells "WBLK" in the file's little-endian bytes.
+const _: () = assert!(u32::from_le_bytes(*b"WBLK") == MAGIC);
 const MAGIC: u32 = 0x4B4C_4257; // "WBLK"
 const KIND_DICT: u8 = 1;
 const KIND_EDGES: u8 = 2;
@@ -183,8 +187,7 @@ pub fn decode(bytes: &[u8]) -> Result<std::result::Result<Block, Invalid>> {
     if rd32(bytes, 0) != MAGIC {
         return Ok(Err(Invalid::NoMagic));
     }
-    let payload_len = rd32(bytes, 4) as usize;
-    let len = HEADER_LEN + payload_len;
+    let len = HEADER_LEN + rd32(bytes, 4) as usize;
     if bytes.len() < len {
         return Ok(Err(Invalid::Short));
     }
@@ -194,78 +197,23 @@ pub fn decode(bytes: &[u8]) -> Result<std::result::Result<Block, Invalid>> {
     }
     let first_lsn = rd64(bytes, 8);
     let records = rd32(bytes, 16) as u64;
-    let nsections = rd32(bytes, 20);
     let gap = rd32(bytes, 28);
     let durable_hint = if gap == u32::MAX {
         0
     } else {
         first_lsn.saturating_sub(gap as u64)
     };
-    let bad = |what: &str| Error::corrupt(format!("WAL block at LSN {first_lsn}: {what}"));
-    let p = &bytes[HEADER_LEN..len];
-    let mut at = 0usize;
-    let mut batch = DenseBatch::default();
-    for _ in 0..nsections {
-        if at + 8 > p.len() {
-            return Err(bad("section header past the end"));
-        }
-        let kind = p[at];
-        let count = rd32(p, at + 4) as usize;
-        at += 8;
-        let take = |at: &mut usize, n: usize| -> Result<&[u8]> {
-            let s = p
-                .get(*at..*at + n)
-                .ok_or_else(|| bad("section past the end"))?;
-            *at += n;
-            Ok(s)
-        };
-        if kind != KIND_DICT && kind & WIDE_KIND != THIS_WIDTH {
-            let width = if kind & WIDE_KIND != 0 { 64 } else { 32 };
-            return Err(Error::corrupt(crate::types::width_mismatch(
-                &format!("WAL block at LSN {first_lsn}"),
-                width,
-            )));
-        }
-        match kind & !WIDE_KIND {
-            KIND_DICT => {
-                let first = rd64(take(&mut at, 8)?, 0);
-                let ids = take(&mut at, count * 8)?;
-                batch.first_new_id = VertexId::try_from(first)
-                    .map_err(|_| bad("dense id past this build's width"))?;
-                batch.new_ids = ids
-                    .chunks_exact(8)
-                    .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-                    .collect();
-            }
-            KIND_EDGES | KIND_WEIGHTED_EDGES => {
-                let raw = take(&mut at, count * 2 * ID_BYTES)?;
-                let edges = raw
-                    .chunks_exact(2 * ID_BYTES)
-                    .map(|c| [id_from_le(c), id_from_le(&c[ID_BYTES..])])
-                    .collect();
-                let weights = if kind & !WIDE_KIND == KIND_WEIGHTED_EDGES {
-                    batch.weighted = true;
-                    take(&mut at, count * 8)?
-                        .chunks_exact(8)
-                        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-                        .collect()
-                } else {
-                    Vec::new()
-                };
-                batch.sections.push(Section::Edges(edges, weights));
-            }
-            KIND_VERTICES => {
-                let raw = take(&mut at, count * ID_BYTES)?;
-                batch.sections.push(Section::Vertices(
-                    raw.chunks_exact(ID_BYTES).map(id_from_le).collect(),
-                ));
-                at = at.next_multiple_of(8);
-            }
-            k => return Err(bad(&format!("unknown section kind {k}"))),
-        }
+    let batch = Payload {
+        p: &bytes[HEADER_LEN..len],
+        at: 0,
+        first_lsn,
     }
+    .sections(rd32(bytes, 20))?;
     if batch.records() != records {
-        return Err(bad("record count does not match its sections"));
+        return Err(corrupt_at(
+            first_lsn,
+            "record count does not match its sections",
+        ));
     }
     Ok(Ok(Block {
         first_lsn,
@@ -274,6 +222,90 @@ pub fn decode(bytes: &[u8]) -> Result<std::result::Result<Block, Invalid>> {
         len,
         durable_hint,
     }))
+}
+
+fn corrupt_at(first_lsn: u64, what: &str) -> Error {
+    Error::corrupt(format!("WAL block at LSN {first_lsn}: {what}"))
+}
+
+/// A block's payload, read section by section (its checksum already held).
+struct Payload<'a> {
+    p: &'a [u8],
+    at: usize,
+    first_lsn: u64,
+}
+
+impl Payload<'_> {
+    /// The next `n` bytes.
+    fn take(&mut self, n: usize) -> Result<&[u8]> {
+        let s = (self.p.get(self.at..self.at + n))
+            .ok_or_else(|| corrupt_at(self.first_lsn, "section past the end"))?;
+        self.at += n;
+        Ok(s)
+    }
+
+    /// Reads `n` sections into a batch.
+    fn sections(mut self, n: u32) -> Result<DenseBatch> {
+        let mut batch = DenseBatch::default();
+        for _ in 0..n {
+            if self.at + 8 > self.p.len() {
+                return Err(corrupt_at(self.first_lsn, "section header past the end"));
+            }
+            let kind = self.p[self.at];
+            let count = rd32(self.p, self.at + 4) as usize;
+            self.at += 8;
+            if kind != KIND_DICT && kind & WIDE_KIND != THIS_WIDTH {
+                let width = if kind & WIDE_KIND != 0 { 64 } else { 32 };
+                return Err(Error::corrupt(crate::types::width_mismatch(
+                    &format!("WAL block at LSN {}", self.first_lsn),
+                    width,
+                )));
+            }
+            self.section(kind & !WIDE_KIND, count, &mut batch)?;
+        }
+        Ok(batch)
+    }
+
+    /// Reads one section of `kind` holding `count` entries into `batch`.
+    fn section(&mut self, kind: u8, count: usize, batch: &mut DenseBatch) -> Result<()> {
+        match kind {
+            KIND_DICT => {
+                let first = rd64(self.take(8)?, 0);
+                batch.first_new_id = VertexId::try_from(first)
+                    .map_err(|_| corrupt_at(self.first_lsn, "dense id past this build's width"))?;
+                batch.new_ids = (self.take(count * 8)?.chunks_exact(8))
+                    .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+                    .collect();
+            }
+            KIND_EDGES | KIND_WEIGHTED_EDGES => {
+                let edges = (self.take(count * 2 * ID_BYTES)?.chunks_exact(2 * ID_BYTES))
+                    .map(|c| [id_from_le(c), id_from_le(&c[ID_BYTES..])])
+                    .collect();
+                let weights = if kind == KIND_WEIGHTED_EDGES {
+                    batch.weighted = true;
+                    (self.take(count * 8)?.chunks_exact(8))
+                        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                batch.sections.push(Section::Edges(edges, weights));
+            }
+            KIND_VERTICES => {
+                let raw = self.take(count * ID_BYTES)?;
+                let ids = raw.chunks_exact(ID_BYTES).map(id_from_le).collect();
+                batch.sections.push(Section::Vertices(ids));
+                self.at = self.at.next_multiple_of(8);
+            }
+            k => {
+                return Err(corrupt_at(
+                    self.first_lsn,
+                    &format!("unknown section kind {k}"),
+                ))
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -29,6 +29,12 @@ const MAGIC_LEGACY: &[u8; 8] = b"EVGWAL01";
 /// Bytes in a rotation trailer.
 pub const TRAILER_LEN: usize = 32;
 const TRAILER_MAGIC: u32 = 0x444E_4557; // "WEND"
+                                        // The layouts above, field by field; blocks after a header start 8-byte aligned.
+const _: () = assert!(HEADER_LEN == 8 + 8 + 8 + 8 + 8 + 4 + 4 && HEADER_LEN.is_multiple_of(8));
+const _: () =
+    assert!(LEGACY_HEADER_LEN == 8 + 8 + 8 + 4 + 4 && LEGACY_HEADER_LEN.is_multiple_of(8));
+const _: () = assert!(TRAILER_LEN == 4 + 4 + 8 + 8 + 4 + 4 && TRAILER_LEN.is_multiple_of(8));
+const _: () = assert!(u32::from_le_bytes(*b"WEND") == TRAILER_MAGIC);
 
 /// Name of the segment with sequence number `seq`.
 pub fn name(seq: u64) -> String {

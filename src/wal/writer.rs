@@ -383,6 +383,10 @@ impl Log {
     /// back on cache-line media; `blocks` is scratch afterwards).
     fn append(&mut self, blocks: &mut [u8], end: u64) -> Result<()> {
         debug_assert!(blocks.len() >= block::HEADER_LEN);
+        assert!(
+            end > self.next_lsn,
+            "a group of blocks holds LSNs past the log's end"
+        );
         // Room is kept for the trailer that rotation writes after the last block.
         let room = blocks.len() as u64 + segment::TRAILER_LEN as u64;
         if self.offset + room > self.segment_bytes && self.offset > self.cur_header_len() {

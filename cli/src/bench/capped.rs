@@ -189,11 +189,6 @@ struct Step {
 /// Runs the capped protocol; `edges` is the file of shuffled edges already written.
 pub(super) fn run(a: &Args, limit: u64, dir: &Path, edges: &Path) -> evograph::Result<Value> {
     let exe = std::env::current_exe().map_err(|e| io_err("find", Path::new("evograph"), e))?;
-    let kernels: Vec<String> = if a.kernels == "all" {
-        DEFAULT_KERNELS.iter().map(|s| s.to_string()).collect()
-    } else {
-        a.kernels.split(',').map(|s| s.trim().to_string()).collect()
-    };
     let source = first_source(edges)?;
     let mut legs = serde_json::Map::new();
     for (leg, cap) in [("uncapped", None), ("capped", Some(limit))] {
@@ -201,68 +196,24 @@ pub(super) fn run(a: &Args, limit: u64, dir: &Path, edges: &Path) -> evograph::R
         let store = dir.join(format!("store-{leg}"));
         let _ = std::fs::remove_dir_all(&store);
         let mut figures = serde_json::Map::new();
-        let ingest = vec![
-            "ingest".to_string(),
-            store.display().to_string(),
-            edges.display().to_string(),
-            "--format=bin".into(),
-            format!("--durability={}", a.durability),
-            format!("--threads={}", a.threads),
-            format!("--memtable-mb={}", a.memtable_mb),
-            format!("--batch={}", a.batch),
-        ];
-        let mut steps = vec![("ingest".to_string(), ingest)];
-        for k in &kernels {
-            let mut run = vec![
-                "run".into(),
-                store.display().to_string(),
-                k.clone(),
-                "--json".into(),
-                "--output=/dev/null".into(),
-                format!("--threads={}", a.threads),
-            ];
-            if NEEDS_SOURCE.contains(&k.as_str()) {
-                run.push(format!("--source={source}"));
-            }
-            steps.push((format!("kernels.{k}"), run));
-        }
         // One cgroup for the whole leg: the page cache that ingest fills stays charged to
         // it, so the kernels after it run under the cap too (pages charged to a removed
         // cgroup move to its parent, out of the cap's reach).
         let cg = Cgroup::create(leg, cap)?;
-        for (name, args) in steps {
+        for (name, args) in steps(a, &store, edges, source) {
             cg.reset_peak();
             let s = cg.run(&exe, &args, dir)?;
-            let kills = cg.oom_kills();
             if !s.ok {
+                let killed = match cg.oom_kills() {
+                    0 => "",
+                    _ => " (killed for memory)",
+                };
+                let why = s.stderr.trim();
                 return Err(invalid(format!(
-                    "the {leg} {name} step failed{}: {}",
-                    if kills > 0 {
-                        " (killed for memory)"
-                    } else {
-                        ""
-                    },
-                    s.stderr.trim()
+                    "the {leg} {name} step failed{killed}: {why}"
                 )));
             }
-            let kernel_seconds = serde_json::from_str::<Value>(s.stdout.trim())
-                .ok()
-                .and_then(|j| j["seconds"].as_f64());
-            eprintln!(
-                "bench: {leg} {name}: {:.2} s, peak {} MiB",
-                s.seconds,
-                cg.peak().map_or("?".into(), |p| (p >> 20).to_string())
-            );
-            figures.insert(
-                name,
-                json!({
-                    "seconds": s.seconds,
-                    "kernel_seconds": kernel_seconds,
-                    "cgroup_peak_bytes": cg.peak(),
-                    "peak_rss_bytes": s.max_rss,
-                    "major_faults": s.major_faults,
-                }),
-            );
+            figures.insert(name.clone(), step_figures(leg, &name, &s, &cg));
         }
         figures.insert(
             "store_bytes".into(),
@@ -273,6 +224,61 @@ pub(super) fn run(a: &Args, limit: u64, dir: &Path, edges: &Path) -> evograph::R
         drop(cg);
     }
     Ok(json!({ "limit_bytes": limit, "legs": legs }))
+}
+
+/// A leg's steps, each a name and the command line's arguments: the ingest of `edges`
+/// into `store`, then every kernel asked for (from `source` where one is needed).
+fn steps(a: &Args, store: &Path, edges: &Path, source: u32) -> Vec<(String, Vec<String>)> {
+    let kernels: Vec<String> = if a.kernels == "all" {
+        DEFAULT_KERNELS.iter().map(|s| s.to_string()).collect()
+    } else {
+        a.kernels.split(',').map(|s| s.trim().to_string()).collect()
+    };
+    let ingest = vec![
+        "ingest".to_string(),
+        store.display().to_string(),
+        edges.display().to_string(),
+        "--format=bin".into(),
+        format!("--durability={}", a.durability),
+        format!("--threads={}", a.threads),
+        format!("--memtable-mb={}", a.memtable_mb),
+        format!("--batch={}", a.batch),
+    ];
+    let mut steps = vec![("ingest".to_string(), ingest)];
+    for k in &kernels {
+        let mut run = vec![
+            "run".into(),
+            store.display().to_string(),
+            k.clone(),
+            "--json".into(),
+            "--output=/dev/null".into(),
+            format!("--threads={}", a.threads),
+        ];
+        if NEEDS_SOURCE.contains(&k.as_str()) {
+            run.push(format!("--source={source}"));
+        }
+        steps.push((format!("kernels.{k}"), run));
+    }
+    steps
+}
+
+/// What a leg records of one step that ran in `cg`, said on stderr as well.
+fn step_figures(leg: &str, name: &str, s: &Step, cg: &Cgroup) -> Value {
+    let kernel_seconds = serde_json::from_str::<Value>(s.stdout.trim())
+        .ok()
+        .and_then(|j| j["seconds"].as_f64());
+    eprintln!(
+        "bench: {leg} {name}: {:.2} s, peak {} MiB",
+        s.seconds,
+        cg.peak().map_or("?".into(), |p| (p >> 20).to_string())
+    );
+    json!({
+        "seconds": s.seconds,
+        "kernel_seconds": kernel_seconds,
+        "cgroup_peak_bytes": cg.peak(),
+        "peak_rss_bytes": s.max_rss,
+        "major_faults": s.major_faults,
+    })
 }
 
 /// The text table: each step's time, capped over uncapped, and the memory figures.

@@ -3,6 +3,8 @@
 
 use super::report::Trial;
 use evograph::{GraphView, Snapshot, VertexId};
+use rand::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 use std::time::Instant;
@@ -36,13 +38,8 @@ impl Queries {
                 all.push((u, v));
             });
         }
-        let mut x = seed ^ 0x9e37_79b9_7f4a_7c15;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut next = || rng.next_u64();
         let existing = (0..PAIRS.min(all.len() * 4))
             .map(|_| all[(next() % all.len() as u64) as usize])
             .collect();

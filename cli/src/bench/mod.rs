@@ -22,6 +22,7 @@ mod sys;
 /// Shared with `run --trials`.
 pub(crate) use report::median;
 
+use evograph::algo::kernel::pick_sources;
 use evograph::io::{self, Format};
 use evograph::snapshot::Csr;
 use evograph::store::MediumKind;
@@ -218,9 +219,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     if a.batch == 0 || a.trials == 0 {
         return Err(invalid("--batch and --trials must be at least 1"));
     }
-    let medium = a.medium;
     let kernels = kernels::parse_list(&a.kernels).map_err(invalid)?;
-    let kernel_names = kernels.clone();
     let threads = if a.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -238,64 +237,81 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         ),
     };
     std::fs::create_dir_all(&dir).map_err(|e| io_err("create", &dir, e))?;
-    let res = (|| {
-        eprintln!("bench: preparing the graph ({})", a.graph);
-        let t = Instant::now();
-        let edges = pool.install(|| load_edges(&a))?;
-        if edges.len() < 20 {
-            return Err(invalid(format!(
-                "the graph has {} edges: the protocol needs at least 20",
-                edges.len()
-            )));
-        }
-        if let Some(limit) = a.memory_limit {
-            let path = dir.join("edges.bin");
-            io::write_bin(&path, &edges)?;
-            let n = edges.len();
-            drop(edges);
-            return Ok(Outcome::Capped(n, capped::run(&a, limit, &dir, &path)?));
-        }
-        let (unique, deleted) = pool.install(|| pick_deletions(&edges, a.seed));
-        io::write_bin(&dir.join("edges.bin"), &edges)?;
-        io::write_bin(&dir.join("deleted.bin"), &deleted)?;
-        eprintln!(
-            "bench: {} edges ({unique} distinct) ready in {:.1} s",
-            edges.len(),
-            t.elapsed().as_secs_f64()
-        );
-        let plan = Plan {
-            a: &a,
-            medium,
-            threads,
-            kernels,
-            dir: dir.clone(),
-            edges,
-            unique,
-            first_deletes: (unique * 4 / 100) as usize,
-            deleted,
-            pool,
-        };
-        let mut trials = Vec::new();
-        for i in 0..a.trials {
-            eprintln!("bench: trial {}/{}", i + 1, a.trials);
-            trials.push(trial(&plan)?);
-        }
-        Ok(Outcome::Trials(plan.edges.len(), trials))
-    })();
+    let plan = Plan {
+        a: &a,
+        medium: a.medium,
+        threads,
+        kernels,
+        dir: dir.clone(),
+        edges: Vec::new(),
+        unique: 0,
+        deleted: Vec::new(),
+        first_deletes: 0,
+        pool,
+    };
+    let res = protocol(plan);
     if temporary {
         let _ = std::fs::remove_dir_all(&dir);
     }
-    let (inserted, trials) = match res? {
-        Outcome::Trials(n, t) => (n, t),
-        Outcome::Capped(n, figures) => return report_capped(&a, threads, n, figures),
-    };
-    let summary = report::summarize(&trials);
+    match res? {
+        Outcome::Trials(n, t) => report_trials(&a, threads, n, &t),
+        Outcome::Capped(n, figures) => report_capped(&a, threads, n, figures),
+    }
+}
+
+/// Prepares the graph into `plan` and runs the protocol on it: the trials, or the capped
+/// protocol with `--memory-limit`.
+fn protocol(mut plan: Plan<'_>) -> evograph::Result<Outcome> {
+    let (a, dir) = (plan.a, plan.dir.clone());
+    eprintln!("bench: preparing the graph ({})", a.graph);
+    let t = Instant::now();
+    let edges = plan.pool.install(|| load_edges(a))?;
+    if edges.len() < 20 {
+        return Err(invalid(format!(
+            "the graph has {} edges: the protocol needs at least 20",
+            edges.len()
+        )));
+    }
+    if let Some(limit) = a.memory_limit {
+        let path = dir.join("edges.bin");
+        io::write_bin(&path, &edges)?;
+        let n = edges.len();
+        drop(edges);
+        return Ok(Outcome::Capped(n, capped::run(a, limit, &dir, &path)?));
+    }
+    let (unique, deleted) = plan.pool.install(|| pick_deletions(&edges, a.seed));
+    io::write_bin(&dir.join("edges.bin"), &edges)?;
+    io::write_bin(&dir.join("deleted.bin"), &deleted)?;
+    eprintln!(
+        "bench: {} edges ({unique} distinct) ready in {:.1} s",
+        edges.len(),
+        t.elapsed().as_secs_f64()
+    );
+    (plan.edges, plan.unique, plan.deleted) = (edges, unique, deleted);
+    plan.first_deletes = (unique * 4 / 100) as usize;
+    let mut trials = Vec::new();
+    for i in 0..a.trials {
+        eprintln!("bench: trial {}/{}", i + 1, a.trials);
+        trials.push(trial(&plan)?);
+    }
+    Ok(Outcome::Trials(plan.edges.len(), trials))
+}
+
+/// Prints the trials' table (and with `--json` writes their figures).
+fn report_trials(
+    a: &Args,
+    threads: usize,
+    inserted: usize,
+    trials: &[Trial],
+) -> evograph::Result<ExitCode> {
+    let summary = report::summarize(trials);
     println!(
         "evograph bench: {} scale {} edge factor {}, {inserted} edges, {threads} threads, batch {}, durability {}, medium {}, {} trial(s), revision {}",
         a.graph, a.scale, a.edge_factor, a.batch, a.durability, a.medium, a.trials, sys::GIT_REVISION
     );
     print!("{}", report::table(&summary, a.trials));
     if let Some(p) = &a.json {
+        let kernel_names = kernels::parse_list(&a.kernels).map_err(invalid)?;
         let head = json!({
             "params": {
                 "graph": a.graph, "scale": a.scale, "edge_factor": a.edge_factor,
@@ -306,7 +322,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             "git_revision": sys::GIT_REVISION,
             "machine": sys::machine(),
         });
-        let j = report::to_json(&summary, &trials, head);
+        let j = report::to_json(&summary, trials, head);
         let text = serde_json::to_string_pretty(&j).expect("figures serialize");
         std::fs::write(p, text + "\n").map_err(|e| io_err("write", p, e))?;
     }
@@ -495,67 +511,68 @@ fn open_store(
     }
 }
 
-/// Seeded random vertices with out-edges (GAPBS picks sources the same way).
-fn pick_sources(s: &Snapshot, k: usize, seed: u64) -> Vec<VertexId> {
-    let n = s.num_vertices() as u64;
-    let mut x = seed ^ 0x2545_f491_4f6c_dd1d;
-    let mut out = Vec::new();
-    for _ in 0..k * 10_000 {
-        if out.len() == k {
-            break;
-        }
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let v = (x % n.max(1)) as VertexId;
-        if s.out_degree(v) > 0 && !out.contains(&v) {
-            out.push(v);
-        }
-    }
-    while out.len() < k {
-        out.push(out.first().copied().unwrap_or(0));
-    }
-    out
-}
-
 /// One run of the whole protocol on a fresh store.
 fn trial(p: &Plan) -> evograph::Result<Trial> {
     let mut t = Trial::default();
-    let a = p.a;
     let store_dir = p.dir.join("store");
     if store_dir.exists() {
         std::fs::remove_dir_all(&store_dir).map_err(|e| io_err("remove", &store_dir, e))?;
     }
-    let m = p.edges.len();
-    let (warm, cut) = (m / 10, m - m / 10);
     let bench_rss = sys::rss().unwrap_or(0);
     let rss_reset = sys::reset_peak_rss();
     let g = open_store(p, &store_dir, true, Compression::None)?;
+    let ingested = ingest_phase(p, &g, &mut t)?;
+    let peak = if rss_reset { sys::peak_rss() } else { None };
+    t.set(
+        "bytes_per_edge.dram",
+        peak.map(|pk| pk.saturating_sub(bench_rss) as f64 / p.edges.len() as f64),
+    );
+    let (comp, plain_runs) = compaction_phase(p, &g, &ingested, &mut t)?;
+    let setup = kernel_phase(p, &ingested.live, &comp, plain_runs, &mut t)?;
+    drop((ingested, comp));
+    // End to end, as a user waits for `evograph ingest`: against the CSR build of the same
+    // edges (both from an edge list in memory or page cache to a structure kernels read).
+    let whole = ingest_leg(p)?;
+    t.set("ingest.to_exit_seconds", whole);
+    let build = t.get("csr.build_seconds").unwrap_or(f64::NAN);
+    t.set("ingest.to_exit_over_csr", whole / build);
+    let (g, before) = restart_phase(p, g, &store_dir, &mut t)?;
+    t.set("bytes_per_edge.medium", before as f64 / p.unique as f64);
+    delete_phase(p, g, (&store_dir, before), &setup, &mut t)?;
+    Ok(t)
+}
 
-    // Ingest: warm-up, the timed 90% (with the untimed compaction before the last 10%).
+/// What the ingest phase leaves for the ones after it.
+struct Ingested {
+    /// The live snapshot at the end of ingest.
+    live: Snapshot,
+    /// Merge bytes written by the untimed compaction inside the ingest.
+    pause_merged: u64,
+    /// The engine's own peak DRAM while ingesting.
+    engine_peak: u64,
+}
+
+/// Ingest: warm-up, the timed 90% (with the untimed compaction before the last 10%), and a
+/// live snapshot of the result.
+fn ingest_phase(p: &Plan, g: &Graph, t: &mut Trial) -> evograph::Result<Ingested> {
+    let (e, batch) = (&p.edges, p.a.batch);
+    let m = e.len();
+    let (warm, cut) = (m / 10, m - m / 10);
     let mut lat = Vec::new();
     let mut engine_peak = 0;
-    let e = &p.edges;
     let warmup = stream(
-        &g,
+        g,
         &e[..warm],
-        a.batch,
+        batch,
         false,
         &mut Vec::new(),
         &mut engine_peak,
     )?;
-    let first = stream(
-        &g,
-        &e[warm..cut],
-        a.batch,
-        false,
-        &mut lat,
-        &mut engine_peak,
-    )?;
+    let first = stream(g, &e[warm..cut], batch, false, &mut lat, &mut engine_peak)?;
     let merged_before_pause = g.stats()?.merge_bytes_written;
     let ((), pause) = secs(|| g.compact())?;
     let pause_merged = g.stats()?.merge_bytes_written - merged_before_pause;
-    let last = stream(&g, &e[cut..], a.batch, false, &mut lat, &mut engine_peak)?;
+    let last = stream(g, &e[cut..], batch, false, &mut lat, &mut engine_peak)?;
     let ingest = first + last;
     let timed = (m - warm) as f64;
     t.set("ingest.meps", timed / ingest / 1e6);
@@ -565,7 +582,6 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
     t.set("ingest.warmup_seconds", warmup);
     t.set("ingest.pause_compact_seconds", pause);
     let (live, snap_secs) = secs(|| g.snapshot())?;
-    let peak = if rss_reset { sys::peak_rss() } else { None };
     t.set("snapshot.seconds", snap_secs);
     t.set("snapshot.live_runs", live.runs().len() as f64);
     eprintln!(
@@ -573,11 +589,24 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
         timed / ingest / 1e6,
         live.runs().len()
     );
+    Ok(Ingested {
+        live,
+        pause_merged,
+        engine_peak,
+    })
+}
 
-    // Write amplification up to the data being in runs; then full compaction.
+/// Write amplification up to the data being in runs; then full compaction. The compacted
+/// snapshot, and the bytes of its runs.
+fn compaction_phase(
+    p: &Plan,
+    g: &Graph,
+    i: &Ingested,
+    t: &mut Trial,
+) -> evograph::Result<(Snapshot, u64)> {
+    let m = p.edges.len();
     let ((), flush) = secs(|| g.flush())?;
     let w = g.stats()?;
-    let written = w.bytes_written_session;
     let ((), compact) = secs(|| g.compact())?;
     let st = g.stats()?;
     let comp = g.snapshot()?;
@@ -586,24 +615,20 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
     t.set("graph.vertices", comp.live_vertices() as f64);
     t.set("graph.edges_inserted", m as f64);
     t.set("graph.edges_unique", p.unique as f64);
-    t.set("bytes_per_edge.written", written as f64 / m as f64);
     let per = |b: u64| b as f64 / m as f64;
+    t.set("bytes_per_edge.written", per(w.bytes_written_session));
     t.set("bytes_per_edge.written_wal", per(w.wal_bytes_written));
     t.set("bytes_per_edge.written_flush", per(w.flush_bytes_written));
     t.set(
         "bytes_per_edge.written_merge",
-        per(w.merge_bytes_written - pause_merged),
+        per(w.merge_bytes_written - i.pause_merged),
     );
-    t.set("bytes_per_edge.written_pause", per(pause_merged));
+    t.set("bytes_per_edge.written_pause", per(i.pause_merged));
     t.set(
         "bytes_per_edge.written_with_compaction",
-        st.bytes_written_session as f64 / m as f64,
+        per(st.bytes_written_session),
     );
-    t.set(
-        "bytes_per_edge.dram",
-        peak.map(|pk| pk.saturating_sub(bench_rss) as f64 / m as f64),
-    );
-    t.set("bytes_per_edge.dram_engine", engine_peak as f64 / m as f64);
+    t.set("bytes_per_edge.dram_engine", per(i.engine_peak));
     if comp.num_edges() != p.unique {
         return Err(invalid(format!(
             "the store holds {} edges after ingest, the input {} distinct ones",
@@ -611,14 +636,27 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
             p.unique
         )));
     }
+    Ok((comp, st.levels.iter().map(|l| l.bytes).sum()))
+}
 
+/// The kernels on the live and compacted snapshots against a plain CSR of the same edges,
+/// edge lookups, and with `--compress` the compressed leg. The sources and labels the
+/// kernels were given.
+fn kernel_phase(
+    p: &Plan,
+    live: &Snapshot,
+    comp: &Snapshot,
+    plain_runs: u64,
+    t: &mut Trial,
+) -> evograph::Result<kernels::Setup> {
+    let a = p.a;
     // The plain CSR, in the store's dense ids so that sources match.
-    let (csr, build) = secs(|| Ok(p.pool.install(|| build_csr(&comp, e))))?;
+    let (csr, build) = secs(|| Ok(p.pool.install(|| build_csr(comp, &p.edges))))?;
     t.set("csr.build_seconds", build);
     t.set("bytes_per_edge.csr", csr.bytes() as f64 / p.unique as f64);
     let setup = kernels::Setup {
-        sources: pick_sources(&comp, SOURCES, a.seed),
-        bc_sources: pick_sources(&comp, 4, a.seed + 1),
+        sources: pick_sources(comp, SOURCES, a.seed)?,
+        bc_sources: pick_sources(comp, 4, a.seed + 1)?,
         labels: comp.external_ids().to_vec(),
     };
     // Index the live snapshot's layers (once per snapshot; kernels share it), then touch
@@ -627,50 +665,41 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
     let (_, view) = secs(|| Ok(live.layered().is_some()))?;
     t.set("snapshot.view_seconds", view);
     p.pool.install(|| {
-        evograph::with_view!(&live, |v| touch(v));
-        evograph::with_view!(&comp, |v| touch(v));
+        evograph::with_view!(live, |v| touch(v));
+        evograph::with_view!(comp, |v| touch(v));
         touch(&csr);
     });
     for &k in &p.kernels {
         if pregel::ALL.contains(&k) {
-            pregel::measure(k, &live, &comp, &setup, &p.pool, &mut t)?;
+            pregel::measure(k, live, comp, &setup, &p.pool, t)?;
         } else {
-            let views = [("live", &live), ("compacted", &comp)];
-            time_kernel(p, k, &views, ("csr", &csr), &setup, &mut t)?;
+            let views = [("live", live), ("compacted", comp)];
+            time_kernel(p, k, &views, ("csr", &csr), &setup, t)?;
         }
     }
-    let queries = p.pool.install(|| lookup::Queries::new(&comp, a.seed));
-    queries.measure_hash_set(&mut t)?;
+    let queries = p.pool.install(|| lookup::Queries::new(comp, a.seed));
+    queries.measure_hash_set(t)?;
     p.pool.install(|| {
-        queries.measure("csr", |u, v| csr.has_edge(u, v), &mut t)?;
-        queries.measure("live", |u, v| live.has_edge(u, v), &mut t)?;
-        queries.measure("compacted", |u, v| comp.has_edge(u, v), &mut t)
+        queries.measure("csr", |u, v| csr.has_edge(u, v), t)?;
+        queries.measure("live", |u, v| live.has_edge(u, v), t)?;
+        queries.measure("compacted", |u, v| comp.has_edge(u, v), t)
     })?;
     if a.compress {
-        let plain_runs: u64 = st.levels.iter().map(|l| l.bytes).sum();
-        compress::leg(p, &comp, plain_runs, &setup, &queries, &mut t)?;
+        compress::leg(p, comp, plain_runs, &setup, &queries, t)?;
     }
-    drop((live, comp, csr, queries));
-    // End to end, as a user waits for `evograph ingest`: against the CSR build of the same
-    // edges (both from an edge list in memory or page cache to a structure kernels read).
-    let whole = ingest_leg(p)?;
-    t.set("ingest.to_exit_seconds", whole);
-    t.set("ingest.to_exit_over_csr", whole / build);
-    let file = p.medium != MediumKind::Memory;
-    // Restarts: clean, then after a crash. Space at rest is measured on the closed store
-    // (no WAL, no retired runs), or on the memory medium once no snapshot holds old runs.
-    let (g, before) = if file {
-        let ((), close) = secs(|| g.close())?;
-        let (before, _) = dir_bytes(&store_dir)?;
-        let (g, clean) = secs(|| open_store(p, &store_dir, false, Compression::None))?;
-        t.set("restart.close_seconds", close);
-        t.set("restart.clean_seconds", clean);
-        let c = crash_leg(p)?;
-        t.set("restart.crash_seconds", c.reopen_seconds);
-        t.set("restart.wal_bytes_replayed", c.wal_bytes_replayed as f64);
-        t.set("restart.crash_acked_edges", c.acked as f64);
-        (g, before)
-    } else {
+    Ok(setup)
+}
+
+/// Restarts: clean, then after a crash. Space at rest is measured on the closed store
+/// (no WAL, no retired runs), or on the memory medium once no snapshot holds old runs.
+/// The reopened store and its bytes at rest.
+fn restart_phase(
+    p: &Plan,
+    g: Graph,
+    store_dir: &Path,
+    t: &mut Trial,
+) -> evograph::Result<(Graph, u64)> {
+    if p.medium == MediumKind::Memory {
         for f in [
             "close_seconds",
             "clean_seconds",
@@ -681,27 +710,47 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
             t.set(format!("restart.{f}"), None);
         }
         let before = g.stats()?.medium_bytes;
-        (g, before)
-    };
-    t.set("bytes_per_edge.medium", before as f64 / p.unique as f64);
+        return Ok((g, before));
+    }
+    let ((), close) = secs(|| g.close())?;
+    let (before, _) = dir_bytes(store_dir)?;
+    let (g, clean) = secs(|| open_store(p, store_dir, false, Compression::None))?;
+    t.set("restart.close_seconds", close);
+    t.set("restart.clean_seconds", clean);
+    let c = crash_leg(p)?;
+    t.set("restart.crash_seconds", c.reopen_seconds);
+    t.set("restart.wal_bytes_replayed", c.wal_bytes_replayed as f64);
+    t.set("restart.crash_acked_edges", c.acked as f64);
+    Ok((g, before))
+}
 
-    // Deletes, XPGraph style: a random 4% of the edges, then compaction. Half of them are
-    // flushed before the rest are applied, so the live snapshot that the kernels then read
-    // holds deletes in two newer runs.
+/// Deletes, XPGraph style: a random 4% of the edges, then compaction. Half of them are
+/// flushed before the rest are applied, so the live snapshot that the kernels then read
+/// holds deletes in two newer runs. Then 10% more, left in the memtable: the live
+/// snapshot's newest run is all deletes. `before`: the store's bytes at rest in
+/// `store_dir` before the deletes.
+fn delete_phase(
+    p: &Plan,
+    g: Graph,
+    (store_dir, before): (&Path, u64),
+    setup: &kernels::Setup,
+    t: &mut Trial,
+) -> evograph::Result<()> {
+    let batch = p.a.batch;
     let (first, more) = p.deleted.split_at(p.first_deletes);
     let half = first.len() / 2;
-    let mut del = stream(&g, &first[..half], a.batch, true, &mut Vec::new(), &mut 0)?;
+    let mut del = stream(&g, &first[..half], batch, true, &mut Vec::new(), &mut 0)?;
     g.flush()?;
-    del += stream(&g, &first[half..], a.batch, true, &mut Vec::new(), &mut 0)?;
+    del += stream(&g, &first[half..], batch, true, &mut Vec::new(), &mut 0)?;
     let mut gone = first.to_vec();
-    deletes_leg(p, &g, Leg::Deletes, &mut gone, &setup, &mut t)?;
+    deletes_leg(p, &g, Leg::Deletes, &mut gone, setup, t)?;
     let ((), dcompact) = secs(|| g.compact())?;
     let left = g.snapshot()?.num_edges();
-    let (g, after) = if file {
+    let (g, after) = if p.medium != MediumKind::Memory {
         g.close()?;
-        let (after, spares) = dir_bytes(&store_dir)?;
+        let (after, spares) = dir_bytes(store_dir)?;
         t.set("delete.wal_spare_bytes_after", spares as f64);
-        (open_store(p, &store_dir, false, Compression::None)?, after)
+        (open_store(p, store_dir, false, Compression::None)?, after)
     } else {
         let s = g.stats()?;
         t.set("delete.wal_spare_bytes_after", s.wal_spare_bytes as f64);
@@ -719,13 +768,11 @@ fn trial(p: &Plan) -> evograph::Result<Trial> {
             "after the deletes the store holds {left} edges, expected {want}"
         )));
     }
-
-    // Then 10% more, left in the memtable: the live snapshot's newest run is all deletes.
-    stream(&g, more, a.batch, true, &mut Vec::new(), &mut 0)?;
+    stream(&g, more, batch, true, &mut Vec::new(), &mut 0)?;
     gone.extend_from_slice(more);
-    deletes_leg(p, &g, Leg::UnflushedDeletes, &mut gone, &setup, &mut t)?;
+    deletes_leg(p, &g, Leg::UnflushedDeletes, &mut gone, setup, t)?;
     g.close()?;
-    Ok(t)
+    Ok(())
 }
 
 /// Times kernel `k` on each named snapshot view and on a plain CSR of the same edges, in

@@ -5,6 +5,7 @@
 //! among its in-neighbors instead, until the frontier shrinks below n / BETA.
 
 use crate::snapshot::GraphView;
+use crate::types::bits::AtomicBits;
 use crate::types::VertexId;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
@@ -29,117 +30,120 @@ where
     V: Fn(VertexId, i64) -> i64 + Sync,
 {
     let n = g.num_vertices();
-    let mark: Vec<AtomicI64> = (0..n)
-        .into_par_iter()
-        .map(|_| AtomicI64::new(unseen))
-        .collect();
-    if (source as usize) >= n || !g.vertex_exists(source) {
-        return mark.into_iter().map(|p| p.into_inner()).collect();
-    }
-    let set = |v: VertexId, parent: VertexId, depth: i64| {
-        let x = value(parent, depth);
-        debug_assert_ne!(x, unseen, "a reached vertex marked as unreached");
-        mark[v as usize].store(x, Relaxed);
+    let s = Search {
+        g,
+        mark: (0..n)
+            .into_par_iter()
+            .map(|_| AtomicI64::new(unseen))
+            .collect(),
+        unseen,
+        value,
     };
-    set(source, source, 0);
-    let mut depth = 0;
-    let mut frontier = vec![source];
-    let mut edges_to_check = g.num_edges();
-    let mut scout = g.out_degree(source) as u64;
-    while !frontier.is_empty() {
-        if scout > edges_to_check / ALPHA {
-            // Bottom-up while the frontier is large.
-            let mut front = Bitmap::new(n);
-            frontier.iter().for_each(|&v| front.set(v));
-            let mut awake = frontier.len() as u64;
-            loop {
-                depth += 1;
-                let prev = awake;
-                let next = Bitmap::new(n);
-                awake = crate::types::par_vertices(n)
-                    .with_min_len(1024)
-                    .filter(|&v| mark[v as usize].load(Relaxed) == unseen)
-                    .map(|v| {
-                        let found = g.find_in(v, |u| {
-                            if front.get(u) {
-                                set(v, u, depth);
-                                true
-                            } else {
-                                false
-                            }
-                        });
-                        if found {
-                            next.set_atomic(v);
-                        }
-                        found as u64
-                    })
-                    .sum();
-                front = next;
-                if awake == 0 || (awake < prev && awake <= n as u64 / BETA) {
-                    break;
-                }
-            }
-            frontier = front.members();
-            scout = 1;
-        } else {
-            depth += 1;
-            edges_to_check = edges_to_check.saturating_sub(scout);
-            let scout_acc = AtomicU64::new(0);
-            frontier = frontier
-                .par_iter()
-                .with_min_len(64)
-                .fold(Vec::new, |mut next, &u| {
-                    let x = value(u, depth);
-                    debug_assert_ne!(x, unseen, "a reached vertex marked as unreached");
-                    g.for_each_out(u, |v| {
-                        let m = &mark[v as usize];
-                        if m.load(Relaxed) == unseen
-                            && m.compare_exchange(unseen, x, Relaxed, Relaxed).is_ok()
-                        {
-                            next.push(v);
-                            scout_acc.fetch_add(g.out_degree(v) as u64, Relaxed);
-                        }
-                    });
-                    next
-                })
-                .reduce(Vec::new, |mut a, b| {
-                    a.extend(b);
-                    a
-                });
-            scout = scout_acc.into_inner();
-        }
+    if (source as usize) < n && g.vertex_exists(source) {
+        s.set(source, source, 0);
+        s.levels(source);
     }
-    mark.into_iter().map(|p| p.into_inner()).collect()
+    s.mark.into_iter().map(|p| p.into_inner()).collect()
 }
 
-/// A bitmap over vertices with atomic set, for the bottom-up frontier.
-struct Bitmap(Vec<AtomicU64>);
+/// A search's graph, its marks (`unseen` until a vertex is reached) and what it records.
+struct Search<'g, G, V> {
+    g: &'g G,
+    mark: Vec<AtomicI64>,
+    unseen: i64,
+    value: V,
+}
 
-impl Bitmap {
-    fn new(n: usize) -> Self {
-        Bitmap((0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect())
-    }
-    fn set(&mut self, v: VertexId) {
-        *self.0[v as usize / 64].get_mut() |= 1 << (v % 64);
-    }
+impl<G: GraphView, V: Fn(VertexId, i64) -> i64 + Sync> Search<'_, G, V> {
+    /// Marks `v` reached from `parent` at `depth`.
     #[inline]
-    fn set_atomic(&self, v: VertexId) {
-        self.0[v as usize / 64].fetch_or(1 << (v % 64), Relaxed);
+    fn set(&self, v: VertexId, parent: VertexId, depth: i64) {
+        let x = (self.value)(parent, depth);
+        debug_assert_ne!(x, self.unseen, "a reached vertex marked as unreached");
+        self.mark[v as usize].store(x, Relaxed);
     }
-    #[inline]
-    fn get(&self, v: VertexId) -> bool {
-        self.0[v as usize / 64].load(Relaxed) >> (v % 64) & 1 == 1
-    }
-    fn members(&self) -> Vec<VertexId> {
-        let mut out = Vec::new();
-        for (i, w) in self.0.iter().enumerate() {
-            let mut w = w.load(Relaxed);
-            while w != 0 {
-                out.push((i * 64) as VertexId + w.trailing_zeros() as VertexId);
-                w &= w - 1;
+
+    /// Visits every level from the (marked) source, choosing each step's direction.
+    fn levels(&self, source: VertexId) {
+        let n = self.g.num_vertices();
+        let mut depth = 0;
+        let mut frontier = vec![source];
+        let mut edges_to_check = self.g.num_edges();
+        let mut scout = self.g.out_degree(source) as u64;
+        while !frontier.is_empty() {
+            if scout > edges_to_check / ALPHA {
+                // Bottom-up while the frontier is large.
+                let mut front = AtomicBits::of(n, &frontier);
+                let mut awake = frontier.len() as u64;
+                loop {
+                    depth += 1;
+                    let prev = awake;
+                    let next = AtomicBits::new(n);
+                    awake = self.bottom_up_step(&front, &next, depth);
+                    front = next;
+                    if awake == 0 || (awake < prev && awake <= n as u64 / BETA) {
+                        break;
+                    }
+                }
+                frontier = front.members();
+                scout = 1;
+            } else {
+                depth += 1;
+                edges_to_check = edges_to_check.saturating_sub(scout);
+                (frontier, scout) = self.top_down_step(&frontier, depth);
             }
         }
-        out
+    }
+
+    /// Every unreached vertex with an in-neighbour in `front` is reached from it, and put
+    /// in `next`; how many were.
+    fn bottom_up_step(&self, front: &AtomicBits, next: &AtomicBits, depth: i64) -> u64 {
+        crate::types::par_vertices(self.g.num_vertices())
+            .with_min_len(1024)
+            .filter(|&v| self.mark[v as usize].load(Relaxed) == self.unseen)
+            .map(|v| {
+                let found = self.g.find_in(v, |u| {
+                    let parent = front.contains(u);
+                    if parent {
+                        self.set(v, u, depth);
+                    }
+                    parent
+                });
+                if found {
+                    next.insert(v);
+                }
+                found as u64
+            })
+            .sum()
+    }
+
+    /// The unreached out-neighbours of `frontier`, reached from it: the next frontier, and
+    /// its out-edges (the scout count that picks the next step's direction).
+    fn top_down_step(&self, frontier: &[VertexId], depth: i64) -> (Vec<VertexId>, u64) {
+        let (g, unseen) = (self.g, self.unseen);
+        let scout = AtomicU64::new(0);
+        let next = frontier
+            .par_iter()
+            .with_min_len(64)
+            .fold(Vec::new, |mut next, &u| {
+                let x = (self.value)(u, depth);
+                debug_assert_ne!(x, unseen, "a reached vertex marked as unreached");
+                g.for_each_out(u, |v| {
+                    let m = &self.mark[v as usize];
+                    if m.load(Relaxed) == unseen
+                        && m.compare_exchange(unseen, x, Relaxed, Relaxed).is_ok()
+                    {
+                        next.push(v);
+                        scout.fetch_add(g.out_degree(v) as u64, Relaxed);
+                    }
+                });
+                next
+            })
+            .reduce(Vec::new, |mut a, b| {
+                a.extend(b);
+                a
+            });
+        (next, scout.into_inner())
     }
 }
 

@@ -6,6 +6,8 @@
 use crate::snapshot::GraphView;
 use crate::types::AtomicVertexId;
 use crate::types::VertexId;
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -69,16 +71,10 @@ pub fn afforest<G: GraphView>(g: &G) -> Vec<VertexId> {
     // The most frequent component in a sample is probably the giant one.
     let giant = {
         let mut counts = std::collections::HashMap::new();
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..SAMPLES.min(n.max(1)) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            if n > 0 {
-                *counts
-                    .entry(comp[(x % n as u64) as usize].load(Relaxed))
-                    .or_insert(0) += 1;
-            }
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x2545_f491_4f6c_dd1d);
+        for _ in 0..SAMPLES.min(n) {
+            let v = rng.random_range(0..n);
+            *counts.entry(comp[v].load(Relaxed)).or_insert(0) += 1;
         }
         counts
             .into_iter()

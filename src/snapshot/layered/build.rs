@@ -251,18 +251,13 @@ impl Block {
 
     /// Writes this block's spans, copies and cut patches into `part`.
     fn fill(&self, lo: usize, base: &Adj, split: u32, copies: &Copies, part: Part) {
-        let Part {
-            spans,
-            offs,
-            copy_ids,
-            copy_wts,
-            cuts,
-            dels,
-            add_ids,
-            add_wts,
-            at,
-        } = part;
-        let (mut ci, mut ki, mut di, mut ai) = (0usize, 0usize, 0usize, 0usize);
+        let mut f = Fill {
+            part,
+            ci: 0,
+            ki: 0,
+            di: 0,
+            ai: 0,
+        };
         // Where the vertex's patch starts in the block's arrays.
         let (mut pd, mut pa) = (0usize, 0usize);
         for (k, p) in self.patches.iter().enumerate() {
@@ -271,55 +266,38 @@ impl Block {
             let dead = &self.dels[pd..pd + p.nd as usize];
             let (a0, a1) = (pa, pa + p.na as usize);
             (pd, pa) = (pd + p.nd as usize, a1);
-            if copies.of(v, p.dirty()) {
-                let len = live_len(base, v, p) as usize;
-                let w = if copy_wts.is_empty() {
-                    &mut [][..]
-                } else {
-                    &mut copy_wts[ci..ci + len]
-                };
-                let aw = if self.wts.is_empty() {
+            let added = (
+                &self.ids[a0..a1],
+                if self.wts.is_empty() {
                     &[][..]
                 } else {
                     &self.wts[a0..a1]
-                };
-                let s = (b0, b1, dead);
-                write_live(
-                    base,
-                    s,
-                    (&self.ids[a0..a1], aw),
-                    &mut copy_ids[ci..ci + len],
-                    w,
-                );
-                if let Some(o) = offs.get_mut(k) {
-                    *o = at.copy + ci as u64;
-                }
-                let start = split + (at.copy as usize + ci) as u32;
-                spans[k] = [start, start + len as u32];
-                ci += len;
+                },
+            );
+            if copies.of(v, p.dirty()) {
+                let len = live_len(base, v, p) as usize;
+                f.copy(k, base, (b0, b1, dead), added, len, split);
             } else if !p.dirty() {
-                spans[k] = [b0 as u32, b1 as u32];
+                f.part.spans[k] = [b0 as u32, b1 as u32];
             } else {
-                cuts[ki] = Cut {
-                    base: b0 as u32,
-                    base_end: b1 as u32,
-                    dels: (at.dels as usize + di) as u32,
-                    adds: (at.adds as usize + ai) as u32,
-                };
-                dels[di..di + dead.len()].copy_from_slice(dead);
-                add_ids[ai..ai + (a1 - a0)].copy_from_slice(&self.ids[a0..a1]);
-                if !add_wts.is_empty() {
-                    add_wts[ai..ai + (a1 - a0)].copy_from_slice(&self.wts[a0..a1]);
-                }
-                spans[k] = [CUT | (at.cuts as usize + ki) as u32, 0];
-                ki += 1;
-                di += dead.len();
-                ai += a1 - a0;
+                f.cut(k, (b0, b1, dead), added);
             }
         }
+        let Fill {
+            part,
+            ci,
+            ki,
+            di,
+            ai,
+        } = f;
         debug_assert_eq!(
             (ci, ki, di, ai),
-            (copy_ids.len(), cuts.len(), dels.len(), add_ids.len()),
+            (
+                part.copy_ids.len(),
+                part.cuts.len(),
+                part.dels.len(),
+                part.add_ids.len()
+            ),
             "a block fills exactly the parts its sizes gave it"
         );
         debug_assert_eq!(
@@ -327,6 +305,67 @@ impl Block {
             (self.dels.len(), self.ids.len()),
             "every patch read"
         );
+    }
+}
+
+/// A block's part of the index being filled, with a cursor into each of its arrays.
+struct Fill<'x> {
+    part: Part<'x>,
+    /// Copied neighbors, cut vertices, dead positions and added neighbors written so far.
+    ci: usize,
+    ki: usize,
+    di: usize,
+    ai: usize,
+}
+
+impl Fill<'_> {
+    /// Vertex `k` of the block, copied: its live list (`len` neighbors: the base's `b0..b1`
+    /// but `dead`, then `added`) written into the copies, its span pointing there.
+    fn copy(
+        &mut self,
+        k: usize,
+        base: &Adj,
+        cut: (u64, u64, &[u32]),
+        added: (&[VertexId], &[f64]),
+        len: usize,
+        split: u32,
+    ) {
+        let p = &mut self.part;
+        let ci = self.ci;
+        let w = if p.copy_wts.is_empty() {
+            &mut [][..]
+        } else {
+            &mut p.copy_wts[ci..ci + len]
+        };
+        write_live(base, cut, added, &mut p.copy_ids[ci..ci + len], w);
+        if let Some(o) = p.offs.get_mut(k) {
+            *o = p.at.copy + ci as u64;
+        }
+        let start = split + (p.at.copy as usize + ci) as u32;
+        p.spans[k] = [start, start + len as u32];
+        self.ci += len;
+    }
+
+    /// Vertex `k` of the block, cut: the base's `b0..b1` with `dead` positions, plus
+    /// `added`, recorded as a cut patch for readers to apply.
+    fn cut(&mut self, k: usize, (b0, b1, dead): (u64, u64, &[u32]), added: (&[VertexId], &[f64])) {
+        let p = &mut self.part;
+        let (di, ai, n) = (self.di, self.ai, added.0.len());
+        p.cuts[self.ki] = Cut {
+            base: b0 as u32,
+            base_end: b1 as u32,
+            dels: (p.at.dels as usize + di) as u32,
+            adds: (p.at.adds as usize + ai) as u32,
+        };
+        p.dels[di..di + dead.len()].copy_from_slice(dead);
+        p.add_ids[ai..ai + n].copy_from_slice(added.0);
+        if !p.add_wts.is_empty() {
+            p.add_wts[ai..ai + n].copy_from_slice(added.1);
+        }
+        p.spans[k] = [CUT | (p.at.cuts as usize + self.ki) as u32, 0];
+        self.ki += 1;
+        self.di += dead.len();
+        self.ai += n;
     }
 }
 
