@@ -5,6 +5,7 @@ use super::kernels::{self, Setup};
 use super::lookup::Queries;
 use super::report::{median, Trial};
 use super::{open_store, secs, stream, Plan, MAX_ROUNDS, ROUND_BUDGET};
+use evograph::algo::kernel::Kernel;
 use evograph::{Compression, GraphView, Snapshot};
 
 /// Ingests the trial's edges into a compressed store as the plain leg did (warm-up, the
@@ -100,7 +101,7 @@ const MIN_COMPARE_ROUNDS: usize = 3;
 /// in turn, checks that they agree and records the medians and their ratio.
 fn compare_kernel(
     p: &Plan,
-    k: &str,
+    k: Kernel,
     plain: &Snapshot,
     packed: &Snapshot,
     setup: &Setup,

@@ -22,7 +22,7 @@ mod sys;
 /// Shared with `run --trials`.
 pub(crate) use report::median;
 
-use evograph::algo::kernel::pick_sources;
+use evograph::algo::kernel::{pick_sources, Kernel};
 use evograph::io::{self, Format};
 use evograph::snapshot::Csr;
 use evograph::store::MediumKind;
@@ -202,7 +202,7 @@ struct Plan<'a> {
     a: &'a Args,
     medium: MediumKind,
     threads: usize,
-    kernels: Vec<&'static str>,
+    kernels: Vec<Kernel>,
     dir: PathBuf,
     /// The shuffled edges, in insertion order.
     edges: Vec<(u32, u32)>,
@@ -311,7 +311,8 @@ fn report_trials(
     );
     print!("{}", report::table(&summary, a.trials));
     if let Some(p) = &a.json {
-        let kernel_names = kernels::parse_list(&a.kernels).map_err(invalid)?;
+        let kernels = kernels::parse_list(&a.kernels).map_err(invalid)?;
+        let kernel_names: Vec<&str> = kernels.iter().map(|k| k.name()).collect();
         let head = json!({
             "params": {
                 "graph": a.graph, "scale": a.scale, "edge_factor": a.edge_factor,
@@ -781,7 +782,7 @@ fn delete_phase(
 /// view (its median over the CSR's).
 fn time_kernel(
     p: &Plan,
-    k: &str,
+    k: Kernel,
     views: &[(&str, &Snapshot)],
     (csr_name, csr): (&str, &Csr),
     setup: &kernels::Setup,
@@ -908,7 +909,7 @@ fn deletes_leg(
         touch(&csr);
     });
     let csr_name = format!("{name}_csr");
-    for &k in p.kernels.iter().filter(|k| !pregel::ALL.contains(k)) {
+    for &k in p.kernels.iter().filter(|&k| !pregel::ALL.contains(k)) {
         time_kernel(p, k, &[(name, &live)], (&csr_name, &csr), setup, t)?;
     }
     Ok(())

@@ -5,12 +5,18 @@
 
 use super::kernels::{self, Digest, Setup};
 use super::report::{self, Trial};
+use evograph::algo::kernel::Kernel;
 use evograph::pregel::{self, programs, Delivery, Program};
 use evograph::{GraphView, Snapshot};
 use std::time::Instant;
 
 /// Every program the bench times, by the name `--kernels` and `evograph run` know it by.
-pub const ALL: &[&str] = &["pregel-pr", "pregel-cc", "pregel-bfs", "pregel-sssp"];
+pub const ALL: &[Kernel] = &[
+    Kernel::PregelPr,
+    Kernel::PregelCc,
+    Kernel::PregelBfs,
+    Kernel::PregelSssp,
+];
 
 /// PageRank rounds: the same 20 as the hand-written `pr` of the kernels grid.
 const PR_ITERATIONS: u32 = 20;
@@ -24,24 +30,24 @@ struct Timed {
 }
 
 /// The hand-written kernel (in `kernels::run`'s names) that program `name` must match.
-fn hand_of(name: &str) -> &'static str {
+fn hand_of(name: Kernel) -> Kernel {
     match name {
-        "pregel-pr" => "pr",
-        "pregel-cc" => "wcc",
-        "pregel-bfs" => "bfs",
-        "pregel-sssp" => "sssp",
-        other => unreachable!("program names are checked when parsed: {other}"),
+        Kernel::PregelPr => Kernel::Pr,
+        Kernel::PregelCc => Kernel::Wcc,
+        Kernel::PregelBfs => Kernel::Bfs,
+        Kernel::PregelSssp => Kernel::Sssp,
+        other => unreachable!("{other} is not one of the programs the bench times"),
     }
 }
 
 /// The delivery modes program `name` runs under: its own first.
-fn modes(name: &str) -> Vec<Delivery> {
+fn modes(name: Kernel) -> Vec<Delivery> {
     let own = match name {
-        "pregel-pr" => programs::PageRank::DELIVERY,
-        "pregel-cc" => programs::Components::DELIVERY,
-        "pregel-bfs" => programs::Bfs::DELIVERY,
-        "pregel-sssp" => programs::Sssp::DELIVERY,
-        other => unreachable!("program names are checked when parsed: {other}"),
+        Kernel::PregelPr => programs::PageRank::DELIVERY,
+        Kernel::PregelCc => programs::Components::DELIVERY,
+        Kernel::PregelBfs => programs::Bfs::DELIVERY,
+        Kernel::PregelSssp => programs::Sssp::DELIVERY,
+        other => unreachable!("{other} is not one of the programs the bench times"),
     };
     // SSSP sends a different distance along each edge (its weight added), which only push
     // delivery can carry.
@@ -49,7 +55,7 @@ fn modes(name: &str) -> Vec<Delivery> {
         Delivery::Push => Delivery::Pull,
         Delivery::Pull => Delivery::Push,
     };
-    if name == "pregel-sssp" {
+    if name == Kernel::PregelSssp {
         vec![own]
     } else {
         vec![own, other]
@@ -58,36 +64,36 @@ fn modes(name: &str) -> Vec<Delivery> {
 
 /// Runs program `name` once on `g` with delivery `d`, digesting its values the way
 /// `kernels::run` digests the hand-written kernel's.
-fn run_program<G: GraphView>(name: &str, g: &G, s: &Setup, d: Delivery) -> Timed {
+fn run_program<G: GraphView>(name: Kernel, g: &G, s: &Setup, d: Delivery) -> Timed {
     let cfg = pregel::Config {
         delivery: Some(d),
         ..Default::default()
     };
     let t = Instant::now();
     match name {
-        "pregel-pr" => {
+        Kernel::PregelPr => {
             let p = programs::PageRank {
                 damping: 0.85,
                 iterations: PR_ITERATIONS,
             };
             finish(t, g, &p, &cfg, |v| kernels::weighted_sum(v.iter().copied()))
         }
-        "pregel-cc" => finish(t, g, &programs::Components, &cfg, |l| {
+        Kernel::PregelCc => finish(t, g, &programs::Components, &cfg, |l| {
             kernels::distinct(g, l)
         }),
-        "pregel-bfs" => {
+        Kernel::PregelBfs => {
             let p = programs::Bfs {
                 source: s.source(0),
             };
             finish(t, g, &p, &cfg, kernels::depths)
         }
-        "pregel-sssp" => {
+        Kernel::PregelSssp => {
             let p = programs::Sssp {
                 source: s.source(0),
             };
             finish(t, g, &p, &cfg, |d| kernels::weighted_sum(d.iter().copied()))
         }
-        other => unreachable!("program names are checked when parsed: {other}"),
+        other => unreachable!("{other} is not one of the programs the bench times"),
     }
 }
 
@@ -115,7 +121,7 @@ fn finish<P: Program, G: GraphView>(
 /// delivery mode) and on the live one (hand-written, then the program's own mode), in
 /// rounds of all of them in turn, and records the medians in `t`.
 pub fn measure(
-    name: &str,
+    name: Kernel,
     live: &Snapshot,
     comp: &Snapshot,
     setup: &Setup,
@@ -172,7 +178,7 @@ pub fn measure(
     let (live_hand, live_s) = (med[modes.len() + 1], med[modes.len() + 2]);
     let by_mode = |d: Delivery| modes.iter().position(|&m| m == d).map(|i| med[1 + i]);
     let (push, pull) = (by_mode(Delivery::Push), by_mode(Delivery::Pull));
-    let short = name.trim_start_matches("pregel-");
+    let short = name.name().trim_start_matches("pregel-");
     let f = |what: &str| format!("pregel.{short}.{what}");
     eprintln!(
         "bench:   {name:<11} {seconds:.4} s ({}), hand-written {hand} {hand_s:.4} s: x{:.2}; live x{:.2} (median of {rounds})",
