@@ -298,8 +298,9 @@ impl LdbcSource {
             total_bytes: vertices.size() + edges.size(),
         };
         Ok(LdbcSource {
-            vertices: TextSource::new(vertices, VertexParser),
-            edges: TextSource::new(edges, EdgeLineParser::non_negative(values)),
+            // Each file's source keeps its own copy; the dataset's is the one reported.
+            vertices: TextSource::new(vertices, VertexParser, info.clone()),
+            edges: TextSource::new(edges, EdgeLineParser::non_negative(values), info.clone()),
             vertices_done: false,
             info,
         })

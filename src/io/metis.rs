@@ -16,8 +16,8 @@
 //! own header is refused rather than ingested as some other graph.
 
 use super::lines::{fields, parse_id, parse_weight, show, trim_start, LineReader, DEFAULT_BUF};
-use super::text::{LineParser, TextSource};
-use super::{RecordSource, SourceInfo};
+use super::text::{text_source, LineParser, TextSource};
+use super::SourceInfo;
 use crate::error::Result;
 use crate::types::Record;
 use std::path::Path;
@@ -162,14 +162,13 @@ impl LineParser for MetisLines {
     }
 }
 
-/// Reads a METIS graph file; emits `Insert(v, u)` per adjacency entry (both directions, as
-/// the file lists them) and `InsertVertex(v)` for a vertex with no neighbours.
-///
-/// Reports `directed: Some(false)`: METIS graphs are undirected.
-pub struct MetisSource {
-    inner: TextSource<MetisLines>,
-    info: SourceInfo,
-}
+text_source!(
+    /// Reads a METIS graph file; emits `Insert(v, u)` per adjacency entry (both directions, as
+    /// the file lists them) and `InsertVertex(v)` for a vertex with no neighbours.
+    ///
+    /// Reports `directed: Some(false)`: METIS graphs are undirected.
+    MetisSource(MetisLines)
+);
 
 impl MetisSource {
     /// Opens `path` with the default 1 MiB read buffer.
@@ -198,24 +197,7 @@ impl MetisSource {
             weighted: lines.edge_weights,
             total_bytes: reader.size(),
         };
-        Ok(MetisSource {
-            inner: TextSource::new(reader, lines),
-            info,
-        })
-    }
-}
-
-impl RecordSource for MetisSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Record>) -> Result<bool> {
-        self.inner.next_batch(max, out)
-    }
-
-    fn info(&self) -> &SourceInfo {
-        &self.info
-    }
-
-    fn bytes_read(&self) -> u64 {
-        self.inner.bytes_read()
+        Ok(MetisSource(TextSource::new(reader, lines, info)))
     }
 }
 
@@ -224,6 +206,7 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::io::tests::{collect, temp_file};
+    use crate::io::RecordSource;
 
     fn parse(content: &str) -> Result<Vec<Record>> {
         let (_dir, path) = temp_file("g.graph", content.as_bytes());

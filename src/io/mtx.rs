@@ -4,8 +4,8 @@
 //! the 1-based convention is not "corrected".
 
 use super::lines::{fields, parse_id, parse_weight, show, trim_start, LineReader, DEFAULT_BUF};
-use super::text::{LineParser, TextSource};
-use super::{RecordSource, SourceInfo};
+use super::text::{text_source, LineParser, TextSource};
+use super::SourceInfo;
 use crate::error::Result;
 use crate::types::Record;
 use std::path::Path;
@@ -158,14 +158,13 @@ impl LineParser for MtxEntries {
     }
 }
 
-/// Reads a Matrix Market coordinate file; each entry `i j [value]` becomes `Insert(i, j)`.
-///
-/// The banner and size line are checked at open. `symmetric` (and skew-symmetric, hermitian)
-/// files report `directed: Some(false)`.
-pub struct MtxSource {
-    inner: TextSource<MtxEntries>,
-    info: SourceInfo,
-}
+text_source!(
+    /// Reads a Matrix Market coordinate file; each entry `i j [value]` becomes `Insert(i, j)`.
+    ///
+    /// The banner and size line are checked at open. `symmetric` (and skew-symmetric, hermitian)
+    /// files report `directed: Some(false)`.
+    MtxSource(MtxEntries)
+);
 
 impl MtxSource {
     /// Opens `path` with the default 1 MiB read buffer.
@@ -199,24 +198,7 @@ impl MtxSource {
             weighted: banner.values > 0,
             total_bytes: reader.size(),
         };
-        Ok(MtxSource {
-            inner: TextSource::new(reader, entries),
-            info,
-        })
-    }
-}
-
-impl RecordSource for MtxSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Record>) -> Result<bool> {
-        self.inner.next_batch(max, out)
-    }
-
-    fn info(&self) -> &SourceInfo {
-        &self.info
-    }
-
-    fn bytes_read(&self) -> u64 {
-        self.inner.bytes_read()
+        Ok(MtxSource(TextSource::new(reader, entries, info)))
     }
 }
 
@@ -225,6 +207,7 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::io::tests::{collect, temp_file};
+    use crate::io::RecordSource;
     use crate::io::{open_source, Format};
 
     const SYM: &str = "%%MatrixMarket matrix coordinate real symmetric\n\

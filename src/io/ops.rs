@@ -11,8 +11,8 @@
 
 use super::ids::Ids;
 use super::lines::{fields, parse_weight, show, trim_start, LineReader, DEFAULT_BUF};
-use super::text::{LineParser, TextSource};
-use super::{RecordSource, SourceInfo};
+use super::text::{text_source, LineParser, TextSource};
+use super::SourceInfo;
 use crate::error::Result;
 use crate::keys::{KeyKind, Names};
 use crate::types::Record;
@@ -78,13 +78,16 @@ impl LineParser for OpsParser {
         });
         Ok(())
     }
+
+    fn take_names(&mut self) -> Option<Names> {
+        self.ids.take_names()
+    }
 }
 
-/// Reads an `.ops` update stream (see the module docs for the line forms).
-pub struct OpsSource {
-    inner: TextSource<OpsParser>,
-    info: SourceInfo,
-}
+text_source!(
+    /// Reads an `.ops` update stream (see the module docs for the line forms).
+    OpsSource(OpsParser)
+);
 
 impl OpsSource {
     /// Opens `path` with the default 1 MiB read buffer.
@@ -98,7 +101,7 @@ impl OpsSource {
     }
 
     /// Opens `path` with vertices given as `keys`: integers, or names (then each batch's
-    /// records number the names [`RecordSource::take_names`] returns).
+    /// records number the names [`super::RecordSource::take_names`] returns).
     pub fn with_keys(path: &Path, keys: KeyKind, buf_size: usize) -> Result<Self> {
         let reader = LineReader::open(path, buf_size)?;
         let info = SourceInfo {
@@ -106,33 +109,13 @@ impl OpsSource {
             weighted: false,
             total_bytes: reader.size(),
         };
-        Ok(OpsSource {
-            inner: TextSource::new(
-                reader,
-                OpsParser {
-                    ids: Ids::new(keys),
-                },
-            ),
+        Ok(OpsSource(TextSource::new(
+            reader,
+            OpsParser {
+                ids: Ids::new(keys),
+            },
             info,
-        })
-    }
-}
-
-impl RecordSource for OpsSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Record>) -> Result<bool> {
-        self.inner.next_batch(max, out)
-    }
-
-    fn info(&self) -> &SourceInfo {
-        &self.info
-    }
-
-    fn bytes_read(&self) -> u64 {
-        self.inner.bytes_read()
-    }
-
-    fn take_names(&mut self) -> Option<Names> {
-        self.inner.parser_mut().ids.take_names()
+        )))
     }
 }
 

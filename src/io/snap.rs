@@ -5,8 +5,8 @@ use super::ids::Ids;
 use super::lines::{
     fields, parse_weight, quick_pair, show, trim_start, Fields, LineReader, DEFAULT_BUF,
 };
-use super::text::{LineParser, TextSource};
-use super::{RecordSource, SourceInfo, TextOptions};
+use super::text::{text_source, LineParser, TextSource};
+use super::{SourceInfo, TextOptions};
 use crate::error::Result;
 use crate::keys::Names;
 use crate::types::Record;
@@ -90,6 +90,14 @@ impl LineParser for EdgeLineParser {
                 msg
             }
         })
+    }
+
+    fn saw_weight(&self) -> bool {
+        self.saw_weight
+    }
+
+    fn take_names(&mut self) -> Option<Names> {
+        self.ids.take_names()
     }
 }
 
@@ -196,14 +204,13 @@ impl<'a> Iterator for Split<'a> {
     }
 }
 
-/// Reads a whitespace-separated edge list (`.el`, `.wel`, `.txt`, `.snap`, `.tsv`).
-///
-/// Comment lines start with `#` or `%`; blank lines and CRLF endings are accepted. Emits
-/// [`Record::Insert`] per edge.
-pub struct SnapSource {
-    inner: TextSource<EdgeLineParser>,
-    info: SourceInfo,
-}
+text_source!(
+    /// Reads a whitespace-separated edge list (`.el`, `.wel`, `.txt`, `.snap`, `.tsv`).
+    ///
+    /// Comment lines start with `#` or `%`; blank lines and CRLF endings are accepted. Emits
+    /// [`Record::Insert`] per edge.
+    SnapSource(EdgeLineParser)
+);
 
 impl SnapSource {
     /// Opens `path` with the default 1 MiB read buffer.
@@ -229,30 +236,11 @@ impl SnapSource {
             weighted,
             total_bytes: reader.size(),
         };
-        Ok(SnapSource {
-            inner: TextSource::new(reader, EdgeLineParser::with_text_options(1, opts)),
+        Ok(SnapSource(TextSource::new(
+            reader,
+            EdgeLineParser::with_text_options(1, opts),
             info,
-        })
-    }
-}
-
-impl RecordSource for SnapSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Record>) -> Result<bool> {
-        let more = self.inner.next_batch(max, out)?;
-        self.info.weighted |= self.inner.parser().saw_weight;
-        Ok(more)
-    }
-
-    fn info(&self) -> &SourceInfo {
-        &self.info
-    }
-
-    fn bytes_read(&self) -> u64 {
-        self.inner.bytes_read()
-    }
-
-    fn take_names(&mut self) -> Option<Names> {
-        self.inner.parser_mut().ids.take_names()
+        )))
     }
 }
 
@@ -261,6 +249,7 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::io::tests::{collect, temp_file};
+    use crate::io::RecordSource;
 
     fn parse(content: &str) -> Result<Vec<Record>> {
         let (_dir, path) = temp_file("g.el", content.as_bytes());

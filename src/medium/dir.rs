@@ -200,6 +200,37 @@ pub(crate) fn is_tmpfs(dir: &Path) -> bool {
     tmpfs
 }
 
+/// The [`super::Medium`] methods that name files, for a medium whose files live in a
+/// [`StoreDir`] (`self.dir`) and that counts its persists in `self.stats`: what the file
+/// and pmem media share, written once. Expands inside their `impl Medium` blocks.
+macro_rules! names_in_store_dir {
+    () => {
+        fn exists(&self, name: &str) -> bool {
+            self.dir.exists(name)
+        }
+        fn remove(&self, name: &str) -> crate::Result<()> {
+            self.dir.remove(name)
+        }
+        fn rename(&self, from: &str, to: &str) -> crate::Result<()> {
+            self.dir.rename(from, to)
+        }
+        fn rename_replacing(&self, from: &str, to: &str) -> crate::Result<()> {
+            self.dir.rename_replacing(from, to)
+        }
+        fn list(&self) -> crate::Result<Vec<String>> {
+            self.dir.list()
+        }
+        fn sync_dir(&self) -> crate::Result<()> {
+            self.stats.on_persist();
+            self.dir.sync()
+        }
+        fn stats(&self) -> &super::MediumStats {
+            &self.stats
+        }
+    };
+}
+pub(crate) use names_in_store_dir;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,6 @@
 //! The file medium: a directory of files, `pwrite` + `fdatasync`, mmap for reads.
 
-use super::dir::{Open, StoreDir};
+use super::dir::{names_in_store_dir, Open, StoreDir};
 use super::flusher::Flusher;
 use super::{Mapped, Medium, MediumStats, SegmentFile};
 use crate::{Error, Result};
@@ -92,28 +92,7 @@ impl Medium for FileMedium {
         let (path, file) = self.dir.open_file(name, Open::Existing)?;
         Ok(self.wrap_log(path, file))
     }
-    fn exists(&self, name: &str) -> bool {
-        self.dir.exists(name)
-    }
-    fn remove(&self, name: &str) -> Result<()> {
-        self.dir.remove(name)
-    }
-    fn rename(&self, from: &str, to: &str) -> Result<()> {
-        self.dir.rename(from, to)
-    }
-    fn rename_replacing(&self, from: &str, to: &str) -> Result<()> {
-        self.dir.rename_replacing(from, to)
-    }
-    fn list(&self) -> Result<Vec<String>> {
-        self.dir.list()
-    }
-    fn sync_dir(&self) -> Result<()> {
-        self.stats.on_persist();
-        self.dir.sync()
-    }
-    fn stats(&self) -> &MediumStats {
-        &self.stats
-    }
+    names_in_store_dir!();
 }
 
 struct FileSegment {

@@ -16,7 +16,7 @@
 //! records (the WAL) allocate a segment's space ahead ([`Medium::preallocates`]). The size
 //! change itself is made durable with `fdatasync` at the next persist.
 
-use super::dir::{Open, StoreDir};
+use super::dir::{names_in_store_dir, Open, StoreDir};
 use super::{Mapped, Medium, MediumStats, Persistence, SegmentFile};
 use crate::{Error, Result};
 use std::fs::{File, OpenOptions};
@@ -161,28 +161,7 @@ impl Medium for PmemMedium {
         let (path, file) = self.dir.open_file(name, Open::Existing)?;
         self.segment(path, file)
     }
-    fn exists(&self, name: &str) -> bool {
-        self.dir.exists(name)
-    }
-    fn remove(&self, name: &str) -> Result<()> {
-        self.dir.remove(name)
-    }
-    fn rename(&self, from: &str, to: &str) -> Result<()> {
-        self.dir.rename(from, to)
-    }
-    fn rename_replacing(&self, from: &str, to: &str) -> Result<()> {
-        self.dir.rename_replacing(from, to)
-    }
-    fn list(&self) -> Result<Vec<String>> {
-        self.dir.list()
-    }
-    fn sync_dir(&self) -> Result<()> {
-        self.stats.on_persist();
-        self.dir.sync()
-    }
-    fn stats(&self) -> &MediumStats {
-        &self.stats
-    }
+    names_in_store_dir!();
 }
 
 /// A writable shared mapping of a whole segment file.
