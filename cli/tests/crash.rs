@@ -80,6 +80,42 @@ fn sigkill_mid_ingest_on_pmem_loses_no_acknowledged_record() {
     kill_points("pmem", 20, 20, KeyKind::U64);
 }
 
+/// How the model after `batches` whole batches differs from a recovered store.
+#[derive(Debug)]
+#[allow(dead_code)] // Read through Debug in a failure's message.
+struct Distance {
+    batches: usize,
+    /// Edges of the model the store lacks, with a few of them.
+    missing: (usize, Vec<(u64, u64)>),
+    /// Edges of the store the model lacks, with a few of them.
+    extra: (usize, Vec<(u64, u64)>),
+    /// Vertices only the model has, and only the store has.
+    vertices: (Vec<u64>, Vec<u64>),
+}
+
+impl Distance {
+    fn between(
+        batches: usize,
+        m: &Model,
+        edges: &BTreeSet<(u64, u64)>,
+        vertices: &BTreeSet<u64>,
+    ) -> Distance {
+        let few = |d: std::collections::btree_set::Difference<'_, (u64, u64)>| {
+            let all: Vec<_> = d.copied().collect();
+            (all.len(), all.into_iter().take(4).collect())
+        };
+        Distance {
+            batches,
+            missing: few(m.edges.difference(edges)),
+            extra: few(edges.difference(&m.edges)),
+            vertices: (
+                m.vertices.difference(vertices).take(4).copied().collect(),
+                vertices.difference(&m.vertices).take(4).copied().collect(),
+            ),
+        }
+    }
+}
+
 fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyKind) {
     let seed: u64 = std::env::var("EVOGRAPH_CRASH_SEED")
         .ok()
@@ -110,6 +146,7 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyK
     let mut window_ms: u64 = 400;
     // Whether a trial has reopened the store: from then on it must exist.
     let mut store_made = false;
+    let mut trials_log = std::fs::File::create(dir.path().join("trials.log")).unwrap();
     for trial in 0..kills {
         let n = 20_000 + rng.below(20_000) as usize;
         let input = dir.path().join(format!("t{trial}.ops"));
@@ -198,11 +235,14 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyK
         };
         apply_upto(&mut m, 0, (first * BATCH).min(n).max(acked));
         let mut k = first;
+        // How far each candidate is from what was recovered, for the report of a mismatch.
+        let mut tried = Vec::new();
         loop {
             if m.edges == got && m.vertices == got_vertices {
                 matched = Some(k);
                 break;
             }
+            tried.push(Distance::between(k, &m, &got, &got_vertices));
             if k >= first + past_ack || k * BATCH >= n {
                 break;
             }
@@ -210,14 +250,22 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyK
             k += 1;
         }
         let Some(k) = matched else {
-            let want: BTreeSet<_> = m.edges.clone();
+            g.close().unwrap();
+            // Kept for a post-mortem: the store as recovered and every trial's input.
+            let kept = dir.keep();
             panic!(
-                "seed {seed} trial {trial}: recovered {} edges, acked {acked} records, {in_flight} in flight; no prefix of whole batches matches (last candidate has {} edges)",
+                "seed {seed} trial {trial}: recovered {} edges, acked {acked} records, {in_flight} in flight; no prefix of whole batches matches: {tried:#?}\nstore and inputs kept in {}",
                 got.len(),
-                want.len()
+                kept.display()
             );
         };
         model = m;
+        // What each trial left, for the post-mortem of a later failure.
+        writeln!(
+            trials_log,
+            "trial {trial}: {n} records, acked {acked}, {in_flight} in flight, recovered {k} batches"
+        )
+        .unwrap();
         let rep = g.check().unwrap();
         assert!(
             rep.is_sound(),

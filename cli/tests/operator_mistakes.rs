@@ -302,6 +302,11 @@ fn stores_from_before_store_ids_open_and_are_upgraded() {
             std::fs::copy(e.path(), store.join(e.file_name())).unwrap();
         }
         let out = s.export(name);
+        if cfg!(feature = "wide-ids") {
+            // The fixtures are 32-bit stores: a 64-bit build refuses them by name.
+            assert_refused(&out, &["32-bit vertex ids"], name);
+            continue;
+        }
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
             want,
