@@ -19,10 +19,12 @@ impl Program for Bfs {
     type Combiner = Min;
     const DELIVERY: Delivery = Delivery::Pull;
 
+    #[inline]
     fn init(&self, _: VertexId) -> i64 {
         UNREACHABLE
     }
 
+    #[inline]
     fn compute<G: GraphView>(&self, ctx: &mut Context<'_, Self, G>, messages: Messages<'_, u32>) {
         let heard = if ctx.vertex() == self.source {
             Some(0)

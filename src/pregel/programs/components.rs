@@ -17,10 +17,12 @@ impl Program for Components {
     const DELIVERY: Delivery = Delivery::Pull;
     const EDGES: Edges = Edges::Both;
 
+    #[inline]
     fn init(&self, v: VertexId) -> VertexId {
         v
     }
 
+    #[inline]
     fn compute<G: GraphView>(
         &self,
         ctx: &mut Context<'_, Self, G>,

@@ -26,10 +26,12 @@ impl Program for PageRank {
     const DELIVERY: Delivery = Delivery::Pull;
     const AGGREGATES: &'static [Aggregate] = &[Aggregate::Sum];
 
+    #[inline]
     fn init(&self, _: VertexId) -> f64 {
         0.0
     }
 
+    #[inline]
     fn compute<G: GraphView>(&self, ctx: &mut Context<'_, Self, G>, messages: Messages<'_, f64>) {
         let n = ctx.num_vertices() as f64;
         let rank = if ctx.superstep() == 0 {

@@ -17,10 +17,12 @@ impl Program for Sssp {
     type Message = f64;
     type Combiner = Min;
 
+    #[inline]
     fn init(&self, _: VertexId) -> f64 {
         f64::INFINITY
     }
 
+    #[inline]
     fn compute<G: GraphView>(&self, ctx: &mut Context<'_, Self, G>, messages: Messages<'_, f64>) {
         let heard = if ctx.vertex() == self.source {
             Some(0.0)
