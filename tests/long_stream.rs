@@ -9,31 +9,11 @@
 
 mod common;
 
-use common::{read, Model, Rng};
+use common::{read, update_stream, Model, Rng};
 use evograph::store::Options;
-use evograph::{Graph, Record};
+use evograph::Graph;
 
 const BATCH: usize = 512;
-
-/// Session `s`'s records, drawn as the crash test draws them.
-fn session(rng: &mut Rng, s: u64, inserted: &mut Vec<(u64, u64)>) -> Vec<Record> {
-    let n = 1_000 + rng.below(6_000) as usize;
-    (0..n)
-        .map(|i| {
-            let r = rng.below(100);
-            if r < 8 && !inserted.is_empty() {
-                let (u, v) = inserted[rng.below(inserted.len() as u64) as usize];
-                Record::Delete(u, v)
-            } else if r == 8 {
-                Record::DeleteVertex(rng.below(3000))
-            } else {
-                let e = (rng.below(3000), s * 1_000_000 + i as u64);
-                inserted.push(e);
-                Record::Insert(e.0, e.1)
-            }
-        })
-        .collect()
-}
 
 fn opts() -> Options {
     Options::new()
@@ -54,7 +34,8 @@ fn a_long_stream_over_many_sessions_matches_the_model() {
     let mut model = Model::new(false);
     let mut inserted = Vec::new();
     for s in 0..sessions {
-        let recs = session(&mut rng, s, &mut inserted);
+        let n = 1_000 + rng.below(6_000) as usize;
+        let recs = update_stream(&mut rng, s, n, &mut inserted);
         let g = Graph::open(dir.path(), opts()).unwrap();
         for b in recs.chunks(BATCH) {
             g.apply(b).unwrap();

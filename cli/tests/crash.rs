@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{name_of, read, Model, Rng};
+use common::{name_of, read, update_stream, Model, Rng};
 use evograph::{Error, Graph, KeyKind, Options, Record};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
@@ -24,22 +24,7 @@ const MAX_IN_FLIGHT: u64 = 6;
 /// An update stream of `n` records: inserts of fresh edges, deletes of earlier ones, and a
 /// few vertex deletions, written as an `ops` file.
 fn make_ops(rng: &mut Rng, trial: u64, n: usize, path: &Path, keys: KeyKind) -> Vec<Record> {
-    let mut recs = Vec::with_capacity(n);
-    let mut inserted: Vec<(u64, u64)> = Vec::new();
-    for i in 0..n {
-        let r = rng.below(100);
-        let rec = if r < 8 && !inserted.is_empty() {
-            let (u, v) = inserted[rng.below(inserted.len() as u64) as usize];
-            Record::Delete(u, v)
-        } else if r == 8 {
-            Record::DeleteVertex(rng.below(3000))
-        } else {
-            let e = (rng.below(3000), trial * 1_000_000 + i as u64);
-            inserted.push(e);
-            Record::Insert(e.0, e.1)
-        };
-        recs.push(rec);
-    }
+    let recs = update_stream(rng, trial, n, &mut Vec::new());
     let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     let k = |x: &u64| match keys {
         KeyKind::String => name_of(*x),

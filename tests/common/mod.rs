@@ -233,3 +233,29 @@ impl Rng {
         self.next() % n
     }
 }
+
+/// An update stream of `n` records as the crash test's children ingest it: inserts of
+/// fresh edges from 3,000 sources (targets numbered from `trial * 1_000_000`), deletes of
+/// edges in `inserted` (8 %), and vertex deletions (1 %). Inserts are added to `inserted`.
+pub fn update_stream(
+    rng: &mut Rng,
+    trial: u64,
+    n: usize,
+    inserted: &mut Vec<(u64, u64)>,
+) -> Vec<Record> {
+    (0..n)
+        .map(|i| {
+            let r = rng.below(100);
+            if r < 8 && !inserted.is_empty() {
+                let (u, v) = inserted[rng.below(inserted.len() as u64) as usize];
+                Record::Delete(u, v)
+            } else if r == 8 {
+                Record::DeleteVertex(rng.below(3000))
+            } else {
+                let e = (rng.below(3000), trial * 1_000_000 + i as u64);
+                inserted.push(e);
+                Record::Insert(e.0, e.1)
+            }
+        })
+        .collect()
+}
