@@ -15,7 +15,11 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-# The module and its test dependencies (numpy, scipy, networkx, pyarrow, pytest).
-.venv/bin/python -m pip install -q "./python[test]"
+# The module and its test dependencies (numpy, scipy, networkx, pyarrow, pytest). The
+# module builds with cargo's dev profile, as the tests above did, so that it reuses their
+# compiled dependencies instead of building everything again optimised (`pip install
+# ./python` alone builds the release a user wants).
+MATURIN_PEP517_ARGS="${MATURIN_PEP517_ARGS:---profile dev}" \
+  .venv/bin/python -m pip install -q "./python[test]"
 # pytest compares with the binary `cargo test` just built.
 EVOGRAPH_BIN="$PWD/target/debug/evograph" .venv/bin/python -m pytest -q python/tests
