@@ -488,6 +488,12 @@ fn power_cuts_string_keys() {
         ..SYNC
     };
     simulate(cfg, &[31, 32], 160, 400);
+}
+
+/// String keys with words torn, weighted, flushing in the foreground. One test per
+/// configuration, so that the harness's threads share the work evenly.
+#[test]
+fn power_cuts_string_keys_torn_words() {
     let cfg = Config {
         keys: KeyKind::String,
         tear: Tear::Word,
@@ -507,6 +513,11 @@ fn power_cuts_compressed_runs() {
         ..SYNC
     };
     simulate(cfg, &[41, 42], 160, 400);
+}
+
+/// Compressed runs with words torn, weighted and undirected, flushing in the foreground.
+#[test]
+fn power_cuts_compressed_runs_torn_words() {
     let cfg = Config {
         compression: Compression::Packed,
         tear: Tear::Word,
@@ -529,11 +540,21 @@ fn power_cuts_pmem_tearing() {
 }
 
 #[test]
-fn power_cuts_interval_and_none() {
-    for durability in [Durability::Interval(2), Durability::None] {
-        let cfg = Config { durability, ..SYNC };
-        simulate(cfg, &[10, 11], 160, 300);
-    }
+fn power_cuts_interval() {
+    let cfg = Config {
+        durability: Durability::Interval(2),
+        ..SYNC
+    };
+    simulate(cfg, &[10, 11], 160, 300);
+}
+
+#[test]
+fn power_cuts_durability_none() {
+    let cfg = Config {
+        durability: Durability::None,
+        ..SYNC
+    };
+    simulate(cfg, &[10, 11], 160, 300);
 }
 
 /// Injected ENOSPC and EIO at seeded points: the error reaches the caller with the

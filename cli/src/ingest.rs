@@ -133,13 +133,8 @@ fn parse_width(s: &str) -> Result<u32, String> {
 
 pub fn run(a: Args) -> Result<ExitCode, crate::Failure> {
     let t_start = Instant::now();
-    if a.id_width != evograph::types::ID_WIDTH {
-        return Err(evograph::Error::Invalid(evograph::types::width_mismatch(
-            &format!("a store made with --id-width {}", a.id_width),
-            a.id_width as u64,
-        ))
-        .into());
-    }
+    let request = format!("a store made with --id-width {}", a.id_width);
+    evograph::types::check_id_width(&request, a.id_width)?;
     // An existing store says how its vertices are keyed; --keys asking otherwise is
     // refused when it is opened.
     let keys = match a.keys {

@@ -75,7 +75,8 @@ mod stats;
 mod write;
 
 pub use check::CheckReport;
-pub use open::{is_store_file, is_wal_spare, recorded_creator, recorded_key_kind};
+pub(crate) use open::is_wal_spare;
+pub use open::{is_store_file, recorded_creator, recorded_key_kind};
 pub use options::{Compression, MediumKind, Options, Verify};
 pub use stats::{CutTail, LevelStats, Stats};
 

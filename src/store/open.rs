@@ -44,7 +44,7 @@ fn is_data_file(name: &str) -> bool {
 
 /// Whether `name` is a WAL spare: a retired segment a closed store keeps for its next
 /// writer to overwrite. It holds no data, so at-rest figures leave it out.
-pub fn is_wal_spare(name: &str) -> bool {
+pub(crate) fn is_wal_spare(name: &str) -> bool {
     wal::segment::is_spare(name)
 }
 

@@ -925,7 +925,7 @@ fn dir_bytes(dir: &Path) -> evograph::Result<(u64, u64)> {
             .metadata()
             .map_err(|er| io_err("stat", &e.path(), er))?
             .len();
-        if evograph::store::is_wal_spare(&e.file_name().to_string_lossy()) {
+        if evograph::internals::is_wal_spare(&e.file_name().to_string_lossy()) {
             spares += n;
         } else {
             store += n;
