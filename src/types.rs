@@ -34,16 +34,6 @@ pub(crate) fn id_from_le(b: &[u8]) -> VertexId {
     VertexId::from_le_bytes(b[..ID_BYTES].try_into().expect("ID_BYTES bytes"))
 }
 
-/// Checks that this build can make a store of `bits`-bit vertex ids. `what` names the
-/// request in the message (e.g. `a store made with --id-width 64`); the error names the
-/// build that can.
-pub fn check_id_width(what: &str, bits: u32) -> crate::Result<()> {
-    if bits == ID_WIDTH {
-        return Ok(());
-    }
-    Err(crate::Error::Invalid(width_mismatch(what, bits as u64)))
-}
-
 /// The message for a store (or a request) whose id width is not this build's.
 pub(crate) fn width_mismatch(what: &str, width: u64) -> String {
     let how = if width == 64 {

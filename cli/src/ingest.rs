@@ -134,7 +134,7 @@ fn parse_width(s: &str) -> Result<u32, String> {
 pub fn run(a: Args) -> Result<ExitCode, crate::Failure> {
     let t_start = Instant::now();
     let request = format!("a store made with --id-width {}", a.id_width);
-    evograph::types::check_id_width(&request, a.id_width)?;
+    evograph::store::check_id_width(&request, a.id_width)?;
     // An existing store says how its vertices are keyed; --keys asking otherwise is
     // refused when it is opened.
     let keys = match a.keys {

@@ -16,7 +16,7 @@ use crate::medium::file::FileMedium;
 use crate::medium::pmem::{PmemMedium, PmemMode};
 use crate::medium::{memory::MemoryMedium, Medium};
 use crate::run::Run;
-use crate::types::Durability;
+use crate::types::{width_mismatch, Durability, ID_WIDTH};
 use crate::wal;
 use crate::{Error, Result};
 use std::path::Path;
@@ -46,6 +46,16 @@ fn is_data_file(name: &str) -> bool {
 /// writer to overwrite. It holds no data, so at-rest figures leave it out.
 pub(crate) fn is_wal_spare(name: &str) -> bool {
     wal::segment::is_spare(name)
+}
+
+/// Checks that this build can make a store of `bits`-bit vertex ids. `what` names the
+/// request in the message (e.g. `a store made with --id-width 64`); the error names the
+/// build that can.
+pub fn check_id_width(what: &str, bits: u32) -> Result<()> {
+    if bits == ID_WIDTH {
+        return Ok(());
+    }
+    Err(Error::Invalid(width_mismatch(what, bits as u64)))
 }
 
 /// How the store at `path` keys its vertices, reading only its manifest; `None` where no
