@@ -63,7 +63,7 @@ pub mod internals {
     /// Whether a file name is a WAL spare: a retired segment kept for the next writer to
     /// overwrite, which holds no data (the benchmark leaves it out of bytes at rest).
     pub fn is_wal_spare(name: &str) -> bool {
-        crate::store::is_wal_spare(name)
+        crate::wal::segment::is_spare(name)
     }
 
     /// See the crate's `batch` layer.

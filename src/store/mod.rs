@@ -75,7 +75,6 @@ mod stats;
 mod write;
 
 pub use check::CheckReport;
-pub(crate) use open::is_wal_spare;
 pub use open::{check_id_width, is_store_file, recorded_creator, recorded_key_kind};
 pub use options::{Compression, MediumKind, Options, Verify};
 pub use stats::{CutTail, LevelStats, Stats};

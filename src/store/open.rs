@@ -42,12 +42,6 @@ fn is_data_file(name: &str) -> bool {
         || wal::segment::is_spare(name)
 }
 
-/// Whether `name` is a WAL spare: a retired segment a closed store keeps for its next
-/// writer to overwrite. It holds no data, so at-rest figures leave it out.
-pub(crate) fn is_wal_spare(name: &str) -> bool {
-    wal::segment::is_spare(name)
-}
-
 /// Checks that this build can make a store of `bits`-bit vertex ids. `what` names the
 /// request in the message (e.g. `a store made with --id-width 64`); the error names the
 /// build that can.
