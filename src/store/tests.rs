@@ -22,7 +22,12 @@ fn close_wakes_a_flusher_that_is_between_its_check_and_its_wait() {
         let _ = in_window_tx.lock().unwrap().send(());
         std::thread::sleep(HOLD);
     }));
-    in_window.recv().unwrap();
+    // The flusher may have reached its wait before the hook was installed; a wake-up
+    // sends it round its loop, through the hook, without setting its condition.
+    g.inner.wake_state_waiters();
+    in_window
+        .recv_timeout(DEADLINE)
+        .expect("the flusher never reached its wait");
     let (closed_tx, closed) = mpsc::channel();
     std::thread::spawn(move || {
         g.close().unwrap();
@@ -59,7 +64,9 @@ fn poison_wakes_a_thread_that_is_between_its_check_and_its_wait() {
         drop(st);
         let _ = woke_tx.send(());
     });
-    in_window.recv().unwrap();
+    in_window
+        .recv_timeout(DEADLINE)
+        .expect("the waiter never reached its wait");
     inner.poison(&Error::Invalid("injected".into()));
     woke.recv_timeout(DEADLINE)
         .expect("a thread waiting for poison slept through it");
