@@ -6,7 +6,8 @@
 //! - an unpersisted write is lost, kept, or torn (each aligned piece of `tear` bytes — 512 on
 //!   a sector device, 8 on persistent memory — kept or lost on its own);
 //! - a create, rename or removal is durable only after a later `sync_dir`; before that,
-//!   each is lost or kept independently, in order;
+//!   each is lost or kept independently, in order, and a kept rename or removal acts on the
+//!   file it acted on when it was made (a lost create never lets a rename move another);
 //! - the store directory itself exists only once [`Medium::create_root`] was called.
 //!
 //! It also fails writes and persists on purpose (ENOSPC, EIO) after a countdown, as redb's
@@ -63,8 +64,8 @@ enum Op {
     Write { ino: Ino, off: u64, data: Arc<[u8]> },
     SetLen { ino: Ino, len: u64 },
     Persist { ino: Ino, name: String },
-    Rename { from: String, to: String },
-    Remove { name: String },
+    Rename { from: String, to: String, ino: Ino },
+    Remove { name: String, ino: Ino },
     SyncDir,
     Mark(u64),
 }
@@ -394,11 +395,13 @@ impl Medium for SimMedium {
     }
     fn remove(&self, name: &str) -> Result<()> {
         let mut st = self.lock();
-        st.names
+        let ino = st
+            .names
             .remove(name)
             .ok_or_else(|| io_err(std::io::ErrorKind::NotFound, name, "remove"))?;
         st.log.push(Op::Remove {
             name: name.to_string(),
+            ino,
         });
         Ok(())
     }
@@ -418,6 +421,7 @@ impl Medium for SimMedium {
         st.log.push(Op::Rename {
             from: from.to_string(),
             to: to.to_string(),
+            ino,
         });
         Ok(())
     }
@@ -616,11 +620,16 @@ enum Pending {
     SetLen(u64),
 }
 
+/// A name operation, with the inode it acted on: a rename or removal that survives a
+/// power cut moves or drops the entry of that inode, as a file system's does, even when an
+/// earlier operation on the name (the create that bound it) was lost. Applying it to
+/// whatever the name meant in the image instead would rename a file the process never
+/// renamed, an image no file system leaves.
 #[derive(Clone)]
 enum NameOp {
     Bind(String, Ino),
-    Rename(String, String),
-    Remove(String),
+    Rename(String, String, Ino),
+    Remove(String, Ino),
 }
 
 fn apply_name(names: &mut BTreeMap<String, Ino>, op: &NameOp) {
@@ -628,14 +637,19 @@ fn apply_name(names: &mut BTreeMap<String, Ino>, op: &NameOp) {
         NameOp::Bind(n, ino) => {
             names.insert(n.clone(), *ino);
         }
-        NameOp::Rename(from, to) => {
-            if let Some(ino) = names.remove(from) {
-                names.insert(to.clone(), ino);
-            }
+        NameOp::Rename(from, to, ino) => {
+            unbind(names, from, *ino);
+            names.insert(to.clone(), *ino);
         }
-        NameOp::Remove(n) => {
-            names.remove(n);
-        }
+        NameOp::Remove(n, ino) => unbind(names, n, *ino),
+    }
+}
+
+/// Drops `name` if it names `ino`; if the entry binding them was itself lost, `name` still
+/// names what it named before, and stays.
+fn unbind(names: &mut BTreeMap<String, Ino>, name: &str, ino: Ino) {
+    if names.get(name) == Some(&ino) {
+        names.remove(name);
     }
 }
 
@@ -691,10 +705,11 @@ impl Replay {
                     }
                 }
             }
-            Op::Rename { from, to } => self
-                .pending_names
-                .push(NameOp::Rename(from.clone(), to.clone())),
-            Op::Remove { name } => self.pending_names.push(NameOp::Remove(name.clone())),
+            Op::Rename { from, to, ino } => {
+                self.pending_names
+                    .push(NameOp::Rename(from.clone(), to.clone(), *ino))
+            }
+            Op::Remove { name, ino } => self.pending_names.push(NameOp::Remove(name.clone(), *ino)),
             Op::SyncDir => {
                 for op in std::mem::take(&mut self.pending_names) {
                     apply_name(&mut self.names, &op);
@@ -828,6 +843,36 @@ mod tests {
             torn += (fives > 0 && fives < 64) as usize;
         });
         assert!(torn > 0);
+    }
+
+    /// A rename that survives moves the file the process renamed, even when the removal
+    /// of an older file of that name and the create that replaced it were lost: what
+    /// `MANIFEST.new` then names must never become `MANIFEST`.
+    #[test]
+    fn a_kept_rename_moves_the_file_that_was_renamed() {
+        let m = SimMedium::new(Tear::Word);
+        m.create_root().unwrap();
+        let old = m.create("new").unwrap();
+        old.write_at(0, &[1u8; 64]).unwrap();
+        old.persist().unwrap();
+        m.sync_dir().unwrap();
+        m.remove("new").unwrap();
+        let s = m.create("new").unwrap();
+        s.write_at(0, &[2u8; 64]).unwrap();
+        s.persist().unwrap();
+        m.rename("new", "file").unwrap();
+        let (mut renamed, mut old_kept) = (0, 0);
+        let end = m.log_len();
+        m.images(&vec![end; 300], 5, |_, img| {
+            if let Some(c) = content(&img, "file") {
+                assert_eq!(c, vec![2u8; 64], "only the renamed file becomes the target");
+                renamed += 1;
+            }
+            if let Some(c) = content(&img, "new") {
+                old_kept += (c == vec![1u8; 64]) as usize;
+            }
+        });
+        assert!(renamed > 0 && old_kept > 0, "both outcomes occur");
     }
 
     /// On a sector device a log segment is written as the file medium writes it: whole
