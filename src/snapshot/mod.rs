@@ -27,9 +27,9 @@ use crate::run::{Dir, DirData, Run};
 use crate::types::{bits, VertexId};
 use std::sync::Arc;
 
-/// The layered view's copy budget of a snapshot not taken from a store: the default
-/// memtable budget's.
-const DEFAULT_COPY_BUDGET: usize = 1 << 30;
+/// The layered view's copy budget of a snapshot not taken from a store: none, as a
+/// store's by default (`Options::view_copy_bytes`).
+const DEFAULT_COPY_BUDGET: usize = 0;
 
 /// A consistent view of the graph; implements [`GraphView`].
 #[derive(Clone)]
