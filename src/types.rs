@@ -151,9 +151,43 @@ pub(crate) fn dedup_sorted<T: Copy + PartialEq>(xs: &mut [T]) -> usize {
     n
 }
 
+/// Where `x` is or would go in the ascending `list`, searching from `from` (every item
+/// before it below `x`) by doubling steps, then a binary search of the last step; and
+/// whether it is there. Searches for ascending values each cost O(log distance) and touch
+/// memory near the last one, where a binary search of the whole list misses the cache at
+/// every step.
+#[inline]
+pub(crate) fn gallop<T: Copy + Ord>(list: &[T], from: usize, x: T) -> (usize, bool) {
+    let n = list.len();
+    let from = from.min(n);
+    let (mut lo, mut hi, mut step) = (from, from, 1);
+    while hi < n && list[hi] < x {
+        lo = hi + 1;
+        hi = from + step;
+        step <<= 1;
+    }
+    let at = lo + list[lo..hi.min(n)].partition_point(|&y| y < x);
+    (at, at < n && list[at] == x)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::dedup_sorted;
+    use super::{dedup_sorted, gallop};
+
+    /// From every start, every searched value: what a binary search of the rest finds.
+    #[test]
+    fn gallop_finds_what_a_binary_search_finds() {
+        let list: Vec<u32> = (0..200).map(|i| i * 3 + (i % 7) / 5).collect();
+        for from in 0..=list.len() {
+            let floor = list.get(from.wrapping_sub(1)).map_or(0, |&y| y + 1);
+            for x in floor..(list.last().unwrap() + 3) {
+                let at = from + list[from..].partition_point(|&y| y < x);
+                let want = (at, at < list.len() && list[at] == x);
+                assert_eq!(gallop(&list, from, x), want, "from {from}, x {x}");
+            }
+        }
+        assert_eq!(gallop(&[], 0, 5u32), (0, false));
+    }
 
     #[test]
     fn dedup_sorted_keeps_one_of_each_in_order() {

@@ -227,18 +227,8 @@ impl DirData {
         if self.dense {
             return (from, self.index_of(v));
         }
-        let vids = self.vids.get();
-        let n = vids.len();
-        // Invariant: every id in vids[from..lo] is below v.
-        let (mut lo, mut hi, mut step) = (from.min(n), from.min(n), 1usize);
-        while hi < n && vids[hi] < v {
-            lo = hi + 1;
-            hi = from + step;
-            step <<= 1;
-        }
-        let hi = hi.min(n);
-        let pos = lo + vids[lo..hi].partition_point(|&x| x < v);
-        (pos, (pos < n && vids[pos] == v).then_some(pos))
+        let (pos, found) = crate::types::gallop(self.vids.get(), from, v);
+        (pos, found.then_some(pos))
     }
 
     /// Number of indexed vertices.

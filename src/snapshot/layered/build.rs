@@ -7,7 +7,7 @@ use super::{Cut, Layer, CUT};
 use crate::run::{Dir, DirData};
 use crate::snapshot::flat::Adj;
 use crate::snapshot::{GraphView, Snapshot};
-use crate::types::{VertexId, VERTEX_TASK};
+use crate::types::{gallop, VertexId, VERTEX_TASK};
 use rayon::prelude::*;
 
 /// A block's walk through the newer runs' vertex indexes, in vertex order.
@@ -601,20 +601,6 @@ fn copy_cut(base: &Adj, (b0, b1, dead): (u64, u64, &[u32]), ids: &mut [VertexId]
     debug_assert_eq!(k, ids.len(), "a live list fills its copy");
 }
 
-/// Where `x` is or would go in the ascending `list`, searching from `from` (every item
-/// before it below `x`) by doubling steps; and whether it is there.
-fn gallop(list: &[VertexId], from: usize, x: VertexId) -> (usize, bool) {
-    let n = list.len();
-    let (mut lo, mut hi, mut step) = (from, from, 1);
-    while hi < n && list[hi] < x {
-        lo = hi + 1;
-        hi = from + step;
-        step <<= 1;
-    }
-    let at = lo + list[lo..hi.min(n)].partition_point(|&y| y < x);
-    (at, at < n && list[at] == x)
-}
-
 /// Appends to `b` the additions `held` (a vertex's entries in the newer runs, oldest
 /// first) that no later run among them tombstones: what the general walk reports of them.
 fn gather_survivors(held: &[(&DirData, usize)], weighted: bool, b: &mut Block) {
@@ -648,26 +634,5 @@ fn sort_added(ids: &mut [VertexId], wts: &mut [f64]) {
     for (k, (x, w)) in pairs.into_iter().enumerate() {
         ids[k] = x;
         wts[k] = w;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::gallop;
-    use crate::types::VertexId;
-
-    /// From every start, every searched value: what a binary search of the rest finds.
-    #[test]
-    fn gallop_finds_what_a_binary_search_finds() {
-        let list: Vec<VertexId> = (0..200).map(|i| i * 3 + (i % 7) / 5).collect();
-        for from in 0..=list.len() {
-            let floor = list.get(from.wrapping_sub(1)).map_or(0, |&y| y + 1);
-            for x in floor..(list.last().unwrap() + 3) {
-                let at = from + list[from..].partition_point(|&y| y < x);
-                let want = (at, at < list.len() && list[at] == x);
-                assert_eq!(gallop(&list, from, x), want, "from {from}, x {x}");
-            }
-        }
-        assert_eq!(gallop(&[], 0, 5), (0, false));
     }
 }
