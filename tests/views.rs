@@ -1,7 +1,9 @@
 //! The fast read views of a snapshot (`FlatView` for one compacted run, `LayeredView` for a
-//! compacted base plus newer runs, with deletes or without) read exactly what the snapshot
-//! reads: every `GraphView` method agrees, so every kernel does.
+//! few runs read in place, with deletes or without, and with the lists a sweeping kernel
+//! reads copied or not) read exactly what the snapshot reads: every `GraphView` method
+//! agrees, so every kernel does.
 
+use evograph::snapshot::{Dir, LayeredView};
 use evograph::VertexId;
 use evograph::{Graph, GraphView, Options, Record, Snapshot};
 use proptest::prelude::*;
@@ -89,9 +91,26 @@ fn store_copying(undirected: bool, weighted: bool, copy: Option<usize>) -> Graph
     .unwrap()
 }
 
-/// Copy budgets for the layered view: none (every changed list cut), a few lists, all.
+/// Copy budgets for the lists a sweeping kernel reads: none, too little (the runs are
+/// read in place), all (copied).
 fn copy_budget() -> impl Strategy<Value = usize> {
-    prop_oneof![Just(0), Just(64), Just(512), Just(usize::MAX)]
+    prop_oneof![Just(0), Just(64), Just(usize::MAX)]
+}
+
+/// The most runs a layered view reads (`snapshot::layered::MAX_RUNS`).
+const LAYERED_RUNS: std::ops::RangeInclusive<usize> = 2..=12;
+
+/// The snapshot's layered view after a kernel planned sweeps of both directions, which
+/// copies their lists when they fit the `copy` bytes of its store's budget.
+fn swept(s: &Snapshot, copy: usize) -> LayeredView<'_> {
+    s.plan_sweeps(&[Dir::Out, Dir::In]);
+    let l = s.layered().expect("a layered snapshot stays layered");
+    match copy {
+        0 => assert!(!l.copied(), "no budget, no copy"),
+        usize::MAX => assert!(l.copied(), "an unlimited budget copies"),
+        _ => {}
+    }
+    l
 }
 
 fn inserts(es: &[(VertexId, VertexId, u8)], weighted: bool) -> Vec<Record> {
@@ -148,9 +167,8 @@ fn a_compacted_base_plus_a_dense_delta_is_layered() {
             .map(|i| (i, (i * 11 + 1) % 20, 5))
             .filter(|e| !base.iter().any(|b| b.0 == e.0 && b.1 == e.1))
             .collect();
-        // A budget for the whole graph copies every list, and the macro reads the copy as
-        // a CSR; none reads the changed lists cut.
-        for (copy, view) in [(usize::MAX, "FlatView"), (0, "LayeredView")] {
+        // Read in place, and through the copies a sweeping kernel asks for.
+        for copy in [0, usize::MAX] {
             let s = two_layers(20, &base, &delta, und, w, copy);
             assert!(
                 base_plus_plain_delta(&s),
@@ -159,13 +177,61 @@ fn a_compacted_base_plus_a_dense_delta_is_layered() {
             let l = s.layered().expect("layered view of base + dense delta");
             assert!(s.flat().is_none());
             assert_eq!(dump(&l), dump(&s), "undirected {und} weighted {w}");
-            assert_eq!(l.as_flat().is_some(), copy == usize::MAX);
-            if let Some(f) = l.as_flat() {
-                assert_eq!(dump(&f), dump(&s), "undirected {und} weighted {w}");
-            }
             let picked = evograph::with_view!(&s, |g| std::any::type_name_of_val(g).to_string());
-            assert!(picked.contains(view), "with_view! picked {picked}");
+            assert!(picked.contains("LayeredView"), "with_view! picked {picked}");
+            let l = swept(&s, copy);
+            assert_eq!(dump(&l), dump(&s), "undirected {und} weighted {w} copied");
         }
+    }
+}
+
+#[test]
+fn runs_flushed_by_ingest_are_read_in_place() {
+    // Four batches each flushed into a run of its own, none merged or compacted, as an
+    // ingest leaves a store bigger than its memtable budget; the last batch re-inserts
+    // some edges with new weights (a tombstone beside an add in one run).
+    let n: VertexId = 60;
+    let batch = |b: VertexId| -> Vec<(VertexId, VertexId, u8)> {
+        (0..n)
+            .map(|u| (u, (u * 7 + b * 13 + 1) % n, 1 + b as u8))
+            .collect()
+    };
+    for (und, w) in [(false, false), (true, false), (false, true), (true, true)] {
+        let g = Graph::in_memory(
+            Options::new()
+                .undirected(Some(und))
+                .weighted(Some(w))
+                .background(false)
+                .fanout(16)
+                .view_copy_bytes(usize::MAX),
+        )
+        .unwrap();
+        let all: Vec<_> = (0..4).flat_map(batch).collect();
+        for b in 0..4 {
+            g.apply(&inserts(&batch(b), w)).unwrap();
+            g.flush().unwrap();
+        }
+        let reweighed: Vec<_> = batch(1).iter().map(|&(u, v, _)| (u, v, 7)).collect();
+        g.apply(&inserts(&reweighed, w)).unwrap();
+        let s = g.snapshot().unwrap();
+        assert_eq!(s.runs().len(), 5, "test setup: one run per batch");
+        let l = s.layered().expect("a few plain runs are layered");
+        let what = format!("undirected {und} weighted {w}");
+        assert_eq!(
+            l.cut_lists() > 0,
+            w,
+            "only re-weighed edges kill positions: {what}"
+        );
+        let picked = evograph::with_view!(&s, |g| std::any::type_name_of_val(g).to_string());
+        assert!(picked.contains("LayeredView"), "with_view! picked {picked}");
+        let c = store(und, w);
+        c.apply(&inserts(&all, w)).unwrap();
+        c.apply(&inserts(&reweighed, w)).unwrap();
+        c.compact().unwrap();
+        let want = dump(&c.snapshot().unwrap());
+        assert_eq!(dump(&l), want, "{what}");
+        assert_eq!(dump(&s), want, "{what}");
+        assert_eq!(dump(&swept(&s, usize::MAX)), want, "{what}, copied");
     }
 }
 
@@ -187,12 +253,10 @@ proptest! {
         let s = two_layers(n, &base, &delta, und, w, copy);
         // Re-inserting a weighted edge with a new weight tombstones the old one, which the
         // layered view reads too.
-        prop_assert_eq!(s.layered().is_some(), s.runs().len() >= 2);
+        prop_assert_eq!(s.layered().is_some(), LAYERED_RUNS.contains(&s.runs().len()));
         if let Some(l) = s.layered() {
             prop_assert_eq!(dump(&l), dump(&s));
-            if let Some(f) = l.as_flat() {
-                prop_assert_eq!(dump(&f), dump(&s));
-            }
+            prop_assert_eq!(dump(&swept(&s, copy)), dump(&s));
         }
         let g = store(und, w);
         g.apply(&(0..n as u64).map(Record::InsertVertex).collect::<Vec<_>>()).unwrap();
@@ -254,6 +318,10 @@ enum Shape {
     /// left in the memtable for the snapshot to seal; layered views copy changed lists
     /// within the budget given.
     Layers(usize),
+    /// As ingest leaves a store: base edges and each step flushed into runs of their own
+    /// (merged as the policy merges them), the last step left in the memtable; nothing
+    /// compacted.
+    Flushed(usize),
     /// Everything applied, then fully compacted: the graph the layered view must read.
     Compacted,
 }
@@ -266,19 +334,21 @@ fn replay(
     shape: Shape,
 ) -> Snapshot {
     let g = match shape {
-        Shape::Layers(copy) => merging_store(und, w, copy),
+        Shape::Layers(copy) | Shape::Flushed(copy) => merging_store(und, w, copy),
         Shape::Compacted => store(und, w),
     };
     g.apply(&(0..n as u64).map(Record::InsertVertex).collect::<Vec<_>>())
         .unwrap();
     g.apply(&inserts(base, w)).unwrap();
-    if let Shape::Layers(_) = shape {
-        g.compact().unwrap();
+    match shape {
+        Shape::Layers(_) => g.compact().unwrap(),
+        Shape::Flushed(_) => g.flush().unwrap(),
+        Shape::Compacted => {}
     }
     for (i, step) in steps.iter().enumerate() {
         let recs: Vec<Record> = step.iter().map(|&o| record(o, w)).collect();
         g.apply(&recs).unwrap();
-        if let (Shape::Layers(_), true) = (shape, i + 1 < steps.len()) {
+        if !matches!(shape, Shape::Compacted) && i + 1 < steps.len() {
             g.flush().unwrap();
         }
     }
@@ -336,7 +406,8 @@ fn deletes_in_several_newer_runs_are_read_through_the_layered_view() {
         .collect();
     for (und, w) in [(false, false), (true, false), (false, true), (true, true)] {
         let want = dump(&replay(n, &base, &steps, (und, w), Shape::Compacted));
-        // Copy budgets: none (every changed list read cut), about half the lists, all.
+        // Copy budgets: none (the runs read in place, deleted neighbors skipped), too
+        // little for the graph (the same), all (a CSR copy).
         let mut cut = Vec::new();
         for copy in [0, 2048, usize::MAX] {
             let s = replay(n, &base, &steps, (und, w), Shape::Layers(copy));
@@ -355,23 +426,17 @@ fn deletes_in_several_newer_runs_are_read_through_the_layered_view() {
             let what = format!("undirected {und} weighted {w} copy budget {copy}");
             assert_eq!(dump(&l), dump(&s), "{what}");
             assert_eq!(dump(&l), want, "{what}");
-            assert_eq!(l.as_flat().is_some(), copy == usize::MAX, "{what}");
-            if let Some(f) = l.as_flat() {
-                assert_eq!(dump(&f), want, "{what}");
-            }
-            let view = match l.as_flat() {
-                Some(_) => "FlatView",
-                None => "LayeredView",
-            };
             let picked = evograph::with_view!(&s, |g| std::any::type_name_of_val(g).to_string());
-            assert!(picked.contains(view), "with_view! picked {picked}, {what}");
+            assert!(
+                picked.contains("LayeredView"),
+                "with_view! picked {picked}, {what}"
+            );
             cut.push(l.cut_lists());
+            assert_eq!(dump(&swept(&s, copy)), want, "{what}, copied");
         }
-        // With no budget every changed list is cut; a partial budget copies some; an
-        // unlimited one all.
+        // The lists deleted from are read cut, whatever the budget.
         assert!(cut[0] > 0, "undirected {und} weighted {w}: no budget");
-        assert!(0 < cut[1] && cut[1] < cut[0], "partial budget: {cut:?}");
-        assert_eq!(cut[2], 0, "unlimited budget: {cut:?}");
+        assert!(cut.iter().all(|&c| c == cut[0]), "{cut:?}");
     }
 }
 
@@ -379,20 +444,18 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
 
     #[test]
-    fn layered_views_over_deletes_read_what_the_snapshot_reads((n, base, steps) in deleting_case(), und in any::<bool>(), w in any::<bool>(), copy in copy_budget()) {
-        let s = replay(n, &base, &steps, (und, w), Shape::Layers(copy));
+    fn layered_views_over_deletes_read_what_the_snapshot_reads((n, base, steps) in deleting_case(), und in any::<bool>(), w in any::<bool>(), copy in copy_budget(), compacted in any::<bool>()) {
+        let shape = match compacted {
+            true => Shape::Layers(copy),
+            false => Shape::Flushed(copy),
+        };
+        let s = replay(n, &base, &steps, (und, w), shape);
         let want = replay(n, &base, &steps, (und, w), Shape::Compacted);
         prop_assert_eq!(dump(&s), dump(&want));
-        prop_assert_eq!(s.layered().is_some(), s.runs().len() >= 2);
+        prop_assert_eq!(s.layered().is_some(), LAYERED_RUNS.contains(&s.runs().len()));
         if let Some(l) = s.layered() {
             prop_assert_eq!(dump(&l), dump(&s));
-            if copy == usize::MAX {
-                prop_assert_eq!(l.cut_lists(), 0, "an unlimited budget copies every list");
-                prop_assert!(l.as_flat().is_some(), "and reads them as a CSR");
-            }
-            if let Some(f) = l.as_flat() {
-                prop_assert_eq!(dump(&f), dump(&s));
-            }
+            prop_assert_eq!(dump(&swept(&s, copy)), dump(&s));
         }
     }
 }

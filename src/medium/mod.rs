@@ -16,6 +16,7 @@
 pub(crate) mod dir;
 #[cfg(target_os = "linux")]
 mod direct;
+pub(crate) mod dram;
 pub mod file;
 mod flusher;
 mod mapped;

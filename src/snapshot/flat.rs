@@ -47,19 +47,9 @@ impl<'a> Adj<'a> {
         Adj { offs, adds, wts }
     }
 
-    /// Every neighbor id, vertex after vertex.
-    pub(crate) fn ids(&self) -> &'a [VertexId] {
-        self.adds
-    }
-
     /// The weights beside [`Adj::ids`] (empty when unweighted).
     pub(crate) fn weights(&self) -> &'a [f64] {
         self.wts
-    }
-
-    /// Number of neighbor ids.
-    pub(crate) fn len(&self) -> u64 {
-        self.adds.len() as u64
     }
 
     /// The neighbor ids at positions `start..end` of `adds`.
@@ -188,16 +178,6 @@ impl Snapshot {
 }
 
 impl<'a> FlatView<'a> {
-    /// What the view knows besides its lists.
-    pub(crate) fn meta(&self) -> Meta<'a> {
-        self.meta
-    }
-
-    /// A view of `meta`'s graph whose lists are `out` and `inn`.
-    pub(crate) fn of_parts(meta: Meta<'a>, out: Adj<'a>, inn: Adj<'a>) -> FlatView<'a> {
-        FlatView { meta, out, inn }
-    }
-
     /// A view of plain CSR arrays (offsets and neighbor ids per direction), every id
     /// existing and unweighted.
     pub(crate) fn from_csr(
@@ -303,9 +283,8 @@ impl GraphView for FlatView<'_> {
 
 /// Runs `$body` with `$g` bound to the fastest view of snapshot `$s`: its [`FlatView`] when
 /// it is one compacted run, its [`PackedView`](crate::snapshot::PackedView) when that run is
-/// compressed, its [`LayeredView`](crate::snapshot::LayeredView) when it is a compacted
-/// base plus newer runs (deletes included) — or a [`FlatView`] of that view's copy when it
-/// copied every list — else the snapshot itself. The body is compiled for all four.
+/// compressed, its [`LayeredView`](crate::snapshot::LayeredView) when it is a few plain
+/// runs (deletes included), else the snapshot itself. The body is compiled for all four.
 #[macro_export]
 macro_rules! with_view {
     ($s:expr, |$g:ident| $body:expr) => {
@@ -316,13 +295,8 @@ macro_rules! with_view {
             let $g = &packed;
             $body
         } else if let Some(layered) = $s.layered() {
-            if let Some(flat) = layered.as_flat() {
-                let $g = &flat;
-                $body
-            } else {
-                let $g = &layered;
-                $body
-            }
+            let $g = &layered;
+            $body
         } else {
             let $g = $s;
             $body

@@ -14,6 +14,7 @@ mod packed;
 mod view;
 
 pub use crate::medium::Access;
+pub use crate::run::Dir;
 pub use csr::Csr;
 pub use export::{live_values, CsrArrays};
 pub use flat::FlatView;
@@ -23,13 +24,9 @@ pub use view::GraphView;
 
 pub use crate::keys::{KeyKind, Names};
 
-use crate::run::{Dir, DirData, Run};
+use crate::run::{DirData, Run};
 use crate::types::{bits, VertexId};
 use std::sync::Arc;
-
-/// The layered view's copy budget of a snapshot not taken from a store: none, as a
-/// store's by default (`Options::view_copy_bytes`).
-const DEFAULT_COPY_BUDGET: usize = 0;
 
 /// A consistent view of the graph; implements [`GraphView`].
 #[derive(Clone)]
@@ -46,8 +43,9 @@ pub struct Snapshot {
     chains: Arc<chains::Chains>,
     /// The layered view's per-vertex index, built on first use and shared by clones.
     spans: Arc<std::sync::OnceLock<Option<layered::SpanIndex>>>,
-    /// DRAM the layered view may spend on copied neighbor lists, in bytes.
-    copy_budget: usize,
+    /// DRAM the layered view may spend on copies of neighbor lists for sweeps, in bytes;
+    /// `None`: half the DRAM available when a copy is made.
+    copy_budget: Option<usize>,
     /// Whether the store is weighted, known even before any run holds an edge.
     weighted_store: bool,
     /// The names of a string-keyed store as of this snapshot (external ids number them).
@@ -98,7 +96,7 @@ impl Snapshot {
             edges,
             tombs,
             spans: Default::default(),
-            copy_budget: DEFAULT_COPY_BUDGET,
+            copy_budget: None,
             weighted_store: false,
             names: None,
         }
@@ -119,9 +117,9 @@ impl Snapshot {
         self
     }
 
-    /// Sets the DRAM the layered view may spend on copied neighbor lists (see
-    /// [`Snapshot::layered`]).
-    pub(crate) fn with_copy_budget(mut self, bytes: usize) -> Snapshot {
+    /// Sets the DRAM the layered view may spend on copies for sweeps (see
+    /// [`Snapshot::plan_sweeps`]); `None`: half the DRAM available then.
+    pub(crate) fn with_copy_budget(mut self, bytes: Option<usize>) -> Snapshot {
         self.copy_budget = bytes;
         self
     }

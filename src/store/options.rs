@@ -81,12 +81,11 @@ pub struct Options {
     pub(crate) durability: Durability,
     /// DRAM budget for memtables (active, frozen and sealed but unflushed), in bytes.
     pub(crate) memtable_bytes: usize,
-    /// DRAM a snapshot's layered view may spend copying the neighbor lists that newer runs
-    /// changed, so that kernels read them as on a CSR (lists past it are read from the
-    /// base cut at their deleted neighbors, up to about 1.4x slower on a sweep); `None`:
-    /// none. A copy costs its whole size up front, which repays only many sweeps of one
-    /// snapshot: on Kron20 with 10 % of its edges changed, copying the whole graph took
-    /// 0.29-0.36 s, as long as 15 PageRank iterations, against 0.10 s for the index alone.
+    /// DRAM a snapshot of several runs may spend copying a direction's neighbor lists for
+    /// a kernel that sweeps it pass after pass (`Snapshot::plan_sweeps`: PageRank's
+    /// in-lists, CDLP's both), so that each pass reads a CSR instead of every run's slice;
+    /// `None`: half the DRAM available when the copy is made (`MemAvailable`, or the
+    /// cgroup's headroom when lower). 0 reads the runs in place always.
     pub(crate) view_copy_bytes: Option<usize>,
     /// Worker threads for apply, seal, merge and verification (0: one per core).
     pub(crate) threads: usize,
@@ -168,12 +167,11 @@ impl Options {
         self
     }
 
-    /// DRAM a snapshot's layered view may spend copying the neighbor lists that newer runs
-    /// changed, so that kernels read them as on a CSR (lists past it are read from the
-    /// base cut at their deleted neighbors, up to about 1.4x slower on a sweep); `None`:
-    /// none. A copy costs its whole size up front, which repays only many sweeps of one
-    /// snapshot: on Kron20 with 10 % of its edges changed, copying the whole graph took
-    /// 0.29-0.36 s, as long as 15 PageRank iterations, against 0.10 s for the index alone.
+    /// DRAM a snapshot of several runs may spend copying a direction's neighbor lists for
+    /// a kernel that sweeps it pass after pass (`Snapshot::plan_sweeps`: PageRank's
+    /// in-lists, CDLP's both), so that each pass reads a CSR instead of every run's slice;
+    /// `None`: half the DRAM available when the copy is made (`MemAvailable`, or the
+    /// cgroup's headroom when lower). 0 reads the runs in place always.
     pub fn view_copy_bytes(mut self, view_copy_bytes: impl Into<Option<usize>>) -> Options {
         self.view_copy_bytes = view_copy_bytes.into();
         self

@@ -460,7 +460,7 @@ impl Inner {
         Ok(
             Snapshot::new(all.into(), deleted, n, self.undirected, externals)
                 .of_weighted_store(self.weighted)
-                .with_copy_budget(self.opts.view_copy_bytes.unwrap_or(0))
+                .with_copy_budget(self.opts.view_copy_bytes)
                 .with_names(names),
         )
     }

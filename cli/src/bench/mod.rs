@@ -112,10 +112,10 @@ Figures (medians over --trials; the JSON file also keeps every trial's under tri
   delete.deletes_live_runs / .unflushed_deletes_live_runs  runs of those live snapshots
   delete.deletes_view_seconds / .unflushed_deletes_view_seconds  indexing them for the
                              kernels (null if they had to be read by the general run walk)
-  delete.deletes_view_bytes / .unflushed_deletes_view_bytes  DRAM of that index (spans,
-                             copied lists, cut lists' patches)
-  delete.deletes_cut_lists / .unflushed_deletes_cut_lists  changed lists left cut (read
-                             from the base past their deleted neighbors) by the copy budget
+  delete.deletes_view_bytes / .unflushed_deletes_view_bytes  DRAM of that index (offsets
+                             of sparse runs, cut lists' dead positions)
+  delete.deletes_cut_lists / .unflushed_deletes_cut_lists  lists read cut (their runs'
+                             slices past the neighbors newer runs deleted)
 Restart figures are null on --medium memory, which keeps nothing across processes.";
 
 /// Run the papers' evaluation protocol and report every figure.

@@ -1,71 +1,91 @@
-//! A snapshot of a compacted base plus the runs written since, seen as a CSR with patches.
+//! A snapshot of several runs read in place, as one graph.
 //!
-//! This is the common shape of a live store: everything up to the last compaction in one
-//! dense run (the base), and the changes since then in newer runs (the memtable sealed when
-//! the snapshot was taken, runs flushed and merged since). Runs are resolved (see
-//! [`crate::run`]), so against the base the newer runs amount to, per vertex, some base
-//! neighbors deleted and some neighbors added.
+//! This is the common shape of a live store: the runs ingest flushed (five of about 53 M
+//! edges each for Kron24 at the default budget), or a compacted base plus the changes
+//! since. Runs are resolved (see [`crate::run`]): a run adds only edges that were not live
+//! before it and tombstones only edges that were. So a vertex's live list is the union of
+//! its slices in every run, disjoint, less the positions that newer runs' tombstones
+//! killed — and no neighbor has to be moved to read it.
 //!
-//! The index built here gives every vertex one of three readings, a per-vertex dirty bit
-//! with a fallback:
-//! - **clean** (the newer runs did not touch it): its slice of the base, in place;
-//! - **copied** (touched, and its list fit the copy budget): its live list, merged once
-//!   into a DRAM array when the index is built;
-//! - **cut** (touched, past the budget): its base slice cut at the dead positions, then
-//!   its added neighbors.
+//! The index built here is therefore small and costs what the tombstones cost, not what
+//! the graph does:
+//! - per run and direction, the run's own offsets when it is dense (no work), or, for a
+//!   sparse run, offsets by vertex over the range it holds (O(that range));
+//! - for the vertices some newer run deletes from (the **cut** vertices), their dead
+//!   positions, found by a galloping search per tombstone; every other vertex is
+//!   **clean**, its slices read as they are.
 //!
-//! Clean and copied vertices are one `(start, end)` pair into the base's neighbor array or
-//! the copies, chosen without a branch: a kernel reads them as on a CSR, one 8-byte entry
-//! and one slice per vertex. Only cut vertices, which a budget leaves for graphs whose
-//! changes outgrow DRAM, take the slower path. The layout that only cut vertices (dead
-//! positions read per vertex, three loops per list) cost gap-pr 1.4-1.5x a CSR with 10%
-//! unflushed deletes on Kron20: per-vertex work, not the cuts themselves, was the price.
+//! A kernel reads a clean vertex as one slice per run (a lookup of two offsets each), and a
+//! cut vertex as the same slices broken at its dead positions. Neighbors come run by run,
+//! each run's ascending: a view's order is unspecified, and sorted reads merge them.
+//!
+//! Reading several slices per vertex costs a sweep more than one: a branch per run
+//! mispredicted at each short slice. A kernel that sweeps a direction pass after pass
+//! (PageRank: 1.63x the compacted store's kernel time on Kron24's five runs) asks for that
+//! direction's lists copied, run after run, into one DRAM array
+//! ([`Snapshot::plan_sweeps`]), within the snapshot's copy budget; its passes then read
+//! a CSR. The copy is not sorted across runs, so lookups and sorted reads keep to the
+//! runs.
 
 mod build;
 
 use super::flat::{each_weighted, meta_methods, Adj, Meta};
-use super::{FlatView, GraphView, Snapshot};
+use super::{GraphView, Snapshot};
+use crate::medium::dram::HugeArray;
 use crate::run::Dir;
 use crate::types::VertexId;
+use std::sync::OnceLock;
 
-/// Set in a span's start when the vertex is cut; the rest of the start is its entry in
-/// [`Layer::cuts`].
-const CUT: u32 = 1 << 31;
+/// Most runs a layered view reads in place: every vertex visits each run's offsets, so a
+/// snapshot of more runs is read through the general path, which visits only the runs of
+/// a vertex's partition (see `chains`). The store's merge policy keeps a store at rest
+/// below it (fewer than `fanout` runs per level and partition, four levels at Kron26).
+pub(crate) const MAX_RUNS: usize = 12;
 
-/// A cut vertex: where its lists start. Its lists end where the next entry's start (the
-/// table has an end entry), but for the base, whose end it keeps.
-#[derive(Clone, Copy, Default, Debug)]
-#[repr(C)]
-pub(crate) struct Cut {
-    base: u32,
-    base_end: u32,
-    dels: u32,
-    adds: u32,
+/// `cut_of` for a vertex no newer run deletes from.
+const CLEAN: u32 = u32::MAX;
+
+/// Where one run's lists of one direction start, by vertex.
+pub(crate) enum Offsets {
+    /// The run's own offsets: its direction is dense.
+    Own,
+    /// Offsets built for a sparse direction, for vertices `lo..lo + offs.len() - 1`.
+    Built { lo: VertexId, offs: Vec<u64> },
+}
+
+/// A DRAM copy of one direction's live lists, each one's runs end to end: a CSR whose
+/// lists are not sorted.
+pub(crate) struct Copy {
+    offs: HugeArray<u64>,
+    ids: HugeArray<VertexId>,
+    /// Weights beside `ids` (empty when unweighted).
+    wts: HugeArray<f64>,
+}
+
+impl Copy {
+    /// DRAM it holds, in bytes.
+    fn bytes(&self) -> usize {
+        use std::mem::size_of_val;
+        size_of_val(&self.offs[..]) + size_of_val(&self.ids[..]) + size_of_val(&self.wts[..])
+    }
 }
 
 /// One direction's index.
-#[derive(Default)]
 pub(crate) struct Layer {
-    /// Per vertex, `[start, end)` in the joint position space: below `split` the base's
-    /// neighbor array, from `split` on the copies; or `[CUT | k, 0]` for cut vertex `k`.
-    spans: Vec<[u32; 2]>,
-    /// The base's neighbor count: where copies start in the joint space.
-    split: u32,
-    /// When every vertex's list is copied: CSR offsets into the copies (one per vertex and
-    /// an end), so that kernels read the view as a [`FlatView`]. Empty otherwise.
-    offs: Vec<u64>,
-    /// The live lists of copied vertices, each sorted, in vertex order.
-    copy_ids: Vec<VertexId>,
-    /// Weights beside `copy_ids` (empty when unweighted).
-    copy_wts: Vec<f64>,
-    /// Cut vertices in vertex order, then an end entry.
-    cuts: Vec<Cut>,
-    /// Dead positions of cut vertices in the base's neighbor array, ascending.
-    dels: Vec<u32>,
-    /// Surviving additions of cut vertices, sorted per vertex.
-    add_ids: Vec<VertexId>,
-    /// Weights beside `add_ids` (empty when unweighted).
-    add_wts: Vec<f64>,
+    /// Per run of the snapshot, oldest first.
+    runs: Vec<Offsets>,
+    /// Where each run's neighbor array starts in the joint position space of all runs
+    /// (the sum of the lengths before it), in which dead positions are given.
+    at: Vec<u64>,
+    /// Per vertex, its entry in `cuts`, or [`CLEAN`]; empty when no vertex is cut.
+    cut_of: Vec<u32>,
+    /// Cut vertex `k`'s dead positions are `dels[cuts[k]..cuts[k + 1]]`.
+    cuts: Vec<u64>,
+    /// Dead positions, joint, ascending per vertex.
+    dels: Vec<u64>,
+    /// The live lists copied for a kernel's sweeps (`None` inside: they did not fit the
+    /// copy budget).
+    copy: OnceLock<Option<Copy>>,
 }
 
 impl Layer {
@@ -74,70 +94,104 @@ impl Layer {
         self.cuts.len().saturating_sub(1)
     }
 
+    /// The copy of the lists, if one was made.
+    fn copied(&self) -> Option<&Copy> {
+        self.copy.get().and_then(Option::as_ref)
+    }
+
     /// DRAM the index holds, in bytes.
     fn bytes(&self) -> usize {
         use std::mem::size_of_val;
-        size_of_val(&self.spans[..])
-            + size_of_val(&self.offs[..])
-            + size_of_val(&self.copy_ids[..])
-            + size_of_val(&self.copy_wts[..])
+        let built: usize = (self.runs.iter())
+            .map(|o| match o {
+                Offsets::Own => 0,
+                Offsets::Built { offs, .. } => size_of_val(&offs[..]),
+            })
+            .sum();
+        let copy = self.copied().map_or(0, Copy::bytes);
+        built
+            + size_of_val(&self.at[..])
+            + size_of_val(&self.cut_of[..])
             + size_of_val(&self.cuts[..])
             + size_of_val(&self.dels[..])
-            + size_of_val(&self.add_ids[..])
-            + size_of_val(&self.add_wts[..])
+            + copy
     }
 }
 
 /// The index of both directions (`inn` unused in undirected stores), shared by every view
 /// of one snapshot.
-#[derive(Default)]
 pub(crate) struct SpanIndex {
     out: Layer,
-    inn: Layer,
+    inn: Option<Layer>,
 }
 
 impl Snapshot {
-    /// The snapshot as a compacted base plus the changes of the runs written since (see the
-    /// module doc), when its oldest run is a dense, plain, tombstone-free base, it has newer
-    /// runs, none of them compressed, and every position fits 31 bits. `None` otherwise: use
-    /// [`Snapshot::flat`] or the snapshot itself.
+    /// The snapshot's runs read in place as one graph (see the module doc), when it has
+    /// at least two and at most 12 runs and none is compressed. `None`
+    /// otherwise: use [`Snapshot::flat`], [`Snapshot::packed_flat`] or the snapshot
+    /// itself.
     ///
-    /// The first call builds the index, in parallel: O(vertices), plus per vertex the newer
-    /// runs touch a search of its base list per deleted neighbor, a sort of its added ones
-    /// and a copy of its live list while the copies fit the snapshot's copy budget (the
-    /// store's `Options::view_copy_bytes`). Later calls and clones of the snapshot share it.
+    /// The first call builds the index, in parallel: the offsets of sparse runs, O(the
+    /// vertex range each holds), and per tombstone a galloping search of the older runs'
+    /// lists of its vertex. Later calls and clones of the snapshot share it.
     pub fn layered(&self) -> Option<LayeredView<'_>> {
-        if self.runs.len() < 2 || self.runs[1..].iter().any(|r| is_packed(r)) {
-            return None;
-        }
-        let base = self.flat_of(0)?;
-        let idx = self
-            .spans
-            .get_or_init(|| {
-                // Undirected stores index one direction, which may spend the whole budget.
-                let share = if self.undirected { 1 } else { 2 };
-                let budget = self.copy_budget / share;
-                let out = self.layer(Dir::Out, &base.out, budget)?;
-                let inn = if self.undirected {
-                    Layer::default()
-                } else {
-                    self.layer(Dir::In, &base.inn, budget)?
-                };
-                Some(SpanIndex { out, inn })
-            })
-            .as_ref()?;
-        let out = Side::new(&idx.out, base.out);
-        let inn = if self.undirected {
-            out
-        } else {
-            Side::new(&idx.inn, base.inn)
+        let idx = self.span_index()?;
+        let out = Side::new(self, Dir::Out, &idx.out);
+        let inn = match &idx.inn {
+            Some(l) => Side::new(self, Dir::In, l),
+            None => out,
         };
         Some(LayeredView {
-            meta: base.meta(),
+            meta: self.meta(),
             out,
             inn,
             idx,
         })
+    }
+
+    /// A kernel is about to read every list of the directions `dirs`, pass after pass.
+    /// A layered view then copies them, run after run, into one DRAM array per direction,
+    /// if that fits the copy budget (the store's `Options::view_copy_bytes`; by default
+    /// half the DRAM available), and every later [`Snapshot::layered`] view reads them
+    /// as a CSR. Other views need nothing; a copy is made once per snapshot.
+    pub fn plan_sweeps(&self, dirs: &[Dir]) {
+        let Some(idx) = self.span_index() else { return };
+        let mut left = match self.copy_budget {
+            Some(b) => b as u64,
+            None => crate::medium::dram::available().unwrap_or(0) / 2,
+        };
+        for &d in dirs {
+            let l = match (d, &idx.inn) {
+                (Dir::In, Some(l)) => l,
+                _ => &idx.out,
+            };
+            let made = l.copy.get_or_init(|| {
+                let need = self.copy_bytes(d);
+                // A copy that cannot be mapped is left out: the runs are read in place.
+                (need <= left)
+                    .then(|| build::copy_lists(self.n, Side::new(self, d, l)).ok())
+                    .flatten()
+            });
+            left = left.saturating_sub(made.as_ref().map_or(0, |c| c.bytes() as u64));
+        }
+    }
+
+    /// The layered view's index, built on first use; `None` when the snapshot is not
+    /// read that way.
+    fn span_index(&self) -> Option<&SpanIndex> {
+        let r = self.runs.len();
+        if !(2..=MAX_RUNS).contains(&r) || self.runs.iter().any(|r| is_packed(r)) {
+            return None;
+        }
+        let idx = self.spans.get_or_init(|| {
+            let out = self.layer(Dir::Out)?;
+            let inn = match self.undirected {
+                true => None,
+                false => Some(self.layer(Dir::In)?),
+            };
+            Some(SpanIndex { out, inn })
+        });
+        idx.as_ref()
     }
 }
 
@@ -146,221 +200,252 @@ fn is_packed(r: &crate::run::Run) -> bool {
     r.out.is_packed() || r.inn.as_ref().is_some_and(|d| d.is_packed())
 }
 
-/// How one vertex is read.
-enum Read {
-    /// Positions `start..end` of list `0` (the base) or `1` (the copies).
-    List(usize, usize, usize),
-    /// Cut vertex `k`.
-    Cut(usize),
+/// One run's lists of one direction, as a view reads them.
+#[derive(Clone, Copy, Default)]
+struct Slab<'a> {
+    /// The first vertex `offs` indexes.
+    lo: VertexId,
+    offs: &'a [u64],
+    ids: &'a [VertexId],
+    /// Weights beside `ids` (empty when the run is unweighted).
+    wts: &'a [f64],
+    /// Where `ids` starts in the joint position space.
+    at: u64,
+}
+
+impl Slab<'_> {
+    /// `v`'s positions in `ids` (an empty range when the run holds nothing for it).
+    #[inline(always)]
+    fn range(&self, v: VertexId) -> (usize, usize) {
+        // One unsigned comparison rejects vertices on either side of the range.
+        let i = v.wrapping_sub(self.lo) as usize;
+        if i + 1 < self.offs.len() {
+            (self.offs[i] as usize, self.offs[i + 1] as usize)
+        } else {
+            (0, 0)
+        }
+    }
 }
 
 /// One direction as a view reads it.
 #[derive(Clone, Copy)]
 struct Side<'a> {
-    spans: &'a [[u32; 2]],
-    /// The base's neighbor ids and the copies, indexed by [`Read::List`]'s list.
-    lists: [&'a [VertexId]; 2],
-    /// Their weights (each empty when unweighted).
-    weights: [&'a [f64]; 2],
-    /// Where each list starts in the joint position space (the copies at the split).
-    at: [u32; 2],
-    base: Adj<'a>,
-    cuts: &'a [Cut],
-    dels: &'a [u32],
-    add_ids: &'a [VertexId],
-    add_wts: &'a [f64],
+    slabs: [Slab<'a>; MAX_RUNS],
+    runs: usize,
+    cut_of: &'a [u32],
+    cuts: &'a [u64],
+    dels: &'a [u64],
+    /// The lists copied for sweeps, which every read but lookups and sorted lists takes.
+    copy: Option<Adj<'a>>,
 }
 
 impl<'a> Side<'a> {
-    /// The side of index `l` over `base`.
-    fn new(l: &'a Layer, base: Adj<'a>) -> Side<'a> {
+    /// Direction `d` of snapshot `s`, read through its index `l`.
+    fn new(s: &'a Snapshot, d: Dir, l: &'a Layer) -> Side<'a> {
+        let mut slabs = [Slab::default(); MAX_RUNS];
+        for (k, (run, o)) in s.runs.iter().zip(&l.runs).enumerate() {
+            let dd = run.dir(d);
+            let (lo, offs) = match o {
+                Offsets::Own => (0, dd.offs.get()),
+                Offsets::Built { lo, offs } => (*lo, &offs[..]),
+            };
+            let (ids, wts) = (dd.adds.get(), dd.wts.get());
+            slabs[k] = Slab {
+                lo,
+                offs,
+                ids,
+                wts,
+                at: l.at[k],
+            };
+        }
         Side {
-            spans: &l.spans,
-            lists: [base.ids(), &l.copy_ids],
-            weights: [base.weights(), &l.copy_wts],
-            at: [0, l.split],
-            base,
+            slabs,
+            runs: s.runs.len(),
+            cut_of: &l.cut_of,
             cuts: &l.cuts,
             dels: &l.dels,
-            add_ids: &l.add_ids,
-            add_wts: &l.add_wts,
+            copy: l.copied().map(|c| Adj::new(&c.offs, &c.ids, &c.wts)),
         }
     }
 
-    /// How `v` is read; an empty list past the index.
     #[inline(always)]
-    fn read(&self, v: VertexId) -> Read {
-        let Some(&[s, e]) = self.spans.get(v as usize) else {
-            return Read::List(0, 0, 0);
-        };
-        if s & CUT != 0 {
-            return Read::Cut((s & !CUT) as usize);
+    fn slabs(&self) -> &[Slab<'a>] {
+        &self.slabs[..self.runs]
+    }
+
+    /// `v`'s dead positions if it is cut.
+    #[inline(always)]
+    fn dead(&self, v: VertexId) -> Option<&'a [u64]> {
+        let k = *self.cut_of.get(v as usize)?;
+        if k == CLEAN {
+            return None;
         }
-        // Indexing by the comparison, not branching on it: clean and copied vertices
-        // interleave without a pattern a predictor could learn.
-        let c = (s >= self.at[1]) as usize;
-        let o = self.at[c];
-        Read::List(c, (s - o) as usize, (e - o) as usize)
-    }
-
-    /// The list of a clean or copied vertex.
-    #[inline(always)]
-    fn list(&self, c: usize, s: usize, e: usize) -> &'a [VertexId] {
-        &self.lists[c][s..e]
-    }
-
-    /// Cut vertex `k`'s base range, dead positions and additions.
-    #[inline(always)]
-    fn cut(&self, k: usize) -> (Cut, &'a [u32], std::ops::Range<usize>) {
-        let (c, n) = (self.cuts[k], self.cuts[k + 1]);
-        (
-            c,
-            &self.dels[c.dels as usize..n.dels as usize],
-            c.adds as usize..n.adds as usize,
-        )
+        let k = k as usize;
+        Some(&self.dels[self.cuts[k] as usize..self.cuts[k + 1] as usize])
     }
 
     #[inline(always)]
     fn degree(&self, v: VertexId) -> usize {
-        match self.read(v) {
-            Read::List(_, s, e) => e - s,
-            Read::Cut(k) => {
-                let (c, dead, adds) = self.cut(k);
-                (c.base_end - c.base) as usize - dead.len() + adds.len()
-            }
+        if let Some(c) = &self.copy {
+            return c.at(v).len();
         }
+        let n: usize = self
+            .slabs()
+            .iter()
+            .map(|s| s.range(v))
+            .map(|(a, b)| b - a)
+            .sum();
+        n - self.dead(v).map_or(0, <[u64]>::len)
     }
 
     /// Folds `v`'s neighbors.
+    ///
+    /// Always inlined, as the cut path: a kernel's closure typically holds `&mut` to its
+    /// accumulator, and passing it to an outlined call makes the accumulator's address
+    /// escape, so the loop stored it to the stack on every neighbor.
     #[inline(always)]
     fn fold<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, mut f: F) -> A {
-        match self.read(v) {
-            Read::List(c, s, e) => self.list(c, s, e).iter().fold(init, |a, &x| f(a, x)),
-            Read::Cut(k) => self.fold_cut(k, init, f),
+        if let Some(c) = &self.copy {
+            return c.at(v).iter().fold(init, |a, &x| f(a, x));
         }
+        if let Some(dead) = self.dead(v) {
+            return self.fold_cut(v, dead, init, f);
+        }
+        let mut acc = init;
+        for s in self.slabs() {
+            let (a, b) = s.range(v);
+            acc = s.ids[a..b].iter().fold(acc, |a, &x| f(a, x));
+        }
+        acc
     }
 
-    /// Folds cut vertex `k`'s live base neighbors, then its additions.
-    ///
-    /// Always inlined: a kernel's closure typically holds `&mut` to its accumulator, and
-    /// passing it to an outlined call makes the accumulator's address escape, so the list
-    /// path's loop stored it to the stack on every neighbor (gap-pr 1.24x a CSR, every
-    /// changed list copied).
+    /// Folds cut vertex `v`'s neighbors: each run's slice broken at the `dead` positions.
     #[inline(always)]
-    fn fold_cut<A, F: FnMut(A, VertexId) -> A>(&self, k: usize, init: A, mut f: F) -> A {
-        let (c, dead, adds) = self.cut(k);
+    fn fold_cut<A, F: FnMut(A, VertexId) -> A>(
+        &self,
+        v: VertexId,
+        dead: &[u64],
+        init: A,
+        mut f: F,
+    ) -> A {
         let mut acc = init;
-        let mut at = c.base;
-        for &p in dead {
-            acc = (self.base.slice(at as u64, p as u64).iter()).fold(acc, |a, &x| f(a, x));
-            at = p + 1;
+        let mut d = 0;
+        for s in self.slabs() {
+            let (mut at, b) = s.range(v);
+            while d < dead.len() && dead[d] < s.at + b as u64 {
+                let p = (dead[d] - s.at) as usize;
+                debug_assert!(
+                    at <= p && p < b,
+                    "a dead position lies in its vertex's slice"
+                );
+                acc = s.ids[at..p].iter().fold(acc, |a, &x| f(a, x));
+                at = p + 1;
+                d += 1;
+            }
+            acc = s.ids[at..b].iter().fold(acc, |a, &x| f(a, x));
         }
-        acc = (self.base.slice(at as u64, c.base_end as u64).iter()).fold(acc, |a, &x| f(a, x));
-        self.add_ids[adds].iter().fold(acc, |a, &x| f(a, x))
+        acc
+    }
+
+    /// Calls `f` on `v`'s live stretches of neighbors with their weights (empty when the
+    /// run is unweighted) until it returns true; returns whether it did.
+    #[inline(always)]
+    fn find_stretch<F: FnMut(&'a [VertexId], &'a [f64]) -> bool>(
+        &self,
+        v: VertexId,
+        mut f: F,
+    ) -> bool {
+        if let Some(c) = &self.copy {
+            let (a, b) = (c.start(v), c.start(v + 1));
+            let w = c.weights();
+            let w = if w.is_empty() {
+                w
+            } else {
+                &w[a as usize..b as usize]
+            };
+            return a < b && f(c.slice(a, b), w);
+        }
+        self.find_stretch_in_runs(v, f)
+    }
+
+    /// [`Side::find_stretch`] over the runs.
+    #[inline(always)]
+    fn find_stretch_in_runs<F: FnMut(&'a [VertexId], &'a [f64]) -> bool>(
+        &self,
+        v: VertexId,
+        mut f: F,
+    ) -> bool {
+        let dead = self.dead(v).unwrap_or(&[]);
+        let mut d = 0;
+        for s in self.slabs() {
+            let (mut at, b) = s.range(v);
+            let w = |a: usize, b: usize| {
+                if s.wts.is_empty() {
+                    &[][..]
+                } else {
+                    &s.wts[a..b]
+                }
+            };
+            while d < dead.len() && dead[d] < s.at + b as u64 {
+                let p = (dead[d] - s.at) as usize;
+                if at < p && f(&s.ids[at..p], w(at, p)) {
+                    return true;
+                }
+                at = p + 1;
+                d += 1;
+            }
+            if at < b && f(&s.ids[at..b], w(at, b)) {
+                return true;
+            }
+        }
+        false
     }
 
     /// Calls `f` on `v`'s neighbors until it returns true; returns whether it did.
     #[inline(always)]
     fn find<F: FnMut(VertexId) -> bool>(&self, v: VertexId, mut f: F) -> bool {
-        match self.read(v) {
-            Read::List(c, s, e) => self.list(c, s, e).iter().any(|&x| f(x)),
-            Read::Cut(k) => {
-                let (c, dead, adds) = self.cut(k);
-                let mut at = c.base;
-                for &p in dead {
-                    if self.base.slice(at as u64, p as u64).iter().any(|&x| f(x)) {
-                        return true;
-                    }
-                    at = p + 1;
-                }
-                (self.base.slice(at as u64, c.base_end as u64).iter()).any(|&x| f(x))
-                    || self.add_ids[adds].iter().any(|&x| f(x))
-            }
-        }
+        self.find_stretch(v, |ids, _| ids.iter().any(|&x| f(x)))
     }
 
     /// Calls `f` on `v`'s neighbors with their weights (1 when unweighted), from one call
-    /// site (see [`each_weighted`]): a cut vertex's list is gathered into a buffer first.
+    /// site (see [`each_weighted`]).
     #[inline(always)]
-    fn for_each_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, f: F) {
-        let (mut ids, mut wts) = (Vec::new(), Vec::new());
-        let (ids, wts) = match self.read(v) {
-            Read::List(c, s, e) => {
-                let w = self.weights[c];
-                (self.list(c, s, e), if w.is_empty() { w } else { &w[s..e] })
-            }
-            Read::Cut(k) => {
-                self.cut_weighted(k, &mut ids, &mut wts);
-                (&ids[..], &wts[..])
-            }
-        };
-        each_weighted(ids, wts, f)
+    fn for_each_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, mut f: F) {
+        self.find_stretch(v, |ids, wts| {
+            each_weighted(ids, wts, &mut f);
+            false
+        });
     }
 
-    /// Cut vertex `k`'s neighbors into `ids` and, when weighted, their weights into `wts`.
-    fn cut_weighted(&self, k: usize, ids: &mut Vec<VertexId>, wts: &mut Vec<f64>) {
-        let (c, dead, adds) = self.cut(k);
-        let (bw, aw) = (self.weights[0], self.add_wts);
-        let weighted = !bw.is_empty() || !aw.is_empty();
-        // Appends `w[r]`, or ones where `w` is empty (a side without weights).
-        let put = |wts: &mut Vec<f64>, w: &[f64], r: std::ops::Range<usize>| match w.is_empty() {
-            true => wts.resize(wts.len() + r.len(), 1.0),
-            false => wts.extend_from_slice(&w[r]),
-        };
-        let mut at = c.base;
-        let mut take = |from: u32, to: u32| {
-            ids.extend_from_slice(self.base.slice(from as u64, to as u64));
-            if weighted {
-                put(wts, bw, from as usize..to as usize);
-            }
-        };
-        for &p in dead {
-            take(at, p);
-            at = p + 1;
-        }
-        take(at, c.base_end);
-        ids.extend_from_slice(&self.add_ids[adds.clone()]);
-        if weighted {
-            put(wts, aw, adds);
-        }
-    }
-
-    /// Whether `w` is a neighbor of `v`.
+    /// Whether `w` is a live neighbor of `v`: a run may hold it at a dead position and
+    /// again, re-added, in a newer run.
     fn has(&self, v: VertexId, w: VertexId) -> bool {
-        match self.read(v) {
-            Read::List(c, s, e) => self.list(c, s, e).binary_search(&w).is_ok(),
-            Read::Cut(k) => {
-                let (c, dead, adds) = self.cut(k);
-                let base = self.base.slice(c.base as u64, c.base_end as u64);
-                if let Ok(i) = base.binary_search(&w) {
-                    if dead.binary_search(&(c.base + i as u32)).is_err() {
-                        return true;
-                    }
-                }
-                self.add_ids[adds].binary_search(&w).is_ok()
-            }
-        }
+        let dead = self.dead(v).unwrap_or(&[]);
+        self.slabs().iter().any(|s| {
+            let (a, b) = s.range(v);
+            s.ids[a..b]
+                .binary_search(&w)
+                .is_ok_and(|i| dead.binary_search(&(s.at + (a + i) as u64)).is_err())
+        })
     }
 
     /// `v`'s neighbors, sorted, into `out`.
     fn sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
         out.clear();
-        match self.read(v) {
-            Read::List(c, s, e) => out.extend_from_slice(self.list(c, s, e)),
-            Read::Cut(k) => {
-                out.reserve(self.degree(v));
-                self.fold_cut(k, (), |(), x| out.push(x));
-                let (_, _, adds) = self.cut(k);
-                if !adds.is_empty() {
-                    // Two ascending runs: the stable sort finds them and merges in one pass.
-                    out.sort();
-                }
-            }
+        let mut parts = 0;
+        self.find_stretch_in_runs(v, |ids, _| {
+            out.extend_from_slice(ids);
+            parts += 1;
+            false
+        });
+        if parts > 1 {
+            // Ascending runs end to end: the stable sort finds them and merges.
+            out.sort();
         }
     }
 }
 
-/// A borrowed view of a compacted base plus newer runs (see [`Snapshot::layered`]).
+/// A borrowed view of a snapshot's runs read in place (see [`Snapshot::layered`]).
 #[derive(Clone, Copy)]
 pub struct LayeredView<'a> {
     meta: Meta<'a>,
@@ -370,31 +455,22 @@ pub struct LayeredView<'a> {
 }
 
 impl<'a> LayeredView<'a> {
-    /// The view as a CSR over its copies, when it copied every list (the whole graph fit
-    /// the copy budget): kernels then run the compacted store's loops on it.
-    pub fn as_flat(&self) -> Option<FlatView<'a>> {
-        let csr = |l: &'a Layer| {
-            (!l.offs.is_empty()).then(|| Adj::new(&l.offs, &l.copy_ids, &l.copy_wts))
-        };
-        let out = csr(&self.idx.out)?;
-        let inn = if self.meta.undirected {
-            out
-        } else {
-            csr(&self.idx.inn)?
-        };
-        Some(FlatView::of_parts(self.meta, out, inn))
-    }
-
-    /// Vertex lists (out and in) read through the cut path because their copies did not
-    /// fit the copy budget: 0 when every changed vertex reads as on a CSR.
+    /// Vertex lists (out and in) that newer runs delete from, read with their dead
+    /// positions skipped.
     pub fn cut_lists(&self) -> usize {
-        self.idx.out.cut_vertices() + self.idx.inn.cut_vertices()
+        self.idx.out.cut_vertices() + self.idx.inn.as_ref().map_or(0, Layer::cut_vertices)
     }
 
-    /// DRAM the view's index holds (spans, copies and patches of both directions), in
-    /// bytes.
+    /// DRAM the view's index holds (built offsets, dead positions and copies for sweeps,
+    /// of both directions), in bytes.
     pub fn index_bytes(&self) -> usize {
-        self.idx.out.bytes() + self.idx.inn.bytes()
+        self.idx.out.bytes() + self.idx.inn.as_ref().map_or(0, Layer::bytes)
+    }
+
+    /// Whether a direction's lists were copied for a kernel's sweeps (see
+    /// [`Snapshot::plan_sweeps`]).
+    pub fn copied(&self) -> bool {
+        self.out.copy.is_some() || self.inn.copy.is_some()
     }
 }
 
