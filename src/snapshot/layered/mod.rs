@@ -219,7 +219,7 @@ impl Slab<'_> {
     fn range(&self, v: VertexId) -> (usize, usize) {
         // One unsigned comparison rejects vertices on either side of the range.
         let i = v.wrapping_sub(self.lo) as usize;
-        if i + 1 < self.offs.len() {
+        if i < self.offs.len().saturating_sub(1) {
             (self.offs[i] as usize, self.offs[i + 1] as usize)
         } else {
             (0, 0)
