@@ -42,7 +42,7 @@ pub struct Snapshot {
     /// The runs each vertex's partition reads.
     chains: Arc<chains::Chains>,
     /// The layered view's per-vertex index, built on first use and shared by clones.
-    spans: Arc<std::sync::OnceLock<Option<layered::SpanIndex>>>,
+    runs_index: Arc<std::sync::OnceLock<Option<layered::RunsIndex>>>,
     /// DRAM the layered view may spend on copies of neighbor lists for sweeps, in bytes;
     /// `None`: half the DRAM available when a copy is made.
     copy_budget: Option<usize>,
@@ -95,7 +95,7 @@ impl Snapshot {
             externals,
             edges,
             tombs,
-            spans: Default::default(),
+            runs_index: Default::default(),
             copy_budget: None,
             weighted_store: false,
             names: None,

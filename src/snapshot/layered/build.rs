@@ -2,7 +2,7 @@
 //! the sparse runs, the dead positions of the vertices newer runs delete from, and, when
 //! the budget holds the whole graph, a sorted copy of every live list.
 
-use super::{Copy, Layer, Offsets, Side, CLEAN};
+use super::{Layer, Offsets, Side, SweepCopy, CLEAN};
 use crate::medium::dram::HugeArray;
 use crate::run::{Dir, DirData};
 use crate::snapshot::{GraphView, Snapshot};
@@ -167,7 +167,7 @@ impl Layer {
 
 /// Every vertex's live list, its runs end to end, weights beside (when any run is
 /// weighted), as a CSR: a block of vertices per task, each writing its own part.
-pub(super) fn copy_lists(n: usize, side: Side) -> std::io::Result<Copy> {
+pub(super) fn copy_lists(n: usize, side: Side) -> std::io::Result<SweepCopy> {
     let weighted = side.slabs().iter().any(|s| !s.wts.is_empty());
     let mut offs = HugeArray::<u64>::zeroed(n + 1)?;
     (offs[1..].par_iter_mut().enumerate())
@@ -207,13 +207,13 @@ pub(super) fn copy_lists(n: usize, side: Side) -> std::io::Result<Copy> {
         }
         debug_assert_eq!(k, ids.len(), "a block fills exactly its part");
     });
-    Ok(Copy { offs, ids, wts })
+    Ok(SweepCopy { offs, ids, wts })
 }
 
 /// Copies `from` into `to` (of the same length) by a plain loop: most slices are a few
 /// ids, for which a `memcpy` call costs more than the copy.
 #[inline(always)]
-fn put<T: std::marker::Copy>(to: &mut [T], from: &[T]) {
+fn put<T: Copy>(to: &mut [T], from: &[T]) {
     for (t, &f) in to.iter_mut().zip(from) {
         *t = f;
     }

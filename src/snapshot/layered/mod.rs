@@ -55,14 +55,14 @@ pub(crate) enum Offsets {
 
 /// A DRAM copy of one direction's live lists, each one's runs end to end: a CSR whose
 /// lists are not sorted.
-pub(crate) struct Copy {
+pub(crate) struct SweepCopy {
     offs: HugeArray<u64>,
     ids: HugeArray<VertexId>,
     /// Weights beside `ids` (empty when unweighted).
     wts: HugeArray<f64>,
 }
 
-impl Copy {
+impl SweepCopy {
     /// DRAM it holds, in bytes.
     fn bytes(&self) -> usize {
         use std::mem::size_of_val;
@@ -85,7 +85,7 @@ pub(crate) struct Layer {
     dels: Vec<u64>,
     /// The live lists copied for a kernel's sweeps (`None` inside: they did not fit the
     /// copy budget).
-    copy: OnceLock<Option<Copy>>,
+    copy: OnceLock<Option<SweepCopy>>,
 }
 
 impl Layer {
@@ -95,7 +95,7 @@ impl Layer {
     }
 
     /// The copy of the lists, if one was made.
-    fn copied(&self) -> Option<&Copy> {
+    fn copied(&self) -> Option<&SweepCopy> {
         self.copy.get().and_then(Option::as_ref)
     }
 
@@ -108,7 +108,7 @@ impl Layer {
                 Offsets::Built { offs, .. } => size_of_val(&offs[..]),
             })
             .sum();
-        let copy = self.copied().map_or(0, Copy::bytes);
+        let copy = self.copied().map_or(0, SweepCopy::bytes);
         built
             + size_of_val(&self.at[..])
             + size_of_val(&self.cut_of[..])
@@ -120,7 +120,7 @@ impl Layer {
 
 /// The index of both directions (`inn` unused in undirected stores), shared by every view
 /// of one snapshot.
-pub(crate) struct SpanIndex {
+pub(crate) struct RunsIndex {
     out: Layer,
     inn: Option<Layer>,
 }
@@ -135,7 +135,7 @@ impl Snapshot {
     /// vertex range each holds), and per tombstone a galloping search of the older runs'
     /// lists of its vertex. Later calls and clones of the snapshot share it.
     pub fn layered(&self) -> Option<LayeredView<'_>> {
-        let idx = self.span_index()?;
+        let idx = self.runs_index()?;
         let out = Side::new(self, Dir::Out, &idx.out);
         let inn = match &idx.inn {
             Some(l) => Side::new(self, Dir::In, l),
@@ -155,41 +155,46 @@ impl Snapshot {
     /// half the DRAM available), and every later [`Snapshot::layered`] view reads them
     /// as a CSR. Other views need nothing; a copy is made once per snapshot.
     pub fn plan_sweeps(&self, dirs: &[Dir]) {
-        let Some(idx) = self.span_index() else { return };
-        let mut left = match self.copy_budget {
-            Some(b) => b as u64,
-            None => crate::medium::dram::available().unwrap_or(0) / 2,
-        };
+        let Some(idx) = self.runs_index() else { return };
+        // Read only when a copy is to be decided: a planned snapshot's later runs
+        // (`kernel::run` after `kernel::prepare`) find their copies made.
+        let mut left: Option<u64> = None;
         for &d in dirs {
             let l = match (d, &idx.inn) {
                 (Dir::In, Some(l)) => l,
                 _ => &idx.out,
             };
+            if l.copy.get().is_some() {
+                continue;
+            }
+            let budget = *left.get_or_insert_with(|| match self.copy_budget {
+                Some(b) => b as u64,
+                None => crate::medium::dram::available().unwrap_or(0) / 2,
+            });
             let made = l.copy.get_or_init(|| {
-                let need = self.copy_bytes(d);
                 // A copy that cannot be mapped is left out: the runs are read in place.
-                (need <= left)
+                (self.copy_bytes(d) <= budget)
                     .then(|| build::copy_lists(self.n, Side::new(self, d, l)).ok())
                     .flatten()
             });
-            left = left.saturating_sub(made.as_ref().map_or(0, |c| c.bytes() as u64));
+            left = Some(budget.saturating_sub(made.as_ref().map_or(0, |c| c.bytes() as u64)));
         }
     }
 
     /// The layered view's index, built on first use; `None` when the snapshot is not
     /// read that way.
-    fn span_index(&self) -> Option<&SpanIndex> {
+    fn runs_index(&self) -> Option<&RunsIndex> {
         let r = self.runs.len();
         if !(2..=MAX_RUNS).contains(&r) || self.runs.iter().any(|r| is_packed(r)) {
             return None;
         }
-        let idx = self.spans.get_or_init(|| {
+        let idx = self.runs_index.get_or_init(|| {
             let out = self.layer(Dir::Out)?;
             let inn = match self.undirected {
                 true => None,
                 false => Some(self.layer(Dir::In)?),
             };
-            Some(SpanIndex { out, inn })
+            Some(RunsIndex { out, inn })
         });
         idx.as_ref()
     }
@@ -451,7 +456,7 @@ pub struct LayeredView<'a> {
     meta: Meta<'a>,
     out: Side<'a>,
     inn: Side<'a>,
-    idx: &'a SpanIndex,
+    idx: &'a RunsIndex,
 }
 
 impl<'a> LayeredView<'a> {
