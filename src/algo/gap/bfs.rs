@@ -8,7 +8,7 @@ use crate::snapshot::GraphView;
 use crate::types::bits::AtomicBits;
 use crate::types::VertexId;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
 const ALPHA: u64 = 15;
 const BETA: u64 = 18;
@@ -121,29 +121,35 @@ impl<G: GraphView, V: Fn(VertexId, i64) -> i64 + Sync> Search<'_, G, V> {
     /// its out-edges (the scout count that picks the next step's direction).
     fn top_down_step(&self, frontier: &[VertexId], depth: i64) -> (Vec<VertexId>, u64) {
         let (g, unseen) = (self.g, self.unseen);
-        let scout = AtomicU64::new(0);
-        let next = frontier
+        // Each task counts its own scout edges: one counter shared by the threads bounced
+        // its cache line between cores once per vertex reached.
+        frontier
             .par_iter()
             .with_min_len(64)
-            .fold(Vec::new, |mut next, &u| {
-                let x = (self.value)(u, depth);
-                debug_assert_ne!(x, unseen, "a reached vertex marked as unreached");
-                g.for_each_out(u, |v| {
-                    let m = &self.mark[v as usize];
-                    if m.load(Relaxed) == unseen
-                        && m.compare_exchange(unseen, x, Relaxed, Relaxed).is_ok()
-                    {
-                        next.push(v);
-                        scout.fetch_add(g.out_degree(v) as u64, Relaxed);
-                    }
-                });
-                next
-            })
-            .reduce(Vec::new, |mut a, b| {
-                a.extend(b);
-                a
-            });
-        (next, scout.into_inner())
+            .fold(
+                || (Vec::new(), 0u64),
+                |(mut next, mut scout), &u| {
+                    let x = (self.value)(u, depth);
+                    debug_assert_ne!(x, unseen, "a reached vertex marked as unreached");
+                    g.for_each_out(u, |v| {
+                        let m = &self.mark[v as usize];
+                        if m.load(Relaxed) == unseen
+                            && m.compare_exchange(unseen, x, Relaxed, Relaxed).is_ok()
+                        {
+                            next.push(v);
+                            scout += g.out_degree(v) as u64;
+                        }
+                    });
+                    (next, scout)
+                },
+            )
+            .reduce(
+                || (Vec::new(), 0),
+                |(mut a, sa), (b, sb)| {
+                    a.extend(b);
+                    (a, sa + sb)
+                },
+            )
     }
 }
 

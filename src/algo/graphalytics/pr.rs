@@ -66,16 +66,21 @@ pub fn pagerank<G: GraphView>(g: &G, damping: f64, iterations: u32) -> Vec<f64> 
     for _ in 0..iterations {
         let sink_mass = contribute(&rank, &inv_degree, &mut contrib);
         let base = (1.0 - damping) / nv + damping * sink_mass / nv;
-        rank.par_iter_mut()
+        // Chunks of vertices, each a plain loop (see `gap::pr`: a per-vertex closure call
+        // through rayon cost 7-8 % of a sweep).
+        rank.par_chunks_mut(crate::types::VERTEX_TASK)
             .enumerate()
-            .with_max_len(crate::types::VERTEX_TASK)
-            .for_each(|(v, r)| {
-                if exists[v] {
-                    let mut incoming = 0.0;
-                    g.for_each_in(v as VertexId, |u| {
-                        incoming += f64::from(contrib[u as usize])
-                    });
-                    *r = base + damping * incoming;
+            .with_max_len(1)
+            .for_each(|(c, chunk)| {
+                let first = c * crate::types::VERTEX_TASK;
+                for (v, r) in (first..).zip(chunk.iter_mut()) {
+                    if exists[v] {
+                        let mut incoming = 0.0;
+                        g.for_each_in(v as VertexId, |u| {
+                            incoming += f64::from(contrib[u as usize])
+                        });
+                        *r = base + damping * incoming;
+                    }
                 }
             });
     }
