@@ -10,7 +10,7 @@
 //! is that the last digits of the scores depend on how the threads interleaved.
 
 use crate::snapshot::GraphView;
-use crate::types::VertexId;
+use crate::types::{par_vertex_chunks_mut, VertexId};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
@@ -42,15 +42,8 @@ pub fn pagerank<G: GraphView>(
     let mut iters = 0;
     while iters < max_iters {
         iters += 1;
-        // Chunks of vertices, each a plain loop: as a per-vertex `map`, every vertex was a
-        // call through rayon's fold with its sum spilled to the stack (7-8 % of a sweep at
-        // Kron20). One chunk per task, as `VERTEX_TASK` explains.
-        let error: f64 = scores
-            .par_chunks_mut(crate::types::VERTEX_TASK)
-            .enumerate()
-            .with_max_len(1)
-            .map(|(c, chunk)| {
-                let first = c * crate::types::VERTEX_TASK;
+        let error: f64 = par_vertex_chunks_mut(&mut scores)
+            .map(|(first, chunk)| {
                 let mut error = 0.0;
                 for (v, s) in (first..).zip(chunk.iter_mut()) {
                     if !exists[v] {

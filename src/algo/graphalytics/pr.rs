@@ -29,6 +29,7 @@
 //! contribution into a second buffer: 1.35x this kernel when the vertices of a task ran in
 //! a plain loop, 1.05-1.1x as rayon items (in-process, Kron20).
 
+use crate::types::par_vertex_chunks_mut;
 use crate::{GraphView, VertexId};
 use rayon::prelude::*;
 
@@ -66,23 +67,17 @@ pub fn pagerank<G: GraphView>(g: &G, damping: f64, iterations: u32) -> Vec<f64> 
     for _ in 0..iterations {
         let sink_mass = contribute(&rank, &inv_degree, &mut contrib);
         let base = (1.0 - damping) / nv + damping * sink_mass / nv;
-        // Chunks of vertices, each a plain loop (see `gap::pr`: a per-vertex closure call
-        // through rayon cost 7-8 % of a sweep).
-        rank.par_chunks_mut(crate::types::VERTEX_TASK)
-            .enumerate()
-            .with_max_len(1)
-            .for_each(|(c, chunk)| {
-                let first = c * crate::types::VERTEX_TASK;
-                for (v, r) in (first..).zip(chunk.iter_mut()) {
-                    if exists[v] {
-                        let mut incoming = 0.0;
-                        g.for_each_in(v as VertexId, |u| {
-                            incoming += f64::from(contrib[u as usize])
-                        });
-                        *r = base + damping * incoming;
-                    }
+        par_vertex_chunks_mut(&mut rank).for_each(|(first, chunk)| {
+            for (v, r) in (first..).zip(chunk.iter_mut()) {
+                if exists[v] {
+                    let mut incoming = 0.0;
+                    g.for_each_in(v as VertexId, |u| {
+                        incoming += f64::from(contrib[u as usize])
+                    });
+                    *r = base + damping * incoming;
                 }
-            });
+            }
+        });
     }
     rank
 }
