@@ -43,7 +43,7 @@ mod wal;
 
 pub use error::{Error, Result};
 pub use keys::{check_name, KeyKind, Names, MAX_NAME_BYTES};
-pub use snapshot::{GraphView, Key, Snapshot};
+pub use snapshot::{GraphView, Key, Snapshot, SweepReads};
 pub use store::{Compression, Graph, Options, Verify};
 pub use types::{Durability, Record, VertexId};
 

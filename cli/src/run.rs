@@ -4,7 +4,7 @@ use crate::args;
 use evograph::algo::graphalytics as ga;
 use evograph::algo::kernel::{self, limits, Kernel, Params, Values};
 use evograph::pregel::Delivery;
-use evograph::{GraphView, Snapshot, VertexId};
+use evograph::{GraphView, Snapshot, SweepReads, VertexId};
 use rayon::prelude::*;
 use serde_json::json;
 use std::io::Write;
@@ -44,7 +44,8 @@ use std::process::ExitCode;
 /// --json prints one JSON object (time and summary) on stdout; with --output the values are
 /// written to that file as well. It reports what came before the kernel too: open_seconds
 /// (opening the store and taking its snapshot), view (how kernels read the snapshot: flat,
-/// packed, layered, layered-copy or runs) and view_seconds (building that view). --trials N runs the kernel N times on the same snapshot
+/// flat-streamed, packed, layered, layered-copy or runs), view_seconds (building that view)
+/// and, when pr or gap-pr streamed its lists, stream (direct, bytes_read, fallbacks). --trials N runs the kernel N times on the same snapshot
 /// (as GAPBS's -n does) and reports the median time, each trial's in `trial_seconds`. The
 /// summary and values are the last trial's; a kernel whose rounds vary by trial (gap-pr
 /// stops at its tolerance, vertex programs when all halt) lists each trial's count in
@@ -89,6 +90,11 @@ pub struct Args {
     /// place always.
     #[arg(long, value_parser = args::int::<usize>(0, 1 << 30), allow_negative_numbers = true)]
     view_mb: Option<usize>,
+    /// How pr and gap-pr read a compacted store's in-lists on each pass: auto (streamed with
+    /// direct I/O, a window at a time, when they and the kernel's state do not fit the DRAM available: a store
+    /// larger than memory or a memory cgroup; else through the mapping), mapped or streamed.
+    #[arg(long, value_enum, default_value_t = Reads::Auto)]
+    sweep_reads: Reads,
     /// Write the per-vertex output here instead of stdout (with --json as well as it).
     #[arg(long, short)]
     output: Option<PathBuf>,
@@ -126,7 +132,8 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             .create(false)
             .read_only(true)
             .threads(threads)
-            .view_copy_bytes(a.view_mb.map(|mb| mb << 20)),
+            .view_copy_bytes(a.view_mb.map(|mb| mb << 20))
+            .sweep_reads(a.sweep_reads.into()),
     )?;
     let s = g.snapshot()?;
     let opened = started.elapsed().as_secs_f64();
@@ -203,6 +210,24 @@ struct Ready {
     view: (&'static str, f64),
 }
 
+/// `--sweep-reads`: [`SweepReads`] as the command line names it.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Reads {
+    Auto,
+    Mapped,
+    Streamed,
+}
+
+impl From<Reads> for SweepReads {
+    fn from(r: Reads) -> SweepReads {
+        match r {
+            Reads::Auto => SweepReads::Auto,
+            Reads::Mapped => SweepReads::Mapped,
+            Reads::Streamed => SweepReads::Streamed,
+        }
+    }
+}
+
 /// Builds the view the kernel will read before the first trial, so that its cost is
 /// reported on its own; the view's kind and the seconds it took.
 fn prepare_view(
@@ -237,6 +262,9 @@ fn json_report(
         "open_seconds": ready.open_seconds,
         "view": ready.view.0,
         "view_seconds": ready.view.1,
+        "stream": s.sweep_stream().map(|st| json!({
+            "direct": st.direct, "bytes_read": st.bytes_read, "fallbacks": st.fallbacks,
+        })),
         "trial_seconds": trial_seconds,
         "output": a.output.as_ref().map(|p| p.display().to_string()),
     });

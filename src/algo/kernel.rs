@@ -137,6 +137,13 @@ impl Kernel {
         }
     }
 
+    /// Whether each of the kernel's passes reads every in-list through
+    /// [`GraphView::sweep_in`], so that a compacted store whose lists do not fit the DRAM
+    /// available streams them (see [`crate::SweepReads`]).
+    pub fn sweeps_in_lists(self) -> bool {
+        matches!(self, Kernel::Pr | Kernel::GapPr)
+    }
+
     /// How the kernel reads the graph (see [`Snapshot::advise`]): sweeps over every vertex
     /// read the runs in order. Traversals keep the default readahead: under a memory cap of
     /// half the store (Kron22, 350 MiB), `Random` made gap-bfs 1.9x slower with 215x the
@@ -369,15 +376,25 @@ pub fn run(s: &Snapshot, kernel: Kernel, p: &Params) -> Result<Outcome> {
 /// Prepares the view of `s` that [`run`] reads for `kernel` with parameters `p` (a layered
 /// view's index, and copies of the lists the kernel sweeps pass after pass, see
 /// [`Kernel::sweeps`]) and
-/// names it: `flat` (one compacted run), `packed` (one compressed run), `layered` (a few
+/// names it: `flat` (one compacted run), `packed` (one compressed run), `flat-streamed` or
+/// `packed-streamed` (the same, its in-lists streamed from the medium by the kernel's
+/// sweeps, see [`crate::SweepReads`]), `layered` (a few
 /// plain runs read in place), `layered-copy` (and some of their lists copied) or `runs`
 /// (the general path). [`run`] calls it first; call it before to time the view apart.
 pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
+    if kernel.sweeps_in_lists() {
+        s.plan_in_stream();
+    }
+    let streamed = s.sweep_stream().is_some();
     if s.flat().is_some() {
-        return "flat";
+        return if streamed { "flat-streamed" } else { "flat" };
     }
     if s.packed_flat().is_some() {
-        return "packed";
+        return if streamed {
+            "packed-streamed"
+        } else {
+            "packed"
+        };
     }
     s.plan_sweeps(kernel.sweeps(p));
     match s.layered() {

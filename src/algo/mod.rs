@@ -8,4 +8,6 @@ pub mod gap;
 pub mod graphalytics;
 pub mod kernel;
 pub(crate) mod oriented;
+#[cfg(test)]
+mod streamed_tests;
 pub(crate) mod vertex_arrays;

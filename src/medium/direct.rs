@@ -33,6 +33,7 @@
 //! only because [`SegmentFile`] methods take `&self`; it is held across the write, which is
 //! the point: an append must not interleave with another.
 
+use super::aligned::{AlignedBuf, ALIGN};
 use super::{Mapped, MediumStats, SegmentFile};
 use crate::{Error, Result};
 use std::fs::{File, OpenOptions};
@@ -40,8 +41,6 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-/// Alignment of every direct write's offset, length and buffer.
-const ALIGN: usize = 4096;
 /// Most bytes one direct write carries: a larger append (a group of many blocks under
 /// `interval` durability) goes out in pieces, so the staging buffer stays this small.
 const CHUNK: usize = 1 << 20;
@@ -96,32 +95,6 @@ impl PageWriter for DirectFile {
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(Direct::Refused),
             Err(e) => Err(Error::io("write", &self.path, e)),
         }
-    }
-}
-
-/// A heap buffer whose usable part starts at an [`ALIGN`]-aligned address.
-struct AlignedBuf {
-    raw: Vec<u8>,
-    /// Index in `raw` of the first aligned byte; stays valid as the `Vec` itself moves,
-    /// since its heap block does not.
-    start: usize,
-}
-
-impl AlignedBuf {
-    fn new(capacity: usize) -> Self {
-        let raw = vec![0u8; capacity + ALIGN];
-        let start = raw.as_ptr().align_offset(ALIGN);
-        assert!(start < ALIGN, "a byte pointer can always be aligned");
-        AlignedBuf { raw, start }
-    }
-
-    fn capacity(&self) -> usize {
-        self.raw.len() - ALIGN
-    }
-
-    fn bytes_mut(&mut self) -> &mut [u8] {
-        let (s, c) = (self.start, self.capacity());
-        &mut self.raw[s..s + c]
     }
 }
 

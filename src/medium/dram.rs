@@ -5,14 +5,13 @@
 use std::path::{Path, PathBuf};
 
 /// Bytes of DRAM this process can use now: the kernel's estimate of what can be
-/// allocated without swapping (`MemAvailable`), or, under cgroup v2 memory limits, the
-/// least headroom (limit less usage, page cache included) of the process's cgroup and its
-/// ancestors when that is lower. `None` where neither can be read (not Linux).
+/// allocated without swapping (`MemAvailable`), or, under memory cgroup limits (v2, or v1's
+/// `memory` hierarchy), the least headroom (limit less usage, the inactive page cache
+/// counted as free) of the process's cgroup and its ancestors when that is lower. `None` where neither can be read
+/// (not Linux).
 pub fn available() -> Option<u64> {
-    match (mem_available(), cgroup_headroom()) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
+    let cgroups = [cgroup_headroom(V2), cgroup_headroom(V1)];
+    cgroups.into_iter().chain([mem_available()]).flatten().min()
 }
 
 /// `MemAvailable` from `/proc/meminfo`, in bytes.
@@ -23,31 +22,95 @@ fn mem_available() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// The least `memory.max - memory.current` from the process's cgroup up to the root;
+/// Where one cgroup version keeps memory limits.
+struct Hierarchy {
+    /// How the process's line in `/proc/self/cgroup` starts (v2), or the controller it
+    /// names (v1).
+    line: &'static str,
+    root: &'static str,
+    limit: &'static str,
+    usage: &'static str,
+    /// The `memory.stat` key of the page cache not used lately, which the kernel reclaims
+    /// first: usage less it is what the cgroup cannot give back cheaply.
+    inactive_file: &'static str,
+}
+
+const V2: Hierarchy = Hierarchy {
+    line: "0::",
+    root: "/sys/fs/cgroup",
+    limit: "memory.max",
+    usage: "memory.current",
+    inactive_file: "inactive_file",
+};
+
+/// v1's `memory` controller (its line is `N:memory:/path`).
+const V1: Hierarchy = Hierarchy {
+    line: "memory:",
+    root: "/sys/fs/cgroup/memory",
+    limit: "memory.limit_in_bytes",
+    usage: "memory.usage_in_bytes",
+    inactive_file: "total_inactive_file",
+};
+
+/// The least limit less usage from the process's cgroup up to the root of hierarchy `h`;
 /// `None` when no cgroup on the way sets a limit.
-fn cgroup_headroom() -> Option<u64> {
+fn cgroup_headroom(h: Hierarchy) -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let own = s.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let root = Path::new("/sys/fs/cgroup");
+    let own = s.lines().find_map(|l| own_path(l, &h))?;
+    let root = Path::new(h.root);
     let mut dir: PathBuf = root.join(own.trim_start_matches('/'));
     let mut least: Option<u64> = None;
+    // Up to the hierarchy's root included: in a container without a cgroup namespace the
+    // limit may sit there.
     while dir.starts_with(root) {
-        if let Some(h) = headroom(&dir) {
-            least = Some(least.map_or(h, |l| l.min(h)));
+        if let Some(room) = headroom(&dir, &h) {
+            least = Some(least.map_or(room, |l| l.min(room)));
         }
-        if !dir.pop() || dir == root {
+        if dir == root || !dir.pop() {
             break;
         }
     }
     least
 }
 
-/// One cgroup's headroom, if it sets a limit (`memory.max` is `max` when it does not).
-fn headroom(dir: &Path) -> Option<u64> {
+/// The cgroup path in one line of `/proc/self/cgroup` (`ID:CONTROLLERS:PATH`) if it is
+/// the line of hierarchy `h`: v2's `0::PATH`, or a v1 line whose controllers (several
+/// when co-mounted, `cpu,memory`) include `memory`.
+fn own_path<'a>(line: &'a str, h: &Hierarchy) -> Option<&'a str> {
+    if h.line == "0::" {
+        return line.strip_prefix("0::");
+    }
+    let mut fields = line.splitn(3, ':');
+    let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+    controllers
+        .split(',')
+        .any(|c| c == "memory")
+        .then_some(path)
+}
+
+/// Limits at or above this are v1's "no limit" (the largest page-aligned `i64`).
+const UNLIMITED: u64 = 1 << 62;
+
+/// One cgroup's headroom, if it sets a limit (v2's `memory.max` is `max` when it does not;
+/// v1's limit is then a value near 2^63): its limit less its usage, the inactive page cache
+/// not counted as used.
+fn headroom(dir: &Path, h: &Hierarchy) -> Option<u64> {
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
-    let max: u64 = read("memory.max")?.trim().parse().ok()?;
-    let used: u64 = read("memory.current")?.trim().parse().ok()?;
-    Some(max.saturating_sub(used))
+    let max: u64 = read(h.limit)?.trim().parse().ok()?;
+    let used: u64 = read(h.usage)?.trim().parse().ok()?;
+    let inactive: u64 = read("memory.stat")
+        .and_then(|s| stat_value(&s, h.inactive_file))
+        .unwrap_or(0);
+    (max < UNLIMITED).then(|| max.saturating_sub(used.saturating_sub(inactive)))
+}
+
+/// The value of `key` in a `memory.stat` file.
+fn stat_value(stat: &str, key: &str) -> Option<u64> {
+    stat.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// A zeroed array in an anonymous mapping that asks the kernel for huge pages. A big
@@ -108,6 +171,41 @@ mod tests {
         a[12345] = 7;
         assert_eq!(a.iter().sum::<u64>(), 7);
         assert!(super::HugeArray::<u32>::zeroed(0).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_memory_line_is_found_among_co_mounted_controllers() {
+        let own = |l| super::own_path(l, &super::V1);
+        assert_eq!(own("4:memory:/a/b"), Some("/a/b"));
+        assert_eq!(own("7:cpu,memory:/x"), Some("/x"));
+        assert_eq!(own("3:cpuset:/"), None);
+        assert_eq!(
+            super::own_path("0::/user.slice", &super::V2),
+            Some("/user.slice")
+        );
+        assert_eq!(super::own_path("4:memory:/a", &super::V2), None);
+    }
+
+    /// A cgroup's headroom is its limit less what it uses, inactive page cache not
+    /// counted; v1's "no limit" and v2's `max` are no limit.
+    #[test]
+    fn headroom_counts_inactive_page_cache_as_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let put = |f: &str, v: &str| std::fs::write(dir.path().join(f), v).unwrap();
+        put("memory.limit_in_bytes", "1000\n");
+        put("memory.usage_in_bytes", "800\n");
+        put(
+            "memory.stat",
+            "cache 500\ninactive_file 9\ntotal_inactive_file 300\n",
+        );
+        assert_eq!(super::headroom(dir.path(), &super::V1), Some(500));
+        put("memory.limit_in_bytes", "9223372036854771712\n");
+        assert_eq!(super::headroom(dir.path(), &super::V1), None);
+        put("memory.max", "max\n");
+        put("memory.current", "10\n");
+        assert_eq!(super::headroom(dir.path(), &super::V2), None);
+        put("memory.max", "100\n");
+        assert_eq!(super::headroom(dir.path(), &super::V2), Some(99));
     }
 
     #[test]

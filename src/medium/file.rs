@@ -87,6 +87,9 @@ impl Medium for FileMedium {
         let (path, file) = self.dir.open_file(name, Open::Create)?;
         Ok(self.wrap_log(path, file))
     }
+    fn open_sweep(&self, name: &str) -> Result<Option<super::SweepFile>> {
+        super::SweepFile::open(&self.dir.path(name)).map(Some)
+    }
     #[cfg(target_os = "linux")]
     fn open_log(&self, name: &str) -> Result<Box<dyn SegmentFile>> {
         let (path, file) = self.dir.open_file(name, Open::Existing)?;

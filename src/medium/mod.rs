@@ -13,6 +13,8 @@
 //! [`memory::MemoryMedium`] (volatile) and [`sim::SimMedium`] (records every operation and
 //! builds the images a power cut could leave, for crash tests).
 
+mod aligned;
+pub(crate) use aligned::{AlignedBuf, ALIGN};
 pub(crate) mod dir;
 #[cfg(target_os = "linux")]
 mod direct;
@@ -24,9 +26,11 @@ pub mod memory;
 pub mod pmem;
 pub mod sim;
 mod stats;
+mod sweep;
 
 pub use mapped::{Access, Mapped};
 pub use stats::{MediumStats, StatsSnapshot};
+pub use sweep::SweepFile;
 
 use crate::Result;
 
@@ -115,6 +119,12 @@ pub trait Medium: Send + Sync + 'static {
     }
     /// Write and persist counters, for write-amplification figures.
     fn stats(&self) -> &MediumStats;
+    /// Segment `name` opened for sweeps: large reads front to back, past the page cache
+    /// where the medium has one to bypass. `None` on media that hold segments in memory
+    /// (DRAM, persistent memory, the sim), whose mappings are read at memory speed.
+    fn open_sweep(&self, _name: &str) -> Result<Option<SweepFile>> {
+        Ok(None)
+    }
 }
 
 /// One segment file of a [`Medium`].

@@ -448,6 +448,11 @@ impl RunFile {
     pub fn medium_bytes(&self) -> crate::Result<Option<Mapped>> {
         self.medium.open(&self.name)?.map().map(Some)
     }
+
+    /// The file opened for sweeps past the page cache; `None` on media without one.
+    pub fn open_sweep(&self) -> crate::Result<Option<crate::medium::SweepFile>> {
+        self.medium.open_sweep(&self.name)
+    }
 }
 
 impl Drop for RunFile {
@@ -509,6 +514,15 @@ impl Run {
         if let Some(f) = &self.file {
             f.map.advise(access);
         }
+    }
+
+    /// Where section `s` (one of this run's, read through its mapping) starts in the
+    /// file; `None` for a DRAM run or a slice outside the mapping.
+    pub fn file_offset<T>(&self, s: &[T]) -> Option<u64> {
+        let map = self.file.as_ref()?.map.bytes();
+        let (base, at) = (map.as_ptr() as usize, s.as_ptr() as usize);
+        let end = at.checked_add(std::mem::size_of_val(s))?;
+        (at >= base && end <= base + map.len()).then(|| (at - base) as u64)
     }
 
     /// Whether the run lives in DRAM only.

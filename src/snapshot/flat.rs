@@ -1,6 +1,7 @@
 //! A compacted snapshot seen as a plain CSR: borrowed slices, no per-vertex lookup.
 
-use super::{GraphView, Snapshot};
+use super::stream::InStream;
+use super::{GraphView, Snapshot, SweepIn};
 use crate::run::{Dir, DirData};
 use crate::types::VertexId;
 
@@ -21,6 +22,17 @@ impl<'a> Adj<'a> {
             adds: d.adds.get(),
             wts: d.wts.get(),
         })
+    }
+
+    /// The offsets: one per vertex the run indexes, plus one.
+    #[inline]
+    pub(crate) fn offsets(&self) -> &'a [u64] {
+        self.offs
+    }
+
+    /// Every indexed vertex's neighbors, end to end.
+    pub(crate) fn ids(&self) -> &'a [VertexId] {
+        self.adds
     }
 
     /// Sorted neighbors of `v` (empty beyond the run's index).
@@ -153,6 +165,8 @@ pub struct FlatView<'a> {
     meta: Meta<'a>,
     pub(crate) out: Adj<'a>,
     pub(crate) inn: Adj<'a>,
+    /// The in-lists opened for streamed sweeps, when the snapshot planned them.
+    stream: Option<&'a InStream>,
 }
 
 impl Snapshot {
@@ -173,6 +187,7 @@ impl Snapshot {
             meta: self.meta(),
             out: Adj::of(r.dir(Dir::Out))?,
             inn: Adj::of(r.dir(Dir::In))?,
+            stream: self.in_stream.get().and_then(Option::as_ref),
         })
     }
 }
@@ -203,6 +218,7 @@ impl<'a> FlatView<'a> {
             },
             out: adj(out),
             inn: adj(inn),
+            stream: None,
         }
     }
 
@@ -278,6 +294,12 @@ impl GraphView for FlatView<'_> {
     fn in_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
         out.clear();
         out.extend_from_slice(self.inn(v));
+    }
+    fn sweep_in<S: SweepIn>(&self, s: &mut S) {
+        match self.stream {
+            Some(stream) => stream.sweep_flat(self, s),
+            None => s.visit(0..self.meta.n, self),
+        }
     }
 }
 

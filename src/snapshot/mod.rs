@@ -11,6 +11,7 @@ mod export;
 mod flat;
 mod layered;
 mod packed;
+mod stream;
 mod view;
 
 pub use crate::medium::Access;
@@ -20,7 +21,8 @@ pub use export::{live_values, CsrArrays};
 pub use flat::FlatView;
 pub use layered::LayeredView;
 pub use packed::PackedView;
-pub use view::GraphView;
+pub use stream::{StreamStats, SweepReads};
+pub use view::{GraphView, SweepIn};
 
 pub use crate::keys::{KeyKind, Names};
 
@@ -46,6 +48,11 @@ pub struct Snapshot {
     /// DRAM the layered view may spend on copies of neighbor lists for sweeps, in bytes;
     /// `None`: half the DRAM available when a copy is made.
     copy_budget: Option<usize>,
+    /// How sweeps read a compacted run's in-lists.
+    sweep_reads: SweepReads,
+    /// The in-lists opened for streamed sweeps, decided on the first plan and shared by
+    /// clones (`None` inside: read through the mapping).
+    in_stream: Arc<std::sync::OnceLock<Option<stream::InStream>>>,
     /// Whether the store is weighted, known even before any run holds an edge.
     weighted_store: bool,
     /// The names of a string-keyed store as of this snapshot (external ids number them).
@@ -97,6 +104,8 @@ impl Snapshot {
             tombs,
             runs_index: Default::default(),
             copy_budget: None,
+            sweep_reads: SweepReads::Auto,
+            in_stream: Default::default(),
             weighted_store: false,
             names: None,
         }
@@ -121,6 +130,12 @@ impl Snapshot {
     /// [`Snapshot::plan_sweeps`]); `None`: half the DRAM available then.
     pub(crate) fn with_copy_budget(mut self, bytes: Option<usize>) -> Snapshot {
         self.copy_budget = bytes;
+        self
+    }
+
+    /// Sets how sweeps read a compacted run's in-lists (see [`SweepReads`]).
+    pub(crate) fn with_sweep_reads(mut self, reads: SweepReads) -> Snapshot {
+        self.sweep_reads = reads;
         self
     }
 

@@ -2,10 +2,12 @@
 //! inside the kernel's scan, block by block, with no list materialised.
 
 use super::flat::{meta_methods, Meta};
-use super::{GraphView, Snapshot};
+use super::stream::{window_view_methods, InStream, Starts};
+use super::{GraphView, Snapshot, SweepIn};
 use crate::run::packed::{self, Head};
 use crate::run::{Dir, DirData, PackedIndex};
 use crate::types::VertexId;
+use std::ops::Range;
 
 /// One packed direction of a dense, tombstone-free run, borrowed.
 #[derive(Clone, Copy)]
@@ -16,6 +18,9 @@ pub(crate) struct PackedAdj<'a> {
     wide: &'a [u64],
     weighted: bool,
     wts: &'a [f64],
+    /// The stream position of `bytes[0]`: 0, but in a streamed sweep's window, whose bytes
+    /// start at its first vertex's stream.
+    base: usize,
 }
 
 impl<'a> PackedAdj<'a> {
@@ -35,7 +40,29 @@ impl<'a> PackedAdj<'a> {
             wide,
             weighted: p.weighted,
             wts: d.wts.get(),
+            base: 0,
         })
+    }
+
+    /// Where each indexed vertex's stream starts, plus the end.
+    pub(crate) fn starts(&self) -> Starts<'a> {
+        match self.wide.is_empty() {
+            true => Starts::Narrow(self.narrow),
+            false => Starts::Wide(self.wide),
+        }
+    }
+
+    /// The same direction with `bytes`, the streams from position `base` on, in place of
+    /// the run's.
+    fn rebased<'b>(&self, bytes: &'b [u8], base: usize) -> PackedAdj<'b>
+    where
+        'a: 'b,
+    {
+        PackedAdj {
+            bytes,
+            base,
+            ..*self
+        }
     }
 
     /// The head of `v`'s stream (`None`: no neighbors, or beyond the run's index).
@@ -49,7 +76,7 @@ impl<'a> PackedAdj<'a> {
             let i = self.wide.get(v..v + 2)?;
             (i[0] as usize, i[1] as usize)
         };
-        packed::head(self.bytes, s, e, self.weighted)
+        packed::head(self.bytes, s - self.base, e - self.base, self.weighted)
     }
 
     #[inline]
@@ -132,7 +159,9 @@ impl<'a> PackedAdj<'a> {
 pub struct PackedView<'a> {
     meta: Meta<'a>,
     out: PackedAdj<'a>,
-    inn: PackedAdj<'a>,
+    pub(crate) inn: PackedAdj<'a>,
+    /// The in-lists opened for streamed sweeps, when the snapshot planned them.
+    stream: Option<&'a InStream>,
 }
 
 impl Snapshot {
@@ -144,14 +173,81 @@ impl Snapshot {
             meta: self.meta(),
             out: PackedAdj::of(r.dir(Dir::Out))?,
             inn: PackedAdj::of(r.dir(Dir::In))?,
+            stream: self.in_stream.get().and_then(Option::as_ref),
         })
     }
 }
 
-impl PackedView<'_> {
+impl<'a> PackedView<'a> {
     /// The weight of the edge `u -> v`, if it exists (1 in unweighted stores).
     pub fn edge_weight(&self, u: VertexId, v: VertexId) -> Option<f64> {
         self.out.weight(u, v)
+    }
+
+    /// A streamed sweep's window: the in-lists of the vertices `vs` decoded from `bytes`,
+    /// the streams from position `base` on (with [`packed::SLACK`] readable bytes after
+    /// the last); everything else read as this view reads it.
+    ///
+    /// The window's decoding reads without bounds checks, as the view's does: `bytes` are
+    /// the checked streams read again from the run's file, which is never rewritten. That
+    /// trusts the device to return what it returned to the check, as the view trusts it
+    /// for every page the mapping reads again after an eviction.
+    pub(crate) fn with_in_window<'v>(
+        &'v self,
+        bytes: &'v [u8],
+        base: usize,
+        vs: Range<usize>,
+    ) -> PackedWindow<'v, 'a> {
+        PackedWindow {
+            view: self,
+            win: self.inn.rebased(bytes, base),
+            vs,
+        }
+    }
+}
+
+/// A streamed sweep's window of a packed run (see [`PackedView::with_in_window`]).
+pub(crate) struct PackedWindow<'v, 'a> {
+    view: &'v PackedView<'a>,
+    win: PackedAdj<'v>,
+    vs: Range<usize>,
+}
+
+impl PackedWindow<'_, '_> {
+    /// The direction holding `v`'s in-list: the window's buffer inside it, the run's
+    /// mapping outside.
+    #[inline(always)]
+    fn inn(&self, v: VertexId) -> &PackedAdj<'_> {
+        match self.vs.contains(&(v as usize)) {
+            true => &self.win,
+            false => &self.view.inn,
+        }
+    }
+}
+
+impl GraphView for PackedWindow<'_, '_> {
+    window_view_methods!();
+    #[inline]
+    fn in_degree(&self, v: VertexId) -> usize {
+        self.inn(v).degree(v)
+    }
+    #[inline(always)]
+    fn for_each_in<F: FnMut(VertexId)>(&self, v: VertexId, mut f: F) {
+        self.inn(v).find(v, |x| {
+            f(x);
+            false
+        });
+    }
+    #[inline(always)]
+    fn fold_in<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
+        self.inn(v).fold(v, init, f)
+    }
+    #[inline(always)]
+    fn find_in<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
+        self.inn(v).find(v, f)
+    }
+    fn in_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
+        self.inn(v).sorted(v, out)
     }
 }
 
@@ -217,5 +313,11 @@ impl GraphView for PackedView<'_> {
     }
     fn in_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
         self.inn.sorted(v, out)
+    }
+    fn sweep_in<S: SweepIn>(&self, s: &mut S) {
+        match self.stream {
+            Some(stream) => stream.sweep_packed(self, s),
+            None => s.visit(0..self.meta.n, self),
+        }
     }
 }

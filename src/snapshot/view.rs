@@ -1,6 +1,16 @@
 //! The read interface every kernel is written against.
 
 use crate::types::VertexId;
+use std::ops::Range;
+
+/// The work of one pass over every vertex's in-list, handed the vertices a range at a time
+/// (see [`GraphView::sweep_in`]).
+pub trait SweepIn {
+    /// Does the pass's work for the vertices `vs`, reading their in-lists from `g`. Other
+    /// reads of `g` (degrees, out-lists, other vertices' in-lists) work too, at the cost of
+    /// the view `g` came from.
+    fn visit<W: GraphView>(&mut self, vs: Range<usize>, g: &W);
+}
 
 /// A directed graph to read: counts, degrees, neighbors, edge lookup.
 ///
@@ -37,6 +47,16 @@ pub trait GraphView: Sync {
         let mut acc = Some(init);
         self.for_each_in(v, |u| acc = acc.take().map(|a| f(a, u)));
         acc.expect("the fold keeps its value")
+    }
+    /// One pass over every vertex's in-list: calls `s.visit` on consecutive ranges of
+    /// vertices covering `0..num_vertices()`, in order. A view that streams its lists from
+    /// the medium (a store larger than the memory left) hands over one window of vertices at
+    /// a time, its lists in DRAM; every other view hands itself over once.
+    fn sweep_in<S: SweepIn>(&self, s: &mut S)
+    where
+        Self: Sized,
+    {
+        s.visit(0..self.num_vertices(), self)
     }
     /// Calls `f` on out-neighbors of `v` until it returns true; returns whether it did.
     fn find_out<F: FnMut(VertexId) -> bool>(&self, v: VertexId, mut f: F) -> bool {

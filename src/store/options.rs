@@ -2,6 +2,7 @@
 
 use crate::keys::KeyKind;
 pub use crate::run::{Compression, Verify};
+use crate::snapshot::SweepReads;
 use crate::types::Durability;
 
 /// Where the store's bytes live.
@@ -87,6 +88,10 @@ pub struct Options {
     /// `None`: half the DRAM available when the copy is made (`MemAvailable`, or the
     /// cgroup's headroom when lower). 0 reads the runs in place always.
     pub(crate) view_copy_bytes: Option<usize>,
+    /// How a kernel's sweeps read a compacted store's lists: streamed with direct I/O
+    /// when they (and the kernel's state) do not fit the DRAM
+    /// available, by default.
+    pub(crate) sweep_reads: SweepReads,
     /// Worker threads for apply, seal, merge and verification (0: one per core).
     pub(crate) threads: usize,
     /// Where bytes live: recorded at creation (file when `None`); `None` opens an existing
@@ -177,6 +182,16 @@ impl Options {
         self
     }
 
+    /// How a kernel that sweeps a direction pass after pass (PageRank's in-lists) reads a
+    /// compacted, file-backed store's lists: [`SweepReads::Auto`] (the default) streams
+    /// them in windows with direct I/O when they and the kernel's vertex state do not fit
+    /// the DRAM available, and
+    /// reads them through the mapping otherwise.
+    pub fn sweep_reads(mut self, sweep_reads: SweepReads) -> Options {
+        self.sweep_reads = sweep_reads;
+        self
+    }
+
     /// Worker threads for apply, seal, merge and verification (0: one per core).
     pub fn threads(mut self, threads: usize) -> Options {
         self.threads = threads;
@@ -258,6 +273,7 @@ impl Default for Options {
             durability: Durability::Sync,
             memtable_bytes: 1 << 30,
             view_copy_bytes: None,
+            sweep_reads: SweepReads::Auto,
             threads: 0,
             medium: None,
             create: false,

@@ -461,6 +461,7 @@ impl Inner {
             Snapshot::new(all.into(), deleted, n, self.undirected, externals)
                 .of_weighted_store(self.weighted)
                 .with_copy_budget(self.opts.view_copy_bytes)
+                .with_sweep_reads(self.opts.sweep_reads)
                 .with_names(names),
         )
     }

@@ -9,9 +9,10 @@
 //! sweep) and spares Jacobi's separate pass that recomputes every contribution. The price
 //! is that the last digits of the scores depend on how the threads interleaved.
 
-use crate::snapshot::GraphView;
+use crate::snapshot::{GraphView, SweepIn};
 use crate::types::{par_vertex_chunks_mut, VertexId};
 use rayon::prelude::*;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// Scores and the number of sweeps run.
@@ -42,10 +43,50 @@ pub fn pagerank<G: GraphView>(
     let mut iters = 0;
     while iters < max_iters {
         iters += 1;
-        let error: f64 = par_vertex_chunks_mut(&mut scores)
+        let mut sweep = Sweep {
+            scores: &mut scores,
+            contrib: &contrib,
+            exists: &exists,
+            inv_deg: &inv_deg,
+            base,
+            damping,
+            error: 0.0,
+        };
+        g.sweep_in(&mut sweep);
+        if sweep.error < tolerance {
+            break;
+        }
+    }
+    (scores, iters)
+}
+
+/// One Gauss-Seidel sweep, over the vertices a view hands over (all at once, or a window
+/// at a time when it streams its lists).
+struct Sweep<'a> {
+    scores: &'a mut [f64],
+    contrib: &'a [AtomicU32],
+    exists: &'a [bool],
+    inv_deg: &'a [f64],
+    base: f64,
+    damping: f64,
+    /// The L1 change of the scores so far in this sweep.
+    error: f64,
+}
+
+impl SweepIn for Sweep<'_> {
+    fn visit<W: GraphView>(&mut self, vs: Range<usize>, g: &W) {
+        let Sweep {
+            contrib,
+            exists,
+            inv_deg,
+            base,
+            damping,
+            ..
+        } = *self;
+        self.error += par_vertex_chunks_mut(&mut self.scores[vs.clone()])
             .map(|(first, chunk)| {
                 let mut error = 0.0;
-                for (v, s) in (first..).zip(chunk.iter_mut()) {
+                for (v, s) in (vs.start + first..).zip(chunk.iter_mut()) {
                     if !exists[v] {
                         continue;
                     }
@@ -60,12 +101,8 @@ pub fn pagerank<G: GraphView>(
                 }
                 error
             })
-            .sum();
-        if error < tolerance {
-            break;
-        }
+            .sum::<f64>();
     }
-    (scores, iters)
 }
 
 /// GAPBS's check: one more serial iteration from `scores` changes them by less than

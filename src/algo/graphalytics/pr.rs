@@ -29,9 +29,11 @@
 //! contribution into a second buffer: 1.35x this kernel when the vertices of a task ran in
 //! a plain loop, 1.05-1.1x as rayon items (in-process, Kron20).
 
+use crate::snapshot::SweepIn;
 use crate::types::par_vertex_chunks_mut;
 use crate::{GraphView, VertexId};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// Vertices per chunk of the contribution pass (fixed, so the sink-mass sum is
 /// deterministic).
@@ -67,8 +69,38 @@ pub fn pagerank<G: GraphView>(g: &G, damping: f64, iterations: u32) -> Vec<f64> 
     for _ in 0..iterations {
         let sink_mass = contribute(&rank, &inv_degree, &mut contrib);
         let base = (1.0 - damping) / nv + damping * sink_mass / nv;
-        par_vertex_chunks_mut(&mut rank).for_each(|(first, chunk)| {
-            for (v, r) in (first..).zip(chunk.iter_mut()) {
+        g.sweep_in(&mut Pull {
+            rank: &mut rank,
+            contrib: &contrib,
+            exists: &exists,
+            base,
+            damping,
+        });
+    }
+    rank
+}
+
+/// One iteration's pull, over the vertices a view hands over (all at once, or a window at
+/// a time when it streams its lists).
+struct Pull<'a> {
+    rank: &'a mut [f64],
+    contrib: &'a [f32],
+    exists: &'a [bool],
+    base: f64,
+    damping: f64,
+}
+
+impl SweepIn for Pull<'_> {
+    fn visit<W: GraphView>(&mut self, vs: Range<usize>, g: &W) {
+        let Pull {
+            contrib,
+            exists,
+            base,
+            damping,
+            ..
+        } = *self;
+        par_vertex_chunks_mut(&mut self.rank[vs.clone()]).for_each(|(first, chunk)| {
+            for (v, r) in (vs.start + first..).zip(chunk.iter_mut()) {
                 if exists[v] {
                     let mut incoming = 0.0;
                     g.for_each_in(v as VertexId, |u| {
@@ -79,7 +111,6 @@ pub fn pagerank<G: GraphView>(g: &G, damping: f64, iterations: u32) -> Vec<f64> 
             }
         });
     }
-    rank
 }
 
 /// Sets every vertex's contribution from its rank; returns the sinks' ranks summed (a

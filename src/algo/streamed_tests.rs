@@ -1,0 +1,125 @@
+//! The sweeping kernels on a compacted store whose in-lists are streamed from the file in
+//! windows (`snapshot::stream`) give what they give read through the mapping.
+
+use crate::algo::{gap, graphalytics};
+use crate::run::Dir;
+use crate::{Compression, Graph, GraphView, Options, Snapshot};
+
+/// A store of `n` vertices, compacted into one file-backed run: pseudo-random edges, a hub
+/// (vertex 3) that every fifth vertex points to, and a vertex (n - 1) with no in-edges.
+fn compacted(dir: &std::path::Path, undirected: bool, packed: bool, n: u64) -> Graph {
+    let opts = Options::new().undirected(Some(undirected)).threads(2);
+    let opts = match packed {
+        true => opts.compression(Some(Compression::Packed)),
+        false => opts,
+    };
+    let g = Graph::create(dir, opts).unwrap();
+    let mut x = 0x9e37_79b9_u64;
+    let mut edges: Vec<(u64, u64)> = (0..6 * n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % (n - 1), (x >> 32) % (n - 1))
+        })
+        .collect();
+    edges.extend((0..n).step_by(5).map(|v| (v, 3)));
+    edges.push((n - 1, 0));
+    g.insert_edges(&edges).unwrap();
+    g.compact().unwrap();
+    g
+}
+
+/// The snapshot streamed in windows of `w` ids: fails the test under `CI=true` if the
+/// file system took no direct reads, since then the direct path went untested.
+fn streamed(g: &Graph, w: usize) -> Snapshot {
+    let s = g.snapshot().unwrap();
+    assert!(
+        s.stream_in_windows(w),
+        "a compacted file-backed run streams"
+    );
+    s
+}
+
+fn one_thread<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build();
+    pool.unwrap().install(f)
+}
+
+/// Both PageRanks on `view`: 7 Graphalytics iterations, and GAP's sweeps in one thread
+/// (whose Gauss-Seidel order is then fixed).
+fn pageranks<G: GraphView>(view: &G) -> (Vec<f64>, (Vec<f64>, u32)) {
+    let pr = graphalytics::pr::pagerank(view, 0.85, 7);
+    (pr, one_thread(|| gap::pr::pagerank(view, 0.85, 1e-9, 30)))
+}
+
+#[test]
+fn pagerank_streamed_in_windows_equals_pagerank_mapped() {
+    for (undirected, packed) in [(false, false), (true, false), (false, true), (true, true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let g = compacted(dir.path(), undirected, packed, 600);
+        let mapped = g.snapshot().unwrap();
+        let want = match packed {
+            false => pageranks(&mapped.flat().unwrap()),
+            true => pageranks(&mapped.packed_flat().unwrap()),
+        };
+        let d = mapped.runs()[0].dir(Dir::In);
+        let lists = match &d.packed {
+            Some(p) => p.bytes.get().len(),
+            None => std::mem::size_of_val(d.adds.get()),
+        };
+        // 9 bytes: most windows hold a few vertices, the hub's list one of its own.
+        for w in [9, 256, 1 << 20] {
+            let s = streamed(&g, w);
+            let got = match packed {
+                false => pageranks(&s.flat().unwrap()),
+                true => pageranks(&s.packed_flat().unwrap()),
+            };
+            assert_eq!(
+                got, want,
+                "window {w}, undirected {undirected}, packed {packed}"
+            );
+            let st = s.sweep_stream().expect("streamed");
+            assert!(
+                st.bytes_read >= lists as u64 * (7 + u64::from(got.1 .1)),
+                "{st:?}"
+            );
+            assert_eq!(st.fallbacks, 0);
+            if std::env::var("CI").as_deref() == Ok("true") {
+                assert!(st.direct, "the test's file system refused O_DIRECT reads");
+            }
+        }
+    }
+}
+
+/// Through `kernel::run`, as the command line and Python call it: a snapshot asked to
+/// stream names its view so, streams (compressed runs too), and gives `pr` what the
+/// mapping gives; a kernel that does not sweep in-lists leaves the mapping alone.
+#[test]
+fn kernel_run_streams_what_the_snapshot_asks_for() {
+    use crate::algo::kernel::{self, Kernel, Params};
+    use crate::SweepReads;
+    for packed in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let g = compacted(dir.path(), false, packed, 300);
+        let p = Params::default();
+        let mapped = g.snapshot().unwrap().with_sweep_reads(SweepReads::Mapped);
+        let want = kernel::run(&mapped, Kernel::Pr, &p).unwrap().values;
+        assert!(mapped.sweep_stream().is_none());
+        let s = g.snapshot().unwrap().with_sweep_reads(SweepReads::Streamed);
+        let name = kernel::prepare(&s, Kernel::Pr, &p);
+        assert_eq!(
+            name,
+            if packed {
+                "packed-streamed"
+            } else {
+                "flat-streamed"
+            }
+        );
+        assert_eq!(kernel::run(&s, Kernel::Pr, &p).unwrap().values, want);
+        assert!(s.sweep_stream().unwrap().bytes_read > 0);
+        let other = g.snapshot().unwrap().with_sweep_reads(SweepReads::Streamed);
+        assert!(!kernel::prepare(&other, Kernel::Wcc, &p).ends_with("streamed"));
+        assert!(other.sweep_stream().is_none());
+    }
+}
