@@ -45,7 +45,8 @@ use std::process::ExitCode;
 /// written to that file as well. It reports what came before the kernel too: open_seconds
 /// (opening the store and taking its snapshot), view (how kernels read the snapshot: flat,
 /// flat-streamed, packed, layered, layered-copy or runs), view_seconds (building that view)
-/// and, when pr or gap-pr streamed its lists, stream (direct, bytes_read, fallbacks). --trials N runs the kernel N times on the same snapshot
+/// and, when pr or gap-pr streamed its lists, stream (direct, bytes_read, fallbacks,
+/// window_bytes). --trials N runs the kernel N times on the same snapshot
 /// (as GAPBS's -n does) and reports the median time, each trial's in `trial_seconds`. The
 /// summary and values are the last trial's; a kernel whose rounds vary by trial (gap-pr
 /// stops at its tolerance, vertex programs when all halt) lists each trial's count in
@@ -264,6 +265,7 @@ fn json_report(
         "view_seconds": ready.view.1,
         "stream": s.sweep_stream().map(|st| json!({
             "direct": st.direct, "bytes_read": st.bytes_read, "fallbacks": st.fallbacks,
+            "window_bytes": st.window,
         })),
         "trial_seconds": trial_seconds,
         "output": a.output.as_ref().map(|p| p.display().to_string()),

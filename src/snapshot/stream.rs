@@ -88,6 +88,8 @@ pub struct StreamStats {
     pub bytes_read: u64,
     /// Windows read through the mapping instead, because their read failed.
     pub fallbacks: u64,
+    /// Bytes of lists a window holds at most.
+    pub window: usize,
 }
 
 impl Snapshot {
@@ -122,6 +124,7 @@ impl Snapshot {
             direct: st.file.is_direct(),
             bytes_read: st.file.bytes_read(),
             fallbacks: st.fallbacks.load(Relaxed),
+            window: st.window,
         })
     }
 }
