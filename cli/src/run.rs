@@ -44,7 +44,8 @@ use std::process::ExitCode;
 /// --json prints one JSON object (time and summary) on stdout; with --output the values are
 /// written to that file as well. It reports what came before the kernel too: open_seconds
 /// (opening the store and taking its snapshot), view (how kernels read the snapshot: flat,
-/// flat-streamed, packed, layered, layered-copy or runs), view_seconds (building that view)
+/// flat-streamed, packed, packed-streamed, layered, layered-copy or runs), view_seconds
+/// (building that view)
 /// and, when pr or gap-pr streamed its lists, stream (direct, bytes_read, fallbacks,
 /// window_bytes). --trials N runs the kernel N times on the same snapshot
 /// (as GAPBS's -n does) and reports the median time, each trial's in `trial_seconds`. The
@@ -92,8 +93,9 @@ pub struct Args {
     #[arg(long, value_parser = args::int::<usize>(0, 1 << 30), allow_negative_numbers = true)]
     view_mb: Option<usize>,
     /// How pr and gap-pr read a compacted store's in-lists on each pass: auto (streamed with
-    /// direct I/O, a window at a time, when they and the kernel's state do not fit the DRAM available: a store
-    /// larger than memory or a memory cgroup; else through the mapping), mapped or streamed.
+    /// direct I/O, a window at a time, when they and the kernel's state do not fit the DRAM
+    /// available: a store larger than memory, or a memory cgroup; else through the mapping),
+    /// mapped or streamed.
     #[arg(long, value_enum, default_value_t = Reads::Auto)]
     sweep_reads: Reads,
     /// Write the per-vertex output here instead of stdout (with --json as well as it).
