@@ -102,6 +102,28 @@ impl Snapshot {
             .get_or_init(|| self.open_in_stream(self.sweep_reads));
     }
 
+    /// Opens the in-lists for streamed sweeps if this snapshot is one compacted, file-backed
+    /// run and `reads` asks for it (`Auto`: the lists and the kernel's state do not fit the
+    /// DRAM available). `None` otherwise, and when the file cannot be opened: the mapping is
+    /// read.
+    fn open_in_stream(&self, reads: SweepReads) -> Option<InStream> {
+        let [run] = &self.runs[..] else { return None };
+        let section = in_lists(run)?;
+        // What the pass must find in DRAM besides the lists: the kernel's vertex state.
+        let need = section.len() as u64 + self.n as u64 * STATE_PER_VERTEX;
+        let available = crate::medium::dram::available();
+        let stream = match reads {
+            SweepReads::Mapped => false,
+            SweepReads::Streamed => true,
+            SweepReads::Auto => available.is_some_and(|a| need > a),
+        };
+        if !stream || section.is_empty() {
+            return None;
+        }
+        let window = (available.unwrap_or(0) / 16).clamp(MIN_WINDOW as u64, MAX_WINDOW as u64);
+        InStream::open(run, section, window as usize)
+    }
+
     /// Tests: streams the in-lists in windows of `window` bytes whatever the DRAM
     /// available; whether the medium could.
     #[cfg(test)]
@@ -158,30 +180,6 @@ impl Starts<'_> {
             Starts::Narrow(o) => u64::from(o[v]),
             Starts::Wide(o) => o[v],
         }
-    }
-}
-
-impl Snapshot {
-    /// Opens the in-lists for streamed sweeps if this snapshot is one compacted, file-backed
-    /// run and `reads` asks for it (`Auto`: the lists and the kernel's state do not fit the
-    /// DRAM available).
-    /// `None` otherwise, and when the file cannot be opened: the mapping is read.
-    fn open_in_stream(&self, reads: SweepReads) -> Option<InStream> {
-        let [run] = &self.runs[..] else { return None };
-        let section = in_lists(run)?;
-        // What the pass must find in DRAM besides the lists: the kernel's vertex state.
-        let need = section.len() as u64 + self.n as u64 * STATE_PER_VERTEX;
-        let available = crate::medium::dram::available();
-        let stream = match reads {
-            SweepReads::Mapped => false,
-            SweepReads::Streamed => true,
-            SweepReads::Auto => available.is_some_and(|a| need > a),
-        };
-        if !stream || section.is_empty() {
-            return None;
-        }
-        let window = (available.unwrap_or(0) / 16).clamp(MIN_WINDOW as u64, MAX_WINDOW as u64);
-        InStream::open(run, section, window as usize)
     }
 }
 
