@@ -378,7 +378,8 @@ pub fn run(s: &Snapshot, kernel: Kernel, p: &Params) -> Result<Outcome> {
 /// [`Kernel::sweeps`]) and
 /// names it: `flat` (one compacted run), `packed` (one compressed run), `flat-streamed` or
 /// `packed-streamed` (the same, its in-lists streamed from the medium by the kernel's
-/// sweeps, see [`crate::SweepReads`]), `layered` (a few
+/// sweeps, see [`crate::SweepReads`]), `runs-streamed` (several plain runs' in-lists
+/// streamed and merged window by window), `layered` (a few
 /// plain runs read in place), `layered-copy` (and some of their lists copied) or `runs`
 /// (the general path). [`run`] calls it first; call it before to time the view apart.
 pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
@@ -395,6 +396,9 @@ pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
         } else {
             "packed"
         };
+    }
+    if streamed {
+        return "runs-streamed";
     }
     s.plan_sweeps(kernel.sweeps(p));
     match s.layered() {

@@ -123,3 +123,85 @@ fn kernel_run_streams_what_the_snapshot_asks_for() {
         assert!(other.sweep_stream().is_none());
     }
 }
+
+/// A live store of several runs of `n` vertices, as flushes and merges leave it: edges
+/// inserted over five flushes, some deleted (tombstones) and some re-inserted in later
+/// runs, a vertex deleted, and the last two batches left in the memtable (a run in DRAM).
+fn live(dir: &std::path::Path, undirected: bool, n: u64) -> Graph {
+    // Fanout 2 and partitions of 64 ids: merges write sparse partition runs.
+    let opts = Options::new().undirected(Some(undirected)).threads(2);
+    let mut g = Graph::create(dir, opts.fanout(2).partition_bits(6)).unwrap();
+    let mut x = 0x2545_f491_u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n, (x >> 32) % n)
+    };
+    let mut all = Vec::new();
+    for round in 0..7 {
+        if round == 5 {
+            // The last batches stay in the memtable of a writer that merges nothing more:
+            // the snapshot's runs are those on the medium and one in DRAM.
+            g.close().unwrap();
+            g = Graph::open(dir, Options::new().background(false)).unwrap();
+        }
+        let edges: Vec<(u64, u64)> = (0..2 * n).map(|_| next()).collect();
+        g.insert_edges(&edges).unwrap();
+        if round > 0 {
+            // Old edges out, some of them back: tombstones, and re-adds above them.
+            let gone: Vec<(u64, u64)> = all.iter().copied().step_by(7).collect();
+            g.delete_edges(&gone).unwrap();
+            g.insert_edges(&gone[..gone.len() / 3]).unwrap();
+        }
+        if round == 2 {
+            g.delete_vertex(5).unwrap();
+        }
+        all.extend(edges);
+        if round < 5 {
+            g.flush().unwrap();
+        }
+    }
+    g
+}
+
+/// A live store's runs streamed window by window and merged give both PageRanks what the
+/// snapshot gives read in place, for any window (one vertex's lists per window too), with
+/// tombstones and a DRAM run among the runs; through `kernel::run` the view names itself.
+#[test]
+fn pagerank_on_streamed_runs_equals_pagerank_in_place() {
+    use crate::algo::kernel::{self, Kernel, Params};
+    use crate::SweepReads;
+    for undirected in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let g = live(dir.path(), undirected, 700);
+        let mapped = g.snapshot().unwrap();
+        let runs = mapped.runs();
+        assert!(runs.len() > 2, "{} runs", runs.len());
+        assert!(
+            runs.iter().any(|r| r.header.part_shift() > 0),
+            "partition runs"
+        );
+        assert!(runs.iter().any(|r| r.in_dram()), "a DRAM run");
+        let want = pageranks(&mapped);
+        for w in [9, 4096, 1 << 20] {
+            let s = g.snapshot().unwrap();
+            assert!(s.stream_in_windows(w), "file-backed plain runs stream");
+            assert_eq!(pageranks(&s), want, "window {w}, undirected {undirected}");
+            let st = s.sweep_stream().expect("streamed");
+            assert!(
+                st.bytes_read > 0 && st.fallbacks == 0,
+                "{st:?} {w} {undirected}"
+            );
+            if std::env::var("CI").as_deref() == Ok("true") {
+                assert!(st.direct, "the test's file system refused O_DIRECT reads");
+            }
+        }
+        let p = Params::default();
+        let s = g.snapshot().unwrap().with_sweep_reads(SweepReads::Streamed);
+        assert_eq!(kernel::prepare(&s, Kernel::Pr, &p), "runs-streamed");
+        let in_place = g.snapshot().unwrap().with_sweep_reads(SweepReads::Mapped);
+        let want = kernel::run(&in_place, Kernel::Pr, &p).unwrap().values;
+        assert_eq!(kernel::run(&s, Kernel::Pr, &p).unwrap().values, want);
+    }
+}

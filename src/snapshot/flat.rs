@@ -187,7 +187,11 @@ impl Snapshot {
             meta: self.meta(),
             out: Adj::of(r.dir(Dir::Out))?,
             inn: Adj::of(r.dir(Dir::In))?,
-            stream: self.in_stream.get().and_then(Option::as_ref),
+            stream: self
+                .stream
+                .get()
+                .and_then(Option::as_ref)
+                .and_then(|s| s.one()),
         })
     }
 }

@@ -51,8 +51,8 @@ pub struct Snapshot {
     /// How sweeps read a compacted run's in-lists.
     sweep_reads: SweepReads,
     /// The in-lists opened for streamed sweeps, decided on the first plan and shared by
-    /// clones (`None` inside: read through the mapping).
-    in_stream: Arc<std::sync::OnceLock<Option<stream::InStream>>>,
+    /// clones (`None` inside: read through the mappings).
+    stream: Arc<std::sync::OnceLock<Option<stream::Streamed>>>,
     /// Whether the store is weighted, known even before any run holds an edge.
     weighted_store: bool,
     /// The names of a string-keyed store as of this snapshot (external ids number them).
@@ -105,7 +105,7 @@ impl Snapshot {
             runs_index: Default::default(),
             copy_budget: None,
             sweep_reads: SweepReads::Auto,
-            in_stream: Default::default(),
+            stream: Default::default(),
             weighted_store: false,
             names: None,
         }
@@ -512,6 +512,12 @@ impl GraphView for Snapshot {
     }
     fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
         self.has_dir_edge(Dir::Out, u, v)
+    }
+    fn sweep_in<S: SweepIn>(&self, s: &mut S) {
+        match self.runs_stream() {
+            Some(stream) => stream.sweep(self, s),
+            None => s.visit(0..self.n, self),
+        }
     }
 }
 

@@ -173,7 +173,11 @@ impl Snapshot {
             meta: self.meta(),
             out: PackedAdj::of(r.dir(Dir::Out))?,
             inn: PackedAdj::of(r.dir(Dir::In))?,
-            stream: self.in_stream.get().and_then(Option::as_ref),
+            stream: self
+                .stream
+                .get()
+                .and_then(Option::as_ref)
+                .and_then(|s| s.one()),
         })
     }
 }

@@ -188,6 +188,10 @@ impl Snapshot {
         if !(2..=MAX_RUNS).contains(&r) || self.runs.iter().any(|r| is_packed(r)) {
             return None;
         }
+        if self.runs_stream().is_some() {
+            // Its sweeps stream the runs and merge each window: the snapshot reads them.
+            return None;
+        }
         let idx = self.runs_index.get_or_init(|| {
             let out = self.layer(Dir::Out)?;
             let inn = match self.undirected {

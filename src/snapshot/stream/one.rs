@@ -1,67 +1,14 @@
-//! Sweeps that stream a compacted run's in-lists from the medium, for graphs larger than
-//! the memory left.
-//!
-//! PageRank reads every in-list once per pass. When those lists do not fit the DRAM
-//! available (a memory cgroup below the store's size, or a store larger than the machine),
-//! reading them through the run's mapping costs a page fault per page and fills the page
-//! cache that the cap must then evict, every pass: 0.40 GB/s on this project's VM against
-//! the disk's 1.6 GB/s with direct reads. So a streamed sweep reads the lists itself, in
-//! file order, a **window** of vertices at a time, into one of two DRAM buffers, with
-//! direct I/O ([`SweepFile`]): a reader thread fills the next window while the kernel's
-//! threads work on the current one. What stays in DRAM is O(V): the kernel's vertex state
-//! and the run's offsets (which are read through the mapping, 8 bytes per vertex), plus the
-//! buffers.
-//!
-//! A compressed run streams the same way: its windows hold the vertices' packed streams,
-//! decoded in the buffer as they would be in the mapping, so a pass reads as many fewer
-//! bytes as compression saved.
-//!
-//! Chosen per snapshot by `Snapshot::plan_in_stream` ([`SweepReads`]). A read that fails
-//! falls back to the mapping for that window, as does a single list longer than a window:
-//! the bytes are the same, checked once by the run's checksums, and the kernel's result
-//! does not depend on how they came.
+//! Streaming one compacted run's in-lists: a window is one read of consecutive lists.
 
-use super::flat::{Adj, FlatView};
-use super::packed::{PackedAdj, PackedView};
-use super::{GraphView, Snapshot, SweepIn};
+use super::super::flat::{Adj, FlatView};
+use super::super::packed::{PackedAdj, PackedView};
+use super::super::{GraphView, SweepIn};
+use super::{pipeline, Buffers, Filled, StreamStats};
 use crate::medium::{AlignedBuf, SweepFile, ALIGN};
 use crate::run::{Dir, Run};
 use crate::types::{VertexId, ID_BYTES};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{mpsc, Mutex};
-
-/// How kernels read the lists they sweep pass after pass (PageRank's in-lists) from a
-/// compacted, file-backed store.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SweepReads {
-    /// Streamed when the lists and the kernel's vertex state (about 48 B per vertex) do not
-    /// fit the DRAM available (`MemAvailable`, or a memory cgroup's headroom when lower),
-    /// else read through the mapping.
-    #[default]
-    Auto,
-    /// Through the mapping, always.
-    Mapped,
-    /// Streamed whenever the medium can (a file-backed compacted run).
-    Streamed,
-}
-
-/// Window sizes: a larger window costs DRAM twice (two buffers), a smaller one more reads
-/// and more synchronisation per pass. 1 MiB reads already reach the disk's direct-read
-/// bandwidth; 16-64 MiB windows keep a Kron24 pass at a few dozen windows.
-const MIN_WINDOW: usize = 4 << 20;
-const MAX_WINDOW: usize = 64 << 20;
-
-/// Window buffers per stream: the one the kernel reads and the ones the reader fills
-/// ahead of it. A third buffer (two windows ahead) measured -3 % on gap-pr on a
-/// compressed Kron24 store under a 768 MiB cap and +2 % on a plain one (interleaved
-/// rounds): noise, for a window more of DRAM.
-const BUFFERS: usize = 2;
-
-/// DRAM a sweeping kernel holds per vertex besides the lists, for [`SweepReads::Auto`]: the
-/// README's memory model measured PageRank on a compacted store at 48-49 B per vertex
-/// (scores, contributions, degrees, the output sorted by external id).
-const STATE_PER_VERTEX: u64 = 48;
 
 /// One run's in-lists, opened for streamed sweeps.
 pub(crate) struct InStream {
@@ -75,80 +22,7 @@ pub(crate) struct InStream {
     /// Windows read through the mapping after their read failed.
     fallbacks: AtomicU64,
     /// The window buffers between passes.
-    buffers: Mutex<Vec<AlignedBuf>>,
-}
-
-/// What a snapshot's streamed sweeps read (see [`Snapshot::sweep_stream`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StreamStats {
-    /// Whether the reads bypass the page cache (`O_DIRECT`); false where the file system
-    /// refused that and plain reads filled the same buffers.
-    pub direct: bool,
-    /// Bytes read from the run's file so far.
-    pub bytes_read: u64,
-    /// Windows read through the mapping instead, because their read failed.
-    pub fallbacks: u64,
-    /// Bytes of lists a window holds at most.
-    pub window: usize,
-}
-
-impl Snapshot {
-    /// A kernel is about to sweep every in-list through [`GraphView::sweep_in`]: a
-    /// compacted, file-backed run then opens them for streamed sweeps if the snapshot's
-    /// [`SweepReads`] asks for it (by default, when they and the kernel's vertex state do
-    /// not fit the DRAM available). Decided once per snapshot; other snapshots need nothing.
-    pub(crate) fn plan_in_stream(&self) {
-        self.in_stream
-            .get_or_init(|| self.open_in_stream(self.sweep_reads));
-    }
-
-    /// Opens the in-lists for streamed sweeps if this snapshot is one compacted, file-backed
-    /// run and `reads` asks for it (`Auto`: the lists and the kernel's state do not fit the
-    /// DRAM available). `None` otherwise, and when the file cannot be opened: the mapping is
-    /// read.
-    fn open_in_stream(&self, reads: SweepReads) -> Option<InStream> {
-        let [run] = &self.runs[..] else { return None };
-        let section = in_lists(run)?;
-        // What the pass must find in DRAM besides the lists: the kernel's vertex state.
-        let need = section.len() as u64 + self.n as u64 * STATE_PER_VERTEX;
-        let available = crate::medium::dram::available();
-        let stream = match reads {
-            SweepReads::Mapped => false,
-            SweepReads::Streamed => true,
-            SweepReads::Auto => available.is_some_and(|a| need > a),
-        };
-        if !stream || section.is_empty() {
-            return None;
-        }
-        let window = (available.unwrap_or(0) / 16).clamp(MIN_WINDOW as u64, MAX_WINDOW as u64);
-        InStream::open(run, section, window as usize)
-    }
-
-    /// Tests: streams the in-lists in windows of `window` bytes whatever the DRAM
-    /// available; whether the medium could.
-    #[cfg(test)]
-    pub(crate) fn stream_in_windows(&self, window: usize) -> bool {
-        let [run] = &self.runs[..] else { return false };
-        let Some(section) = in_lists(run) else {
-            return false;
-        };
-        self.in_stream
-            .get_or_init(|| InStream::open(run, section, window))
-            .is_some()
-    }
-
-    /// How this snapshot's sweeps read its in-lists: `None` through the mapping (the
-    /// default in memory, and before a kernel that sweeps was prepared); else streamed, with
-    /// what the streamed reads did so far.
-    pub fn sweep_stream(&self) -> Option<StreamStats> {
-        let st = self.in_stream.get()?.as_ref()?;
-        Some(StreamStats {
-            direct: st.file.is_direct(),
-            bytes_read: st.file.bytes_read(),
-            fallbacks: st.fallbacks.load(Relaxed),
-            window: st.window,
-        })
-    }
+    buffers: Buffers,
 }
 
 /// Where each indexed vertex's in-list starts in its section, in bytes, plus the end.
@@ -185,7 +59,7 @@ impl Starts<'_> {
 
 /// Run `run`'s in-direction lists as its file holds them, if it is dense and free of
 /// tombstones: the neighbor ids of a plain run, the streams of a packed one.
-fn in_lists(run: &Run) -> Option<&[u8]> {
+pub(super) fn in_lists(run: &Run) -> Option<&[u8]> {
     let d = run.dir(Dir::In);
     match &d.packed {
         Some(p) => PackedAdj::of(d).map(|_| p.bytes.get()),
@@ -194,17 +68,30 @@ fn in_lists(run: &Run) -> Option<&[u8]> {
 }
 
 impl InStream {
-    /// `section`, one of `run`'s, opened for streaming in windows of `window` bytes.
-    fn open(run: &Run, section: &[u8], window: usize) -> Option<InStream> {
+    /// `run`'s in-lists opened for streaming in windows of `window` bytes, if it is dense,
+    /// free of tombstones and file-backed.
+    pub(super) fn open(run: &Run, window: usize) -> Option<InStream> {
+        let section = in_lists(run)?;
         let at = run.file_offset(section)?;
         let file = run.file.as_ref()?.open_sweep().ok()??;
+        let window = window.max(1);
         Some(InStream {
             file,
             at,
-            window: window.max(1),
+            window,
             fallbacks: AtomicU64::new(0),
-            buffers: Mutex::new(Vec::new()),
+            buffers: Buffers::new(window + 2 * ALIGN),
         })
+    }
+
+    /// What the stream read so far.
+    pub(super) fn stats(&self) -> StreamStats {
+        StreamStats {
+            direct: self.file.is_direct(),
+            bytes_read: self.file.bytes_read(),
+            fallbacks: self.fallbacks.load(Relaxed),
+            window: self.window,
+        }
     }
 
     /// One pass of `s` over the in-lists of `view`, a plain run's, window by window.
@@ -225,10 +112,10 @@ impl InStream {
         })
     }
 
-    /// One pass of `s` over the lists that `starts` places, window by window: a reader
-    /// thread fills one buffer while `s` works on the other. `visit` hands `s` a window's
-    /// view, made from its lists' bytes (the first list first, at least
-    /// [`crate::run::packed::SLACK`] readable bytes after the last) and its vertices.
+    /// One pass of `s` over the lists that `starts` places, window by window (see
+    /// [`pipeline`]). `visit` hands `s` a window's view, made from its lists' bytes (the
+    /// first list first, at least [`crate::run::packed::SLACK`] readable bytes after the
+    /// last) and its vertices.
     fn sweep<V, S, F>(&self, starts: Starts, view: &V, s: &mut S, visit: F)
     where
         V: GraphView,
@@ -237,65 +124,21 @@ impl InStream {
     {
         let n = view.num_vertices();
         let indexed = starts.indexed().min(n);
-        let windows = windows(starts, indexed, self.window);
-        // The channels live inside the scope: if `s` panics, dropping them ends the reader
-        // (its `recv` or `send` fails), which the scope waits for.
-        let kept = std::thread::scope(|scope| {
-            let (full_tx, full_rx) = mpsc::sync_channel::<(Range<usize>, Read)>(1);
-            let (free_tx, free_rx) = mpsc::channel::<AlignedBuf>();
-            for buf in self.take_buffers() {
-                let _ = free_tx.send(buf);
-            }
-            let reader = scope.spawn(move || {
-                for vs in windows {
-                    let Ok(buf) = free_rx.recv() else { break };
-                    let read = self.read(starts, vs.clone(), buf);
-                    if full_tx.send((vs, read)).is_err() {
-                        break;
-                    }
+        let jobs = windows(starts, indexed, self.window);
+        let read = |vs: Range<usize>, buf| self.read(starts, vs, buf);
+        pipeline(jobs, &self.buffers, read, |r: &Read| match r {
+            Read::Filled { buf, skip, vs } => visit(&buf.bytes()[*skip..], vs.clone(), s),
+            Read::Mapped { failed, vs, .. } => {
+                if *failed {
+                    self.fallbacks.fetch_add(1, Relaxed);
                 }
-                free_rx
-            });
-            for (vs, read) in full_rx {
-                let buf = match read {
-                    Read::Filled { buf, skip } => {
-                        visit(&buf.bytes()[skip..], vs, s);
-                        buf
-                    }
-                    Read::Mapped { buf, failed } => {
-                        if failed {
-                            self.fallbacks.fetch_add(1, Relaxed);
-                        }
-                        s.visit(vs, view);
-                        buf
-                    }
-                };
-                let _ = free_tx.send(buf);
+                s.visit(vs.clone(), view)
             }
-            reader.join().ok()
         });
-        if let Some(free) = kept {
-            self.keep_buffers(free.try_iter());
-        }
         if indexed < n {
             // Vertices past the run's index have no lists: nothing to read.
             s.visit(indexed..n, view);
         }
-    }
-
-    /// The pass's buffers: the last pass's, or new ones.
-    fn take_buffers(&self) -> Vec<AlignedBuf> {
-        let mut bufs = std::mem::take(&mut *self.buffers.lock().unwrap_or_else(|p| p.into_inner()));
-        bufs.resize_with(BUFFERS, || AlignedBuf::new(self.window + 2 * ALIGN));
-        bufs
-    }
-
-    /// Keeps `bufs` for the next pass: zeroing new windows of 64 MiB each pass costs
-    /// more than the pass's synchronisation.
-    fn keep_buffers(&self, bufs: impl Iterator<Item = AlignedBuf>) {
-        let mut kept = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
-        kept.extend(bufs);
-        kept.truncate(BUFFERS);
     }
 
     /// Reads the lists of vertices `vs` into `buf`, with a page to spare after them. A
@@ -307,26 +150,51 @@ impl InStream {
         let first = start - start % ALIGN as u64;
         let len = ((end - first) as usize).next_multiple_of(ALIGN);
         if buf.capacity() < len + ALIGN {
-            return Read::Mapped { buf, failed: false };
+            return Read::Mapped {
+                buf,
+                failed: false,
+                vs,
+            };
         }
         match self.file.read_at(first, &mut buf.bytes_mut()[..len]) {
             Ok(got) if got as u64 >= end - first => Read::Filled {
                 buf,
                 skip: (start - first) as usize,
+                vs,
             },
-            _ => Read::Mapped { buf, failed: true },
+            _ => Read::Mapped {
+                buf,
+                failed: true,
+                vs,
+            },
         }
     }
 }
 
-/// What the reader hands over for one window.
+/// What the reader hands over for the window of vertices `vs`.
 enum Read {
     /// The window's lists, in `buf` from byte `skip` on (the read starts at a page
     /// boundary).
-    Filled { buf: AlignedBuf, skip: usize },
+    Filled {
+        buf: AlignedBuf,
+        skip: usize,
+        vs: Range<usize>,
+    },
     /// The window is read through the mapping: its lists do not fit a buffer, or their read
     /// `failed`. The buffer goes back for the next window.
-    Mapped { buf: AlignedBuf, failed: bool },
+    Mapped {
+        buf: AlignedBuf,
+        failed: bool,
+        vs: Range<usize>,
+    },
+}
+
+impl Filled for Read {
+    fn into_buf(self) -> AlignedBuf {
+        match self {
+            Read::Filled { buf, .. } | Read::Mapped { buf, .. } => buf,
+        }
+    }
 }
 
 /// Consecutive ranges of the vertices `0..indexed`, each holding at most `window` bytes
@@ -442,7 +310,7 @@ macro_rules! window_view_methods {
         }
     };
 }
-pub(super) use window_view_methods;
+pub(crate) use window_view_methods;
 
 impl GraphView for Window<'_, '_> {
     window_view_methods!();

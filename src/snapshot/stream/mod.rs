@@ -1,0 +1,257 @@
+//! Sweeps that stream in-lists from the medium, for graphs larger than the memory left.
+//!
+//! PageRank reads every in-list once per pass. When those lists do not fit the DRAM
+//! available (a memory cgroup below the store's size, or a store larger than the machine),
+//! reading them through the runs' mappings costs a page fault per page and fills the page
+//! cache that the cap must then evict, every pass: 0.40 GB/s on this project's VM against
+//! the disk's 1.6 GB/s with direct reads. So a streamed sweep reads the lists itself, in
+//! file order, a **window** of vertices at a time, into one of two DRAM buffers, with
+//! direct I/O ([`SweepFile`](crate::medium::SweepFile)): a reader thread fills the next
+//! window while the kernel's threads work on the current one ([`pipeline`]). What stays in
+//! DRAM is O(V): the kernel's vertex state, what the view reads of other lists, plus the
+//! buffers.
+//!
+//! Two shapes of snapshot stream:
+//! - **one compacted run** ([`one`]): a window is one read of the run's lists, plain ids or
+//!   compressed streams, read by the kernel in the buffer as it would read the mapping;
+//! - **several plain runs** ([`runs`]), a live store: a window is one read per run of the
+//!   part of its index and lists that the window's vertices own, and the kernel's threads
+//!   first merge those parts into one CSR of the window's live lists (newer runs'
+//!   tombstones applied), then sweep it as they would a compacted run.
+//!
+//! Chosen per snapshot by `Snapshot::plan_in_stream` ([`SweepReads`]). A read that fails
+//! falls back to the mapping for that window, as does a window that does not fit a buffer
+//! (one vertex's lists past the window size): the bytes are the same, checked once by the
+//! run's checksums, and the kernel's result does not depend on how they came.
+
+mod one;
+mod runs;
+
+pub(crate) use one::{window_view_methods, InStream, Starts};
+pub(crate) use runs::RunsStream;
+
+use super::Snapshot;
+use crate::medium::AlignedBuf;
+use std::sync::{mpsc, Mutex};
+
+/// How kernels read the lists they sweep pass after pass (PageRank's in-lists) from a
+/// file-backed store.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SweepReads {
+    /// Streamed when the lists and the kernel's vertex state (about 48 B per vertex) do not
+    /// fit the DRAM available (`MemAvailable`, or a memory cgroup's headroom when lower),
+    /// else read through the mapping.
+    #[default]
+    Auto,
+    /// Through the mapping, always.
+    Mapped,
+    /// Streamed whenever the medium can (file-backed runs, none of several compressed).
+    Streamed,
+}
+
+/// Window sizes: a larger window costs DRAM twice (two buffers), a smaller one more reads
+/// and more synchronisation per pass. 1 MiB reads already reach the disk's direct-read
+/// bandwidth; 16-64 MiB windows keep a Kron24 pass at a few dozen windows.
+const MIN_WINDOW: usize = 4 << 20;
+const MAX_WINDOW: usize = 64 << 20;
+
+/// Window buffers per stream: the one the kernel reads and the ones the reader fills
+/// ahead of it. A third buffer (two windows ahead) measured -3 % on gap-pr on a
+/// compressed Kron24 store under a 768 MiB cap and +2 % on a plain one (interleaved
+/// rounds): noise, for a window more of DRAM.
+const BUFFERS: usize = 2;
+
+/// DRAM a sweeping kernel holds per vertex besides the lists, for [`SweepReads::Auto`]: the
+/// README's memory model measured PageRank on a compacted store at 48-49 B per vertex
+/// (scores, contributions, degrees, the output sorted by external id).
+const STATE_PER_VERTEX: u64 = 48;
+
+/// A snapshot's in-lists opened for streamed sweeps.
+pub(crate) enum Streamed {
+    /// Its one compacted run's.
+    One(InStream),
+    /// Its several plain runs'.
+    Runs(RunsStream),
+}
+
+impl Streamed {
+    /// The stream of a one-run snapshot.
+    pub(crate) fn one(&self) -> Option<&InStream> {
+        match self {
+            Streamed::One(s) => Some(s),
+            Streamed::Runs(_) => None,
+        }
+    }
+
+    /// The stream of a several-run snapshot.
+    pub(crate) fn runs(&self) -> Option<&RunsStream> {
+        match self {
+            Streamed::Runs(s) => Some(s),
+            Streamed::One(_) => None,
+        }
+    }
+}
+
+/// What a snapshot's streamed sweeps read (see [`Snapshot::sweep_stream`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamStats {
+    /// Whether the reads bypass the page cache (`O_DIRECT`); false where the file system
+    /// refused that and plain reads filled the same buffers.
+    pub direct: bool,
+    /// Bytes read from the runs' files so far.
+    pub bytes_read: u64,
+    /// Windows read through the mapping instead, because their read failed.
+    pub fallbacks: u64,
+    /// Bytes a window holds at most.
+    pub window: usize,
+}
+
+/// The window buffers of one stream, kept between passes: zeroing new windows of 64 MiB
+/// each pass costs more than the pass's synchronisation.
+pub(super) struct Buffers {
+    size: usize,
+    kept: Mutex<Vec<AlignedBuf>>,
+}
+
+impl Buffers {
+    /// Buffers of `size` usable bytes each, made on the first pass.
+    pub(super) fn new(size: usize) -> Buffers {
+        Buffers {
+            size,
+            kept: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The pass's buffers: the last pass's, or new ones.
+    fn take(&self) -> Vec<AlignedBuf> {
+        let mut bufs = std::mem::take(&mut *self.kept.lock().unwrap_or_else(|p| p.into_inner()));
+        bufs.resize_with(BUFFERS, || AlignedBuf::new(self.size));
+        bufs
+    }
+
+    /// Keeps `bufs` for the next pass.
+    fn keep(&self, bufs: impl Iterator<Item = AlignedBuf>) {
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        kept.extend(bufs);
+        kept.truncate(BUFFERS);
+    }
+}
+
+/// Carries a filled buffer from the reader thread to the pass, and back.
+pub(super) trait Filled: Send {
+    /// The buffer, once the pass is done with it.
+    fn into_buf(self) -> AlignedBuf;
+}
+
+/// One pass over `jobs` (windows, in file order), double-buffered: a reader thread runs
+/// `read` on each job with a free buffer of `buffers` while `consume` works on the one
+/// read before it, on the calling thread (whose kernel work fans out to the thread pool).
+pub(super) fn pipeline<J, R, F, C>(jobs: Vec<J>, buffers: &Buffers, read: F, mut consume: C)
+where
+    J: Send,
+    R: Filled,
+    F: Fn(J, AlignedBuf) -> R + Sync,
+    C: FnMut(&R),
+{
+    // The channels live inside the scope: if `consume` panics, dropping them ends the
+    // reader (its `recv` or `send` fails), which the scope waits for.
+    let kept = std::thread::scope(|scope| {
+        let (full_tx, full_rx) = mpsc::sync_channel::<R>(1);
+        let (free_tx, free_rx) = mpsc::channel::<AlignedBuf>();
+        for buf in buffers.take() {
+            let _ = free_tx.send(buf);
+        }
+        let read = &read;
+        let reader = scope.spawn(move || {
+            for job in jobs {
+                let Ok(buf) = free_rx.recv() else { break };
+                if full_tx.send(read(job, buf)).is_err() {
+                    break;
+                }
+            }
+            free_rx
+        });
+        for filled in full_rx {
+            consume(&filled);
+            let _ = free_tx.send(filled.into_buf());
+        }
+        reader.join().ok()
+    });
+    if let Some(free) = kept {
+        buffers.keep(free.try_iter());
+    }
+}
+
+/// The window size for streams when `available` bytes of DRAM are left: a sixteenth of it,
+/// within [`MIN_WINDOW`]..=[`MAX_WINDOW`].
+fn window_for(available: Option<u64>) -> usize {
+    (available.unwrap_or(0) / 16).clamp(MIN_WINDOW as u64, MAX_WINDOW as u64) as usize
+}
+
+impl Snapshot {
+    /// A kernel is about to sweep every in-list through
+    /// [`GraphView::sweep_in`](super::GraphView::sweep_in): a file-backed snapshot then
+    /// opens them for streamed sweeps if its [`SweepReads`] asks for it (by default, when
+    /// they and the kernel's vertex state do not fit the DRAM available). Decided once per
+    /// snapshot; other snapshots need nothing.
+    pub(crate) fn plan_in_stream(&self) {
+        self.stream
+            .get_or_init(|| self.open_stream(self.sweep_reads));
+    }
+
+    /// Opens the in-lists for streamed sweeps if `reads` asks for it (`Auto`: the lists
+    /// and the kernel's state do not fit the DRAM available) and the snapshot can stream:
+    /// one compacted run, or several plain runs. `None` otherwise, and when a file cannot
+    /// be opened: the mappings are read.
+    fn open_stream(&self, reads: SweepReads) -> Option<Streamed> {
+        let lists = match &self.runs[..] {
+            [] => return None,
+            [run] => one::in_lists(run)?.len() as u64,
+            runs => runs::in_bytes(runs)?,
+        };
+        // What the pass must find in DRAM besides the lists: the kernel's vertex state.
+        let need = lists + self.n as u64 * STATE_PER_VERTEX;
+        let available = crate::medium::dram::available();
+        let stream = match reads {
+            SweepReads::Mapped => false,
+            SweepReads::Streamed => true,
+            SweepReads::Auto => available.is_some_and(|a| need > a),
+        };
+        if !stream || lists == 0 {
+            return None;
+        }
+        self.open_stream_in(window_for(available))
+    }
+
+    /// The snapshot's in-lists opened for streaming in windows of `window` bytes.
+    fn open_stream_in(&self, window: usize) -> Option<Streamed> {
+        match &self.runs[..] {
+            [run] => InStream::open(run, window).map(Streamed::One),
+            runs => RunsStream::open(runs, self.n, window).map(Streamed::Runs),
+        }
+    }
+
+    /// Tests: streams the in-lists in windows of `window` bytes whatever the DRAM
+    /// available; whether the medium could.
+    #[cfg(test)]
+    pub(crate) fn stream_in_windows(&self, window: usize) -> bool {
+        self.stream
+            .get_or_init(|| self.open_stream_in(window))
+            .is_some()
+    }
+
+    /// The several-run stream, when one was opened.
+    pub(crate) fn runs_stream(&self) -> Option<&RunsStream> {
+        self.stream.get()?.as_ref()?.runs()
+    }
+
+    /// How this snapshot's sweeps read its in-lists: `None` through the mapping (the
+    /// default in memory, and before a kernel that sweeps was prepared); else streamed, with
+    /// what the streamed reads did so far.
+    pub fn sweep_stream(&self) -> Option<StreamStats> {
+        Some(match self.stream.get()?.as_ref()? {
+            Streamed::One(s) => s.stats(),
+            Streamed::Runs(s) => s.stats(),
+        })
+    }
+}
