@@ -168,6 +168,7 @@ fn live(dir: &std::path::Path, undirected: bool, n: u64) -> Graph {
 /// A live store's runs streamed window by window and merged give both PageRanks what the
 /// snapshot gives read in place, for any window (one vertex's lists per window too), with
 /// tombstones and a DRAM run among the runs; through `kernel::run` the view names itself.
+/// The snapshot's degrees, counted run by run, are those it gives vertex by vertex.
 #[test]
 fn pagerank_on_streamed_runs_equals_pagerank_in_place() {
     use crate::algo::kernel::{self, Kernel, Params};
@@ -183,6 +184,11 @@ fn pagerank_on_streamed_runs_equals_pagerank_in_place() {
             "partition runs"
         );
         assert!(runs.iter().any(|r| r.in_dram()), "a DRAM run");
+        // Degrees counted run by run are those searched vertex by vertex.
+        let one_by_one: Vec<usize> = (0..mapped.num_vertices())
+            .map(|v| mapped.out_degree(v as crate::VertexId))
+            .collect();
+        assert_eq!(mapped.out_degrees(), one_by_one);
         let want = pageranks(&mapped);
         for w in [9, 4096, 1 << 20] {
             let s = g.snapshot().unwrap();

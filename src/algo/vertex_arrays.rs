@@ -15,8 +15,9 @@ pub(crate) fn exists_flags<G: GraphView>(g: &G) -> Vec<bool> {
 /// 1 / out-degree per dense id, 0 for a vertex without out-edges: PageRank multiplies by
 /// it instead of dividing, and a 0 marks a sink (whose contribution nobody reads).
 pub(crate) fn inverse_out_degrees<G: GraphView>(g: &G) -> Vec<f64> {
-    par_vertices(g.num_vertices())
-        .map(|v| match g.out_degree(v) {
+    g.out_degrees()
+        .into_par_iter()
+        .map(|d| match d {
             0 => 0.0,
             d => 1.0 / d as f64,
         })

@@ -7,6 +7,7 @@
 
 mod chains;
 mod csr;
+mod degrees;
 mod export;
 mod flat;
 mod layered;
@@ -468,6 +469,9 @@ impl GraphView for Snapshot {
     }
     fn in_degree(&self, v: VertexId) -> usize {
         self.degree(Dir::In, v)
+    }
+    fn out_degrees(&self) -> Vec<usize> {
+        self.degrees(Dir::Out)
     }
     #[inline]
     fn for_each_out<F: FnMut(VertexId)>(&self, v: VertexId, mut f: F) {

@@ -28,6 +28,18 @@ pub trait GraphView: Sync {
     fn vertex_exists(&self, v: VertexId) -> bool;
     /// Out-degree of `v`.
     fn out_degree(&self, v: VertexId) -> usize;
+    /// Every vertex's out-degree, by dense id: [`GraphView::out_degree`] of each, for
+    /// kernels that need them all. A snapshot of many runs counts them run by run instead
+    /// of searching each run for each vertex.
+    fn out_degrees(&self) -> Vec<usize>
+    where
+        Self: Sized,
+    {
+        use rayon::prelude::*;
+        crate::types::par_vertices(self.num_vertices())
+            .map(|v| self.out_degree(v))
+            .collect()
+    }
     /// In-degree of `v`.
     fn in_degree(&self, v: VertexId) -> usize;
     /// Calls `f` for each out-neighbor of `v` (order unspecified).
