@@ -31,7 +31,8 @@ pub(crate) use one::{window_view_methods, InStream, Starts};
 pub(crate) use runs::RunsStream;
 
 use super::Snapshot;
-use crate::medium::AlignedBuf;
+use crate::medium::{AlignedBuf, SweepFile, ALIGN};
+use std::ops::Range;
 use std::sync::{mpsc, Mutex};
 
 /// How kernels read the lists they sweep pass after pass (PageRank's in-lists) from a
@@ -180,6 +181,87 @@ where
     if let Some(free) = kept {
         buffers.keep(free.try_iter());
     }
+}
+
+/// Reads in flight at once while a window is read: one at a time, each waits out the
+/// device's latency. A window of Kron24's 47 runs is about 140 reads, many small, and a
+/// pass read 1.0 GB/s of what `dd` reads at 1.1-1.6; four at a time cut the pass by 10 %.
+const READERS: usize = 4;
+
+/// The pieces a one-section window is read in, so that [`READERS`] of them are in flight.
+pub(super) const PIECE: usize = 4 << 20;
+
+/// One read of a window: from `first` (a multiple of [`ALIGN`]) in `file`, `len` bytes (a
+/// multiple too) into the window's buffer at `pos`, of which the first `need` must come
+/// back (the rest is past the end of the file, or of what the window wants).
+pub(super) struct SectionRead<'f> {
+    file: &'f SweepFile,
+    first: u64,
+    pub(super) len: usize,
+    pub(super) pos: usize,
+    need: usize,
+}
+
+impl<'f> SectionRead<'f> {
+    /// The read of `range` of `file` into the buffer from `pos` (a multiple of [`ALIGN`]),
+    /// from the page boundary below it; and where the range lands in the buffer.
+    pub(super) fn place(
+        file: &'f SweepFile,
+        range: Range<u64>,
+        pos: usize,
+    ) -> (SectionRead<'f>, Range<usize>) {
+        let first = range.start - range.start % ALIGN as u64;
+        let need = (range.end - first) as usize;
+        let skip = (range.start - first) as usize;
+        let r = SectionRead {
+            file,
+            first,
+            len: need.next_multiple_of(ALIGN),
+            pos,
+            need,
+        };
+        (r, pos + skip..pos + need)
+    }
+
+    /// The same read in pieces of at most `piece` bytes (a multiple of [`ALIGN`]).
+    pub(super) fn split(self, piece: usize) -> Vec<SectionRead<'f>> {
+        (0..self.len)
+            .step_by(piece)
+            .map(|k| SectionRead {
+                file: self.file,
+                first: self.first + k as u64,
+                len: piece.min(self.len - k),
+                pos: self.pos + k,
+                need: self.need.saturating_sub(k).min(piece),
+            })
+            .collect()
+    }
+}
+
+/// Performs `reads` (in buffer order, disjoint, within it) into `buf`, [`READERS`] at a
+/// time; whether every one read what it needs.
+pub(super) fn read_all(reads: &[SectionRead], buf: &mut AlignedBuf) -> bool {
+    let mut rest = buf.bytes_mut();
+    let mut cut = 0;
+    let mut jobs: Vec<Vec<(&SectionRead, &mut [u8])>> = (0..READERS).map(|_| Vec::new()).collect();
+    for (k, r) in reads.iter().enumerate() {
+        let (_, tail) = rest.split_at_mut(r.pos - cut);
+        let (mine, tail) = tail.split_at_mut(r.len);
+        jobs[k % READERS].push((r, mine));
+        (rest, cut) = (tail, r.pos + r.len);
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (jobs.into_iter())
+            .filter(|job| !job.is_empty())
+            .map(|job| {
+                scope.spawn(move || {
+                    (job.into_iter())
+                        .all(|(r, dst)| r.file.read_at(r.first, dst).is_ok_and(|got| got >= r.need))
+                })
+            })
+            .collect();
+        handles.into_iter().all(|h| h.join().unwrap_or(false))
+    })
 }
 
 /// The window size for streams when `available` bytes of DRAM are left: a sixteenth of it,

@@ -3,7 +3,7 @@
 use super::super::flat::{Adj, FlatView};
 use super::super::packed::{PackedAdj, PackedView};
 use super::super::{GraphView, SweepIn};
-use super::{pipeline, Buffers, Filled, StreamStats};
+use super::{pipeline, read_all, Buffers, Filled, SectionRead, StreamStats, PIECE};
 use crate::medium::{AlignedBuf, SweepFile, ALIGN};
 use crate::run::{Dir, Run};
 use crate::types::{VertexId, ID_BYTES};
@@ -145,24 +145,22 @@ impl InStream {
     /// window longer than the buffer (one vertex's list past the window size) and a read
     /// that fails or comes back short are read through the mapping instead.
     fn read(&self, starts: Starts, vs: Range<usize>, mut buf: AlignedBuf) -> Read {
-        let start = self.at + starts.at(vs.start);
-        let end = self.at + starts.at(vs.end);
-        let first = start - start % ALIGN as u64;
-        let len = ((end - first) as usize).next_multiple_of(ALIGN);
-        if buf.capacity() < len + ALIGN {
+        let range = self.at + starts.at(vs.start)..self.at + starts.at(vs.end);
+        let (whole, landed) = SectionRead::place(&self.file, range, 0);
+        if buf.capacity() < whole.len + ALIGN {
             return Read::Mapped {
                 buf,
                 failed: false,
                 vs,
             };
         }
-        match self.file.read_at(first, &mut buf.bytes_mut()[..len]) {
-            Ok(got) if got as u64 >= end - first => Read::Filled {
+        match read_all(&whole.split(PIECE), &mut buf) {
+            true => Read::Filled {
                 buf,
-                skip: (start - first) as usize,
+                skip: landed.start,
                 vs,
             },
-            _ => Read::Mapped {
+            false => Read::Mapped {
                 buf,
                 failed: true,
                 vs,

@@ -19,7 +19,7 @@
 //! vertex, which took a Kron24 PageRank under a 768 MiB cap from 20-23 s to 18 s.
 
 use super::super::{GraphView, Snapshot, SweepIn};
-use super::{pipeline, window_view_methods, Buffers, Filled, StreamStats};
+use super::{pipeline, read_all, window_view_methods, Buffers, Filled, SectionRead, StreamStats};
 use crate::medium::{AlignedBuf, SweepFile, ALIGN};
 use crate::run::{Dir, DirData, Run};
 use crate::types::{VertexId, ID_BYTES};
@@ -164,6 +164,7 @@ impl RunsStream {
     /// failed: the window is then read through the mappings.
     fn read<'p>(&self, w: &'p WindowPlan, mut buf: AlignedBuf) -> RunsRead<'p> {
         let mut at = Vec::with_capacity(w.parts.len());
+        let mut reads = Vec::new();
         let mut pos = 0;
         for p in &w.parts {
             let Some(f) = &self.files[p.run] else {
@@ -179,24 +180,20 @@ impl RunsStream {
             ];
             let mut got = [0..0, 0..0, 0..0];
             for (k, range) in ranges.into_iter().enumerate() {
-                let Some(range) = range else { continue };
-                match read_section(&f.file, range, &mut buf, pos) {
-                    Some((r, next)) => (got[k], pos) = (r, next),
-                    None => {
-                        return RunsRead {
-                            plan: w,
-                            buf,
-                            at: None,
-                        }
-                    }
-                }
+                let Some(range) = range.filter(|r| !r.is_empty()) else {
+                    continue;
+                };
+                let (r, landed) = SectionRead::place(&f.file, range, pos);
+                (got[k], pos) = (landed, r.pos + r.len);
+                reads.push(r);
             }
             at.push(Some(got));
         }
+        let done = pos <= buf.capacity() && read_all(&reads, &mut buf);
         RunsRead {
             plan: w,
             buf,
-            at: Some(at),
+            at: done.then_some(at),
         }
     }
 
@@ -253,34 +250,6 @@ impl Filled for RunsRead<'_> {
     fn into_buf(self) -> AlignedBuf {
         self.buf
     }
-}
-
-/// Reads `range` of `file` into `buf` from `pos` (a multiple of [`ALIGN`]) on, starting at
-/// the page boundary below it; returns where the range landed and the next free aligned
-/// position, or `None` when it does not fit or the read fails or comes back short.
-fn read_section(
-    file: &SweepFile,
-    range: Range<u64>,
-    buf: &mut AlignedBuf,
-    pos: usize,
-) -> Option<(Range<usize>, usize)> {
-    if range.is_empty() {
-        return Some((pos..pos, pos));
-    }
-    let first = range.start - range.start % ALIGN as u64;
-    let len = ((range.end - first) as usize).next_multiple_of(ALIGN);
-    if pos + len > buf.capacity() {
-        return None;
-    }
-    let got = file
-        .read_at(first, &mut buf.bytes_mut()[pos..pos + len])
-        .ok()?;
-    if (got as u64) < range.end - first {
-        return None;
-    }
-    let skip = (range.start - first) as usize;
-    let at = pos + skip..pos + skip + (range.end - range.start) as usize;
-    Some((at, pos + len))
 }
 
 /// Run `run`'s in-direction sections in its file; `Some(None)` for a DRAM run, `None`
