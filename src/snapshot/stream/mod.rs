@@ -24,6 +24,7 @@
 //! (one vertex's lists past the window size): the bytes are the same, checked once by the
 //! run's checksums, and the kernel's result does not depend on how they came.
 
+mod merge;
 mod one;
 mod runs;
 

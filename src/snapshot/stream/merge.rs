@@ -1,0 +1,268 @@
+//! Merging a window of several runs' parts into one CSR of its live lists.
+//!
+//! Per vertex, its slices in every run, oldest first, less what newer runs' tombstones
+//! killed (the rule of the general path). Part by part over chunks of vertices, in
+//! parallel, so the work is the entries and the neighbors, not vertices times runs. The
+//! kernel then sweeps the window ([`MergedWindow`]) as it would a compacted run.
+
+use super::super::{GraphView, Snapshot};
+use super::window_view_methods;
+use crate::run::DirData;
+use crate::types::VertexId;
+use rayon::prelude::*;
+use std::ops::Range;
+
+/// Vertices one task of the merge takes: enough to pay for its cursors' searches.
+const MERGE_CHUNK: usize = 4096;
+
+/// Offsets and neighbor ids of a merged window, kept between windows and passes.
+pub(super) type Merged = (Vec<u64>, Vec<VertexId>);
+
+/// One run's part of a window, wherever it was read: entries `first..` of `dir`.
+pub(super) struct Part<'a> {
+    pub(super) dir: &'a DirData,
+    pub(super) first: usize,
+    /// The entries' vertices (`None`: dense, entry `i` is vertex `i`).
+    pub(super) vids: Option<&'a [VertexId]>,
+    /// Their offsets into `dir`'s neighbors, one more than entries.
+    pub(super) offs: &'a [u64],
+    /// Their neighbors, from `offs[0]` on.
+    pub(super) adds: &'a [VertexId],
+}
+
+impl Part<'_> {
+    /// Entries held.
+    fn len(&self) -> usize {
+        self.offs.len() - 1
+    }
+
+    /// The entry of the first vertex at or after `v`.
+    fn seek(&self, v: usize) -> usize {
+        match self.vids {
+            None => v.saturating_sub(self.first).min(self.len()),
+            Some(ids) => ids.partition_point(|&x| (x as usize) < v),
+        }
+    }
+
+    /// The vertex of entry `e`.
+    #[inline]
+    fn vertex(&self, e: usize) -> usize {
+        match self.vids {
+            None => self.first + e,
+            Some(ids) => ids[e] as usize,
+        }
+    }
+
+    /// Whether entry `e` (if any) is vertex `v`.
+    #[inline]
+    fn holds(&self, e: usize, v: usize) -> bool {
+        e < self.len()
+            && match self.vids {
+                None => self.first + e == v,
+                Some(ids) => ids[e] as usize == v,
+            }
+    }
+
+    /// Entry `e`'s neighbors.
+    #[inline]
+    fn list(&self, e: usize) -> &[VertexId] {
+        let base = self.offs[0];
+        &self.adds[(self.offs[e] - base) as usize..(self.offs[e + 1] - base) as usize]
+    }
+
+    /// Entry `e`'s tombstones (through the mapping; none in most runs).
+    #[inline]
+    fn tombs(&self, e: usize) -> &[VertexId] {
+        self.dir.tombs_at(self.first + e)
+    }
+}
+
+/// What the merge of one window counts once and every later pass reuses: each vertex's
+/// live in-degree, and which vertices are cut (some part tombstones from them). 4 B per
+/// vertex (8 with 64-bit ids), kept for the snapshot's life.
+pub(super) struct Counts {
+    degrees: Vec<VertexId>,
+    /// The cut vertices, as indices into the window, ascending.
+    cut: Vec<u32>,
+}
+
+/// Counts window `vs` from its parts, in parallel over chunks of vertices, part by part
+/// (so the work is the entries, not vertices times runs): neighbors less tombstones, each
+/// of which kills one older run's neighbor.
+pub(super) fn count(parts: &[Part], vs: Range<usize>) -> Counts {
+    let mut degrees: Vec<VertexId> = vec![0; vs.len()];
+    let cut: Vec<Vec<u32>> = (degrees.par_chunks_mut(MERGE_CHUNK).enumerate())
+        .map(|(k, lens)| {
+            let c = vs.start + k * MERGE_CHUNK..vs.start + k * MERGE_CHUNK + lens.len();
+            let mut cut = Vec::new();
+            for p in parts {
+                for e in p.seek(c.start)..p.seek(c.end) {
+                    let i = p.vertex(e) - c.start;
+                    let (adds, dead) = (p.list(e).len() as VertexId, p.tombs(e).len());
+                    // A run's tombstones kill older runs' neighbors: only the sum over the
+                    // parts is a degree, so the parts' terms wrap on the way.
+                    lens[i] = lens[i].wrapping_add(adds).wrapping_sub(dead as VertexId);
+                    if dead > 0 {
+                        cut.push((c.start - vs.start + i) as u32);
+                    }
+                }
+            }
+            cut.sort_unstable();
+            cut.dedup();
+            cut
+        })
+        .collect();
+    Counts {
+        degrees,
+        cut: cut.concat(),
+    }
+}
+
+/// Merges the parts' lists of vertices `vs` (counted in `counts`) into `out`: offsets
+/// (relative, one more than vertices) and neighbor ids, each vertex's live neighbors run by
+/// run, oldest first. In parallel over chunks of vertices, part by part; a cut vertex is
+/// copied apart, its lists resolved neighbor by neighbor.
+pub(super) fn merge(parts: &[Part], vs: Range<usize>, counts: &Counts, out: &mut Merged) {
+    let (offs, ids) = out;
+    offs.clear();
+    offs.reserve(vs.len() + 1);
+    offs.push(0);
+    let mut total = 0u64;
+    offs.extend(counts.degrees.iter().map(|&d| {
+        total += d as u64;
+        total
+    }));
+    ids.resize(total as usize, 0);
+    let chunks: Vec<Range<usize>> = (vs.clone().step_by(MERGE_CHUNK))
+        .map(|a| a..(a + MERGE_CHUNK).min(vs.end))
+        .collect();
+    let offs = &offs[..];
+    let mut rest = &mut ids[..];
+    let mut slots = Vec::with_capacity(chunks.len());
+    for c in &chunks {
+        let len = offs[c.end - vs.start] - offs[c.start - vs.start];
+        let (mine, tail) = rest.split_at_mut(len as usize);
+        slots.push(mine);
+        rest = tail;
+    }
+    slots.into_par_iter().zip(&chunks).for_each(|(slot, c)| {
+        let local = c.start - vs.start..c.end - vs.start;
+        let base = offs[local.start];
+        let mut at: Vec<usize> = (offs[local.clone()].iter())
+            .map(|&o| (o - base) as usize)
+            .collect();
+        let cut = cut_in(&counts.cut, local.clone());
+        let mut is_cut = vec![false; c.len()];
+        cut.iter()
+            .for_each(|&i| is_cut[i as usize - local.start] = true);
+        for p in parts {
+            for e in p.seek(c.start)..p.seek(c.end) {
+                let i = p.vertex(e) - c.start;
+                if !is_cut[i] {
+                    let list = p.list(e);
+                    slot[at[i]..at[i] + list.len()].copy_from_slice(list);
+                    at[i] += list.len();
+                }
+            }
+        }
+        for &i in cut {
+            let i = i as usize - local.start;
+            let end = (offs[local.start + i + 1] - base) as usize;
+            at[i] += copy_resolved(parts, c.start + i, &mut slot[at[i]..end]);
+            assert_eq!(
+                at[i], end,
+                "a cut vertex's copy fills what the count measured"
+            );
+        }
+    });
+}
+
+/// The entries of `cut` (ascending) inside `local`.
+fn cut_in(cut: &[u32], local: Range<usize>) -> &[u32] {
+    let a = cut.partition_point(|&i| (i as usize) < local.start);
+    let b = cut.partition_point(|&i| (i as usize) < local.end);
+    &cut[a..b]
+}
+
+/// Copies cut vertex `v`'s live neighbors, run by run, into `out`; returns how many.
+#[cold]
+fn copy_resolved(parts: &[Part], v: usize, out: &mut [VertexId]) -> usize {
+    let held: Vec<(usize, usize)> = (parts.iter().enumerate())
+        .map(|(k, p)| (k, p.seek(v)))
+        .filter(|&(k, e)| parts[k].holds(e, v))
+        .collect();
+    let mut n = 0;
+    for k in 0..held.len() {
+        let (p, e) = held[k];
+        let newer = &held[k + 1..];
+        let dead =
+            |x: &VertexId| (newer.iter()).any(|&(q, f)| parts[q].tombs(f).binary_search(x).is_ok());
+        for &x in parts[p].list(e).iter().filter(|x| !dead(x)) {
+            out[n] = x;
+            n += 1;
+        }
+    }
+    n
+}
+
+/// A streamed sweep's merged window: the in-lists of the vertices `vs` from the merged
+/// CSR, everything else from the snapshot.
+pub(super) struct MergedWindow<'v> {
+    pub(super) view: &'v Snapshot,
+    /// List `v` is `ids[offs[v - vs.start]..offs[v - vs.start + 1]]`.
+    pub(super) offs: &'v [u64],
+    pub(super) ids: &'v [VertexId],
+    pub(super) vs: Range<usize>,
+}
+
+impl MergedWindow<'_> {
+    /// `v`'s in-list: merged inside the window, through the snapshot outside it.
+    #[inline]
+    fn inn(&self, v: VertexId) -> Option<&[VertexId]> {
+        let i = (v as usize).checked_sub(self.vs.start)?;
+        let (a, b) = (*self.offs.get(i)?, *self.offs.get(i + 1)?);
+        Some(&self.ids[a as usize..b as usize])
+    }
+}
+
+impl GraphView for MergedWindow<'_> {
+    window_view_methods!();
+    #[inline]
+    fn in_degree(&self, v: VertexId) -> usize {
+        match self.inn(v) {
+            Some(l) => l.len(),
+            None => self.view.in_degree(v),
+        }
+    }
+    #[inline]
+    fn for_each_in<F: FnMut(VertexId)>(&self, v: VertexId, f: F) {
+        match self.inn(v) {
+            Some(l) => l.iter().copied().for_each(f),
+            None => self.view.for_each_in(v, f),
+        }
+    }
+    #[inline]
+    fn fold_in<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
+        match self.inn(v) {
+            Some(l) => l.iter().copied().fold(init, f),
+            None => self.view.fold_in(v, init, f),
+        }
+    }
+    #[inline]
+    fn find_in<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
+        match self.inn(v) {
+            Some(l) => l.iter().copied().any(f),
+            None => self.view.find_in(v, f),
+        }
+    }
+    fn in_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
+        match self.inn(v) {
+            Some(l) => {
+                out.clear();
+                out.extend_from_slice(l);
+                out.sort_unstable();
+            }
+            None => self.view.in_neighbors_sorted(v, out),
+        }
+    }
+}
