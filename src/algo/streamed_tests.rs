@@ -127,9 +127,14 @@ fn kernel_run_streams_what_the_snapshot_asks_for() {
 /// A live store of several runs of `n` vertices, as flushes and merges leave it: edges
 /// inserted over five flushes, some deleted (tombstones) and some re-inserted in later
 /// runs, a vertex deleted, and the last two batches left in the memtable (a run in DRAM).
-fn live(dir: &std::path::Path, undirected: bool, n: u64) -> Graph {
+/// With `packed`, the file runs are compressed (the DRAM run is not).
+fn live(dir: &std::path::Path, undirected: bool, packed: bool, n: u64) -> Graph {
     // Fanout 2 and partitions of 64 ids: merges write sparse partition runs.
     let opts = Options::new().undirected(Some(undirected)).threads(2);
+    let opts = match packed {
+        true => opts.compression(Some(Compression::Packed)),
+        false => opts,
+    };
     let mut g = Graph::create(dir, opts.fanout(2).partition_bits(6)).unwrap();
     let mut x = 0x2545_f491_u64;
     let mut next = move || {
@@ -167,18 +172,21 @@ fn live(dir: &std::path::Path, undirected: bool, n: u64) -> Graph {
 
 /// A live store's runs streamed window by window and merged give both PageRanks what the
 /// snapshot gives read in place, for any window (one vertex's lists per window too), with
-/// tombstones and a DRAM run among the runs; through `kernel::run` the view names itself.
-/// The snapshot's degrees, counted run by run, are those it gives vertex by vertex.
+/// tombstones and a DRAM run among the runs, plain or compressed; through `kernel::run` the
+/// view names itself. The snapshot's degrees, counted run by run, are those it gives vertex
+/// by vertex.
 #[test]
 fn pagerank_on_streamed_runs_equals_pagerank_in_place() {
     use crate::algo::kernel::{self, Kernel, Params};
     use crate::SweepReads;
-    for undirected in [false, true] {
+    for (undirected, packed) in [(false, false), (true, false), (false, true), (true, true)] {
         let dir = tempfile::tempdir().unwrap();
-        let g = live(dir.path(), undirected, 700);
+        let g = live(dir.path(), undirected, packed, 700);
         let mapped = g.snapshot().unwrap();
         let runs = mapped.runs();
         assert!(runs.len() > 2, "{} runs", runs.len());
+        let compressed = runs.iter().filter(|r| r.dir(Dir::In).is_packed()).count();
+        assert_eq!(compressed > 0, packed, "compressed file runs: {compressed}");
         assert!(
             runs.iter().any(|r| r.header.part_shift() > 0),
             "partition runs"
@@ -192,13 +200,11 @@ fn pagerank_on_streamed_runs_equals_pagerank_in_place() {
         let want = pageranks(&mapped);
         for w in [9, 4096, 1 << 20] {
             let s = g.snapshot().unwrap();
-            assert!(s.stream_in_windows(w), "file-backed plain runs stream");
-            assert_eq!(pageranks(&s), want, "window {w}, undirected {undirected}");
+            assert!(s.stream_in_windows(w), "file-backed runs stream");
+            let what = format!("window {w}, undirected {undirected}, packed {packed}");
+            assert_eq!(pageranks(&s), want, "{what}");
             let st = s.sweep_stream().expect("streamed");
-            assert!(
-                st.bytes_read > 0 && st.fallbacks == 0,
-                "{st:?} {w} {undirected}"
-            );
+            assert!(st.bytes_read > 0 && st.fallbacks == 0, "{st:?} {what}");
             if std::env::var("CI").as_deref() == Ok("true") {
                 assert!(st.direct, "the test's file system refused O_DIRECT reads");
             }

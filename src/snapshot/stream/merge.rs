@@ -6,7 +6,8 @@
 //! kernel then sweeps the window ([`MergedWindow`]) as it would a compacted run.
 
 use super::super::{GraphView, Snapshot};
-use super::window_view_methods;
+use super::{window_view_methods, Starts};
+use crate::run::packed;
 use crate::run::DirData;
 use crate::types::VertexId;
 use rayon::prelude::*;
@@ -24,16 +25,35 @@ pub(super) struct Part<'a> {
     pub(super) first: usize,
     /// The entries' vertices (`None`: dense, entry `i` is vertex `i`).
     pub(super) vids: Option<&'a [VertexId]>,
-    /// Their offsets into `dir`'s neighbors, one more than entries.
-    pub(super) offs: &'a [u64],
-    /// Their neighbors, from `offs[0]` on.
-    pub(super) adds: &'a [VertexId],
+    pub(super) lists: Lists<'a>,
+}
+
+/// A part's neighbor lists, as its run holds them.
+pub(super) enum Lists<'a> {
+    /// Plain ids: the entries' offsets into `dir`'s neighbors (one more than entries), and
+    /// the neighbors from `offs[0]` on.
+    Plain {
+        offs: &'a [u64],
+        adds: &'a [VertexId],
+    },
+    /// Compressed streams ([`crate::run::packed`]): the entries' stream positions (one more
+    /// than entries), and the streams from the first entry's on, with
+    /// [`packed::SLACK`] readable bytes after the last. Only checked directions become
+    /// packed parts: decoding reads without bounds checks.
+    Packed {
+        starts: Starts<'a>,
+        bytes: &'a [u8],
+        weighted: bool,
+    },
 }
 
 impl Part<'_> {
     /// Entries held.
     fn len(&self) -> usize {
-        self.offs.len() - 1
+        match &self.lists {
+            Lists::Plain { offs, .. } => offs.len() - 1,
+            Lists::Packed { starts, .. } => starts.indexed(),
+        }
     }
 
     /// The entry of the first vertex at or after `v`.
@@ -63,11 +83,73 @@ impl Part<'_> {
             }
     }
 
-    /// Entry `e`'s neighbors.
+    /// The head of packed entry `e`'s stream, in `bytes` (`None`: no neighbors).
     #[inline]
-    fn list(&self, e: usize) -> &[VertexId] {
-        let base = self.offs[0];
-        &self.adds[(self.offs[e] - base) as usize..(self.offs[e + 1] - base) as usize]
+    fn head(starts: &Starts, bytes: &[u8], weighted: bool, e: usize) -> Option<packed::Head> {
+        let base = starts.at(0);
+        let (s, t) = (
+            (starts.at(e) - base) as usize,
+            (starts.at(e + 1) - base) as usize,
+        );
+        packed::head(bytes, s, t, weighted)
+    }
+
+    /// Entry `e`'s number of neighbors.
+    #[inline]
+    fn degree(&self, e: usize) -> usize {
+        match &self.lists {
+            Lists::Plain { offs, .. } => (offs[e + 1] - offs[e]) as usize,
+            Lists::Packed {
+                starts,
+                bytes,
+                weighted,
+            } => Self::head(starts, bytes, *weighted, e).map_or(0, |h| h.degree),
+        }
+    }
+
+    /// Calls `f` on entry `e`'s neighbors, ascending.
+    #[inline]
+    fn for_each(&self, e: usize, mut f: impl FnMut(VertexId)) {
+        match &self.lists {
+            Lists::Plain { offs, adds } => {
+                let base = offs[0];
+                let l = &adds[(offs[e] - base) as usize..(offs[e + 1] - base) as usize];
+                l.iter().for_each(|&x| f(x));
+            }
+            Lists::Packed {
+                starts,
+                bytes,
+                weighted,
+            } => {
+                if let Some(h) = Self::head(starts, bytes, *weighted, e) {
+                    // SAFETY: a packed part is made only of a checked direction's streams
+                    // (`Lists::Packed`), read again from the run's file, which is never
+                    // rewritten, with the slack after the last; `h` heads one of them.
+                    unsafe { packed::fold(bytes, h, (), |(), x| f(x)) }
+                }
+            }
+        }
+    }
+
+    /// Copies entry `e`'s neighbors to the front of `out`; returns how many.
+    #[inline]
+    fn copy_to(&self, e: usize, out: &mut [VertexId]) -> usize {
+        match &self.lists {
+            Lists::Plain { offs, adds } => {
+                let base = offs[0];
+                let l = &adds[(offs[e] - base) as usize..(offs[e + 1] - base) as usize];
+                out[..l.len()].copy_from_slice(l);
+                l.len()
+            }
+            Lists::Packed { .. } => {
+                let mut n = 0;
+                self.for_each(e, |x| {
+                    out[n] = x;
+                    n += 1;
+                });
+                n
+            }
+        }
     }
 
     /// Entry `e`'s tombstones (through the mapping; none in most runs).
@@ -98,7 +180,7 @@ pub(super) fn count(parts: &[Part], vs: Range<usize>) -> Counts {
             for p in parts {
                 for e in p.seek(c.start)..p.seek(c.end) {
                     let i = p.vertex(e) - c.start;
-                    let (adds, dead) = (p.list(e).len() as VertexId, p.tombs(e).len());
+                    let (adds, dead) = (p.degree(e) as VertexId, p.tombs(e).len());
                     // A run's tombstones kill older runs' neighbors: only the sum over the
                     // parts is a degree, so the parts' terms wrap on the way.
                     lens[i] = lens[i].wrapping_add(adds).wrapping_sub(dead as VertexId);
@@ -159,9 +241,7 @@ pub(super) fn merge(parts: &[Part], vs: Range<usize>, counts: &Counts, out: &mut
             for e in p.seek(c.start)..p.seek(c.end) {
                 let i = p.vertex(e) - c.start;
                 if !is_cut[i] {
-                    let list = p.list(e);
-                    slot[at[i]..at[i] + list.len()].copy_from_slice(list);
-                    at[i] += list.len();
+                    at[i] += p.copy_to(e, &mut slot[at[i]..]);
                 }
             }
         }
@@ -197,10 +277,12 @@ fn copy_resolved(parts: &[Part], v: usize, out: &mut [VertexId]) -> usize {
         let newer = &held[k + 1..];
         let dead =
             |x: &VertexId| (newer.iter()).any(|&(q, f)| parts[q].tombs(f).binary_search(x).is_ok());
-        for &x in parts[p].list(e).iter().filter(|x| !dead(x)) {
-            out[n] = x;
-            n += 1;
-        }
+        parts[p].for_each(e, |x| {
+            if !dead(&x) {
+                out[n] = x;
+                n += 1;
+            }
+        });
     }
     n
 }

@@ -14,10 +14,10 @@
 //! Two shapes of snapshot stream:
 //! - **one compacted run** ([`one`]): a window is one read of the run's lists, plain ids or
 //!   compressed streams, read by the kernel in the buffer as it would read the mapping;
-//! - **several plain runs** ([`runs`]), a live store: a window is one read per run of the
-//!   part of its index and lists that the window's vertices own, and the kernel's threads
-//!   first merge those parts into one CSR of the window's live lists (newer runs'
-//!   tombstones applied), then sweep it as they would a compacted run.
+//! - **several runs** ([`runs`]), a live store: a window is one read per run of the part
+//!   of its index and lists that the window's vertices own, and the kernel's threads first
+//!   merge those parts into one CSR of the window's live lists (newer runs' tombstones
+//!   applied, compressed streams decoded), then sweep it as they would a compacted run.
 //!
 //! Chosen per snapshot by `Snapshot::plan_in_stream` ([`SweepReads`]). A read that fails
 //! falls back to the mapping for that window, as does a window that does not fit a buffer
@@ -47,7 +47,7 @@ pub enum SweepReads {
     Auto,
     /// Through the mapping, always.
     Mapped,
-    /// Streamed whenever the medium can (file-backed runs, none of several compressed).
+    /// Streamed whenever the medium can (file-backed runs).
     Streamed,
 }
 
@@ -72,7 +72,7 @@ const STATE_PER_VERTEX: u64 = 48;
 pub(crate) enum Streamed {
     /// Its one compacted run's.
     One(InStream),
-    /// Its several plain runs'.
+    /// Its several runs'.
     Runs(RunsStream),
 }
 
@@ -284,7 +284,7 @@ impl Snapshot {
 
     /// Opens the in-lists for streamed sweeps if `reads` asks for it (`Auto`: the lists
     /// and the kernel's state do not fit the DRAM available) and the snapshot can stream:
-    /// one compacted run, or several plain runs. `None` otherwise, and when a file cannot
+    /// one compacted run, or several runs. `None` otherwise, and when a file cannot
     /// be opened: the mappings are read.
     fn open_stream(&self, reads: SweepReads) -> Option<Streamed> {
         let lists = match &self.runs[..] {

@@ -38,7 +38,7 @@ pub(crate) enum Starts<'a> {
 
 impl Starts<'_> {
     /// Vertices indexed.
-    fn indexed(&self) -> usize {
+    pub(super) fn indexed(&self) -> usize {
         let n = match self {
             Starts::Ids(o) | Starts::Wide(o) => o.len(),
             Starts::Narrow(o) => o.len(),
@@ -48,7 +48,7 @@ impl Starts<'_> {
 
     /// Where vertex `v`'s list starts, in bytes (`v` up to the number indexed).
     #[inline]
-    fn at(&self, v: usize) -> u64 {
+    pub(super) fn at(&self, v: usize) -> u64 {
         match self {
             Starts::Ids(o) => o[v] * ID_BYTES as u64,
             Starts::Narrow(o) => u64::from(o[v]),

@@ -1,15 +1,19 @@
-//! Streaming several plain runs' in-lists: a live store's, as ingest and merges leave it.
+//! Streaming several runs' in-lists: a live store's, as ingest and merges leave it.
 //!
 //! Every run indexes its vertices in order, so the lists of a range of vertices are one
 //! contiguous part of each run's index and neighbor sections. A window is a vertex range
 //! holding at most a window's bytes of those parts across all runs; the reader thread reads
 //! each file-backed run's parts with one direct read per section (the ids of a sparse
-//! run's vertices, its offsets, its neighbors), in file order pass after pass. DRAM runs
-//! (a reader's replayed log) are read where they are.
+//! run's vertices, its offsets or stream positions, its neighbor ids or compressed
+//! streams), in file order pass after pass. DRAM runs (a reader's replayed log) are read
+//! where they are.
 //!
 //! The kernel's threads then **merge** the window ([`super::merge`]): per vertex, its
 //! slices in every run, oldest first, less what newer runs' tombstones killed, into one CSR
-//! of the window's live lists, which the kernel sweeps as it would a compacted run. The merge costs a copy of the window's lists in DRAM (buffers kept across passes),
+//! of the window's live lists, which the kernel sweeps as it would a compacted run. A
+//! compressed run's streams are decoded into it on the way, so a compressed store reads
+//! its fewer bytes and decodes each list once per pass, as a compacted one does. The merge
+//! costs a copy of the window's lists in DRAM (buffers kept across passes),
 //! which is cheap beside reading them; reading slices run by run in the kernel instead
 //! would cost a mispredicted branch per run and vertex in every pass (see
 //! `layered`). Tombstones are looked up through the runs' mappings: they are few, and
@@ -18,10 +22,10 @@
 //! vertex, which took a Kron24 PageRank under a 768 MiB cap from 20-23 s to 18 s.
 
 use super::super::{Snapshot, SweepIn};
-use super::merge::{count, merge, Counts, Merged, MergedWindow, Part};
-use super::{pipeline, read_all, Buffers, Filled, SectionRead, StreamStats};
+use super::merge::{count, merge, Counts, Lists, Merged, MergedWindow, Part};
+use super::{pipeline, read_all, Buffers, Filled, SectionRead, Starts, StreamStats};
 use crate::medium::{AlignedBuf, SweepFile, ALIGN};
-use crate::run::{Dir, DirData, Run};
+use crate::run::{packed, Dir, DirData, PackedIndex, Run};
 use crate::types::{VertexId, ID_BYTES};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -47,8 +51,12 @@ struct RunSections {
     file: SweepFile,
     /// `None`: the run is dense, its entries are its vertices.
     vids: Option<u64>,
-    offs: u64,
-    adds: u64,
+    /// Its index: offsets, or stream positions of a compressed run ([`starts_of`]).
+    index: u64,
+    /// Bytes per index entry.
+    width: u64,
+    /// Its lists: neighbor ids, or compressed streams.
+    lists: u64,
 }
 
 /// One window: its vertices, per run holding any of them which of its entries, and what
@@ -60,31 +68,67 @@ struct WindowPlan {
     counts: OnceLock<Counts>,
 }
 
-/// The entries `idx` of run `run`'s in-direction index, and their neighbors `adds`.
+/// The entries `idx` of run `run`'s in-direction index, and the bytes of their lists
+/// `lists` in its list section (a compressed run's with the slack after them).
 struct PartPlan {
     run: usize,
     idx: Range<usize>,
-    adds: Range<u64>,
+    lists: Range<u64>,
 }
 
-/// Bytes of in-lists (index and neighbors) that the runs hold, if they can be streamed:
-/// none compressed, at least one file-backed.
+/// Bytes of in-lists (index and lists) that the runs hold, if they can be streamed: at
+/// least one file-backed, every compressed one checked (its streams are decoded from the
+/// buffers without bounds checks).
 pub(super) fn in_bytes(runs: &[Arc<Run>]) -> Option<u64> {
     let dirs = || runs.iter().map(|r| r.dir(Dir::In));
-    if dirs().any(DirData::is_packed) || runs.iter().all(|r| r.in_dram()) {
+    let unchecked = |d: &DirData| d.packed.as_ref().is_some_and(|p| !p.is_checked());
+    if dirs().any(unchecked) || runs.iter().all(|r| r.in_dram()) {
         return None;
     }
     Some(dirs().map(|d| part_bytes(d, 0..d.n_index())).sum())
 }
 
-/// Bytes of the entries `idx` of `d`: their ids (sparse), offsets and neighbors.
+/// `d`'s index: where each entry's list starts in its list section, plus the end.
+fn starts_of(d: &DirData) -> Starts<'_> {
+    match d.packed.as_ref().map(|p| &p.index) {
+        None => Starts::Ids(d.offs.get()),
+        Some(PackedIndex::Narrow(s)) => Starts::Narrow(s.get()),
+        Some(PackedIndex::Wide(s)) => Starts::Wide(s.get()),
+    }
+}
+
+/// Bytes per entry of `d`'s index.
+fn index_width(d: &DirData) -> u64 {
+    match starts_of(d) {
+        Starts::Narrow(_) => 4,
+        Starts::Ids(_) | Starts::Wide(_) => 8,
+    }
+}
+
+/// `d`'s list section: neighbor ids, or compressed streams and their slack.
+fn list_section(d: &DirData) -> &[u8] {
+    match &d.packed {
+        None => bytemuck::cast_slice(d.adds.get()),
+        Some(p) => p.bytes.get(),
+    }
+}
+
+/// The bytes of the entries `idx`'s lists in `d`'s list section; a compressed run's with
+/// the slack its decoder may read past the last.
+fn list_range(d: &DirData, idx: Range<usize>) -> Range<u64> {
+    let s = starts_of(d);
+    let slack = if d.is_packed() { packed::SLACK } else { 0 };
+    s.at(idx.start)..s.at(idx.end) + slack as u64
+}
+
+/// Bytes of the entries `idx` of `d`: their ids (sparse), index and lists.
 fn part_bytes(d: &DirData, idx: Range<usize>) -> u64 {
     if idx.is_empty() {
         return 0;
     }
-    let o = d.offs.get();
-    let vids = if d.dense { 0 } else { ID_BYTES };
-    ((o[idx.end] - o[idx.start]) as usize * ID_BYTES + idx.len() * (vids + 8)) as u64
+    let vids = if d.dense { 0 } else { ID_BYTES as u64 };
+    let lists = list_range(d, idx.clone());
+    lists.end - lists.start + idx.len() as u64 * vids + (idx.len() + 1) as u64 * index_width(d)
 }
 
 /// Entries of `d` for vertices below `v`.
@@ -167,11 +211,11 @@ impl RunsStream {
                 continue;
             };
             let (i, j) = (p.idx.start as u64, p.idx.end as u64);
-            let id = ID_BYTES as u64;
+            let (id, w) = (ID_BYTES as u64, f.width);
             let ranges = [
                 f.vids.map(|v| v + i * id..v + j * id),
-                Some(f.offs + i * 8..f.offs + (j + 1) * 8),
-                Some(f.adds + p.adds.start * id..f.adds + p.adds.end * id),
+                Some(f.index + i * w..f.index + (j + 1) * w),
+                Some(f.lists + p.lists.start..f.lists + p.lists.end),
             ];
             let mut got = [0..0, 0..0, 0..0];
             for (k, range) in ranges.into_iter().enumerate() {
@@ -208,31 +252,62 @@ impl RunsStream {
         (w.parts.iter().zip(at))
             .map(|(p, got)| {
                 let d = snap.runs[p.run].dir(Dir::In);
-                let (vids, offs, adds): (&[VertexId], &[u64], &[VertexId]) = match got {
-                    Some([v, o, a]) => (
+                let (vids, index, lists): (&[VertexId], &[u8], &[u8]) = match got {
+                    Some([v, i, l]) => (
                         bytemuck::cast_slice(&bytes[v.clone()]),
-                        bytemuck::cast_slice(&bytes[o.clone()]),
-                        bytemuck::cast_slice(&bytes[a.clone()]),
+                        &bytes[i.clone()],
+                        &bytes[l.clone()],
                     ),
-                    None => (
-                        if d.dense {
-                            &[]
-                        } else {
-                            &d.vids.get()[p.idx.clone()]
-                        },
-                        &d.offs.get()[p.idx.start..p.idx.end + 1],
-                        &d.adds.get()[p.adds.start as usize..p.adds.end as usize],
-                    ),
+                    None => {
+                        let w = index_width(d) as usize;
+                        let l = p.lists.start as usize..p.lists.end as usize;
+                        (
+                            if d.dense {
+                                &[]
+                            } else {
+                                &d.vids.get()[p.idx.clone()]
+                            },
+                            &index_bytes(d)[p.idx.start * w..(p.idx.end + 1) * w],
+                            &list_section(d)[l],
+                        )
+                    }
                 };
                 Part {
                     dir: d,
                     first: p.idx.start,
                     vids: (!d.dense).then_some(vids),
-                    offs,
-                    adds,
+                    lists: lists_of(d, index, lists),
                 }
             })
             .collect()
+    }
+}
+
+/// `d`'s index section as bytes.
+fn index_bytes(d: &DirData) -> &[u8] {
+    match starts_of(d) {
+        Starts::Ids(o) | Starts::Wide(o) => bytemuck::cast_slice(o),
+        Starts::Narrow(o) => bytemuck::cast_slice(o),
+    }
+}
+
+/// A part's lists of `d`, from its index entries and list bytes as read.
+fn lists_of<'a>(d: &DirData, index: &'a [u8], bytes: &'a [u8]) -> Lists<'a> {
+    let Some(p) = &d.packed else {
+        return Lists::Plain {
+            offs: bytemuck::cast_slice(index),
+            adds: bytemuck::cast_slice(bytes),
+        };
+    };
+    debug_assert!(p.is_checked(), "only checked streams are streamed");
+    let starts = match starts_of(d) {
+        Starts::Narrow(_) => Starts::Narrow(bytemuck::cast_slice(index)),
+        _ => Starts::Wide(bytemuck::cast_slice(index)),
+    };
+    Lists::Packed {
+        starts,
+        bytes,
+        weighted: p.weighted,
     }
 }
 
@@ -270,8 +345,9 @@ fn sections(run: &Run) -> Option<Option<RunSections>> {
             true => None,
             false => Some(place(bytemuck::cast_slice(d.vids.get()))?),
         },
-        offs: place(bytemuck::cast_slice(d.offs.get()))?,
-        adds: place(bytemuck::cast_slice(d.adds.get()))?,
+        index: place(index_bytes(d))?,
+        width: index_width(d),
+        lists: place(list_section(d))?,
         file,
     }))
 }
@@ -311,10 +387,9 @@ fn window_plan(dirs: &[&DirData], vs: Range<usize>) -> WindowPlan {
     let parts = (dirs.iter().enumerate())
         .filter_map(|(run, d)| {
             let idx = entries_below(d, vs.start)..entries_below(d, vs.end);
-            let o = d.offs.get();
             (!idx.is_empty()).then(|| PartPlan {
                 run,
-                adds: o[idx.start]..o[idx.end],
+                lists: list_range(d, idx.clone()),
                 idx,
             })
         })
