@@ -378,8 +378,10 @@ pub fn run(s: &Snapshot, kernel: Kernel, p: &Params) -> Result<Outcome> {
 /// [`Kernel::sweeps`]) and
 /// names it: `flat` (one compacted run), `packed` (one compressed run), `flat-streamed` or
 /// `packed-streamed` (the same, its in-lists streamed from the medium by the kernel's
-/// sweeps, see [`crate::SweepReads`]), `runs-streamed` (several plain runs' in-lists
-/// streamed and merged window by window), `layered` (a few
+/// sweeps, see [`crate::SweepReads`]), `runs-streamed` (several runs' in-lists streamed
+/// and merged window by window), `runs-merged` (the same from their mappings: runs that fit
+/// in DRAM but that no layered view reads), `runs-merged-copy` (and the merged windows kept
+/// for a kernel that sweeps them many times, see [`Kernel::sweeps`]), `layered` (a few
 /// plain runs read in place), `layered-copy` (and some of their lists copied) or `runs`
 /// (the general path). [`run`] calls it first; call it before to time the view apart.
 pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
@@ -399,6 +401,16 @@ pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
     }
     if streamed {
         return "runs-streamed";
+    }
+    if let Some(r) = s.runs_stream() {
+        // Every pass merges the windows anyway: keeping them costs DRAM, not time.
+        if kernel.sweeps_in_lists() {
+            s.plan_sweeps(&[Dir::In]);
+        }
+        return match r.keeps_merged() {
+            true => "runs-merged-copy",
+            false => "runs-merged",
+        };
     }
     s.plan_sweeps(kernel.sweeps(p));
     match s.layered() {

@@ -34,7 +34,7 @@ use super::{GraphView, Snapshot};
 use crate::medium::dram::HugeArray;
 use crate::run::Dir;
 use crate::types::VertexId;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Most runs a layered view reads in place: every vertex visits each run's offsets, so a
 /// snapshot of more runs is read through the general path, which visits only the runs of
@@ -153,8 +153,13 @@ impl Snapshot {
     /// A layered view then copies them, run after run, into one DRAM array per direction,
     /// if that fits the copy budget (the store's `Options::view_copy_bytes`; by default
     /// half the DRAM available), and every later [`Snapshot::layered`] view reads them
-    /// as a CSR. Other views need nothing; a copy is made once per snapshot.
+    /// as a CSR. Runs merged window by window from their mappings (in-lists of runs no
+    /// layered view reads) keep each merged window within the same budget. Other views
+    /// need nothing; a copy is made once per snapshot.
     pub fn plan_sweeps(&self, dirs: &[Dir]) {
+        if let Some(r) = self.runs_stream().filter(|_| dirs.contains(&Dir::In)) {
+            r.keep_merged_within(&self.runs, self.n, self.copy_budget_now());
+        }
         let Some(idx) = self.runs_index() else { return };
         // Read only when a copy is to be decided: a planned snapshot's later runs
         // (`kernel::run` after `kernel::prepare`) find their copies made.
@@ -167,10 +172,7 @@ impl Snapshot {
             if l.copy.get().is_some() {
                 continue;
             }
-            let budget = *left.get_or_insert_with(|| match self.copy_budget {
-                Some(b) => b as u64,
-                None => crate::medium::dram::available().unwrap_or(0) / 2,
-            });
+            let budget = *left.get_or_insert_with(|| self.copy_budget_now());
             let made = l.copy.get_or_init(|| {
                 // A copy that cannot be mapped is left out: the runs are read in place.
                 (self.copy_bytes(d) <= budget)
@@ -181,11 +183,19 @@ impl Snapshot {
         }
     }
 
+    /// Bytes a sweep copy may take now: the store's `Options::view_copy_bytes`, by default
+    /// half the DRAM available.
+    fn copy_budget_now(&self) -> u64 {
+        match self.copy_budget {
+            Some(b) => b as u64,
+            None => crate::medium::dram::available().unwrap_or(0) / 2,
+        }
+    }
+
     /// The layered view's index, built on first use; `None` when the snapshot is not
     /// read that way.
     fn runs_index(&self) -> Option<&RunsIndex> {
-        let r = self.runs.len();
-        if !(2..=MAX_RUNS).contains(&r) || self.runs.iter().any(|r| is_packed(r)) {
+        if !layers(&self.runs) {
             return None;
         }
         if self.runs_stream().is_some() {
@@ -202,6 +212,11 @@ impl Snapshot {
         });
         idx.as_ref()
     }
+}
+
+/// Whether a layered view reads `runs`: two to [`MAX_RUNS`] of them, none compressed.
+pub(crate) fn layers(runs: &[Arc<crate::run::Run>]) -> bool {
+    (2..=MAX_RUNS).contains(&runs.len()) && !runs.iter().any(|r| is_packed(r))
 }
 
 /// Whether any direction of run `r` is compressed.

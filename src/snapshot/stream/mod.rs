@@ -29,9 +29,9 @@ mod one;
 mod runs;
 
 pub(crate) use one::{window_view_methods, InStream, Starts};
-pub(crate) use runs::RunsStream;
+pub(crate) use runs::{RunsStream, Source};
 
-use super::Snapshot;
+use super::{layered, Snapshot};
 use crate::medium::{AlignedBuf, SweepFile, ALIGN};
 use std::ops::Range;
 use std::sync::{mpsc, Mutex};
@@ -56,6 +56,10 @@ pub enum SweepReads {
 /// bandwidth; 16-64 MiB windows keep a Kron24 pass at a few dozen windows.
 const MIN_WINDOW: usize = 4 << 20;
 const MAX_WINDOW: usize = 64 << 20;
+
+/// Window size when runs are merged from their mappings: nothing is read, so only the
+/// merged window's size matters (a compressed window decodes to about twice its bytes).
+const IN_PLACE_WINDOW: usize = 16 << 20;
 
 /// Window buffers per stream: the one the kernel reads and the ones the reader fills
 /// ahead of it. A third buffer (two windows ahead) measured -3 % on gap-pr on a
@@ -284,8 +288,9 @@ impl Snapshot {
 
     /// Opens the in-lists for streamed sweeps if `reads` asks for it (`Auto`: the lists
     /// and the kernel's state do not fit the DRAM available) and the snapshot can stream:
-    /// one compacted run, or several runs. `None` otherwise, and when a file cannot
-    /// be opened: the mappings are read.
+    /// one compacted run, or several runs. Several runs that fit but that no layered view
+    /// reads are merged window by window from their mappings ([`Source::Mappings`]).
+    /// `None` otherwise, and when a file cannot be opened: the mappings are read.
     fn open_stream(&self, reads: SweepReads) -> Option<Streamed> {
         let lists = match &self.runs[..] {
             [] => return None,
@@ -300,17 +305,30 @@ impl Snapshot {
             SweepReads::Streamed => true,
             SweepReads::Auto => available.is_some_and(|a| need > a),
         };
-        if !stream || lists == 0 {
+        if lists == 0 {
             return None;
         }
+        if !stream {
+            return self.merge_in_place(reads);
+        }
         self.open_stream_in(window_for(available))
+    }
+
+    /// Several runs that fit in DRAM, read by `Auto` sweeps, with no layered view to read
+    /// them: merged window by window from their mappings. On Kron24 as a compressed ingest
+    /// leaves it (5 runs), the general path searched every run per vertex and pass.
+    fn merge_in_place(&self, reads: SweepReads) -> Option<Streamed> {
+        if reads != SweepReads::Auto || self.runs.len() < 2 || layered::layers(&self.runs) {
+            return None;
+        }
+        RunsStream::open(&self.runs, self.n, IN_PLACE_WINDOW, Source::Mappings).map(Streamed::Runs)
     }
 
     /// The snapshot's in-lists opened for streaming in windows of `window` bytes.
     fn open_stream_in(&self, window: usize) -> Option<Streamed> {
         match &self.runs[..] {
             [run] => InStream::open(run, window).map(Streamed::One),
-            runs => RunsStream::open(runs, self.n, window).map(Streamed::Runs),
+            runs => RunsStream::open(runs, self.n, window, Source::Files).map(Streamed::Runs),
         }
     }
 
@@ -328,13 +346,14 @@ impl Snapshot {
         self.stream.get()?.as_ref()?.runs()
     }
 
-    /// How this snapshot's sweeps read its in-lists: `None` through the mapping (the
+    /// How this snapshot's sweeps read its in-lists: `None` through the mappings (the
     /// default in memory, and before a kernel that sweeps was prepared); else streamed, with
     /// what the streamed reads did so far.
     pub fn sweep_stream(&self) -> Option<StreamStats> {
         Some(match self.stream.get()?.as_ref()? {
             Streamed::One(s) => s.stats(),
-            Streamed::Runs(s) => s.stats(),
+            Streamed::Runs(s) if s.source() == Source::Files => s.stats(),
+            Streamed::Runs(_) => return None,
         })
     }
 }

@@ -28,11 +28,23 @@ use crate::medium::{AlignedBuf, SweepFile, ALIGN};
 use crate::run::{packed, Dir, DirData, PackedIndex, Run};
 use crate::types::{VertexId, ID_BYTES};
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
+
+/// Where a [`RunsStream`] reads its runs' parts from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// File-backed runs by direct reads, pass after pass: the lists do not fit in DRAM.
+    Files,
+    /// Every run through its mapping (or in DRAM): the lists fit, but no layered view
+    /// reads them (compressed runs, or more than it takes), and a window merged into a
+    /// CSR sweeps faster than the general path's search of every run per vertex.
+    Mappings,
+}
 
 /// Several runs' in-lists, opened for streamed sweeps.
 pub(crate) struct RunsStream {
+    source: Source,
     /// Per run of the snapshot (oldest first), its in-direction's sections in its file;
     /// `None` for a run read in DRAM.
     files: Vec<Option<RunSections>>,
@@ -44,6 +56,9 @@ pub(crate) struct RunsStream {
     fallbacks: AtomicU64,
     buffers: Buffers,
     merged: Mutex<Merged>,
+    /// Whether each window's merged lists are kept for later passes (runs merged from
+    /// their mappings, for a kernel that sweeps them many times, within the copy budget).
+    keep: AtomicBool,
 }
 
 /// Where one run's in-direction sections start in its file.
@@ -66,6 +81,8 @@ struct WindowPlan {
     parts: Vec<PartPlan>,
     /// Counted by the first pass that merges the window.
     counts: OnceLock<Counts>,
+    /// The window merged, when the stream keeps its windows.
+    kept: OnceLock<Merged>,
 }
 
 /// The entries `idx` of run `run`'s in-direction index, and the bytes of their lists
@@ -137,23 +154,60 @@ fn entries_below(d: &DirData, v: usize) -> usize {
 }
 
 impl RunsStream {
-    /// The in-lists of `runs` (a snapshot's, over vertices `0..n`) opened for streaming in
-    /// windows of `window` bytes; `None` when one is compressed or a file cannot be opened.
-    pub(super) fn open(runs: &[Arc<Run>], n: usize, window: usize) -> Option<RunsStream> {
+    /// The in-lists of `runs` (a snapshot's, over vertices `0..n`) opened for sweeps in
+    /// windows of `window` bytes, read from `source`; `None` when they cannot be streamed
+    /// ([`in_bytes`]) or a file cannot be opened for direct reads.
+    pub(super) fn open(
+        runs: &[Arc<Run>],
+        n: usize,
+        window: usize,
+        source: Source,
+    ) -> Option<RunsStream> {
         in_bytes(runs)?;
-        let files = (runs.iter())
-            .map(|r| sections(r))
-            .collect::<Option<Vec<_>>>()?;
+        let files = match source {
+            Source::Files => (runs.iter())
+                .map(|r| sections(r))
+                .collect::<Option<Vec<_>>>()?,
+            Source::Mappings => runs.iter().map(|_| None).collect(),
+        };
         let window = window.max(1);
-        let slack = runs.len() * 3 * 2 * ALIGN;
+        // Mapped parts are read where they are: the buffers only carry the windows.
+        let size = match source {
+            Source::Files => window + runs.len() * 3 * 2 * ALIGN,
+            Source::Mappings => ALIGN,
+        };
         Some(RunsStream {
+            source,
             files,
             plan: plan(runs, n, window),
             window,
             fallbacks: AtomicU64::new(0),
-            buffers: Buffers::new(window + slack),
+            keep: AtomicBool::new(false),
+            buffers: Buffers::new(size),
             merged: Mutex::new((Vec::new(), Vec::new())),
         })
+    }
+
+    /// Where the stream reads from.
+    pub(crate) fn source(&self) -> Source {
+        self.source
+    }
+
+    /// A kernel will sweep the lists many times: a stream that merges from the mappings
+    /// keeps every merged window from its first pass on, if they fit `budget` bytes
+    /// (counted as every run's neighbors, tombstones ignored, plus an offset per vertex).
+    /// Whether it keeps them.
+    pub(crate) fn keep_merged_within(&self, runs: &[Arc<Run>], n: usize, budget: u64) -> bool {
+        let ids: u64 = runs.iter().map(|r| r.dir(Dir::In).n_adds()).sum();
+        let need = ids * ID_BYTES as u64 + (n + self.plan.len()) as u64 * 8;
+        let keep = self.source == Source::Mappings && need <= budget;
+        self.keep.store(keep, Relaxed);
+        keep
+    }
+
+    /// Whether merged windows are kept between passes.
+    pub(crate) fn keeps_merged(&self) -> bool {
+        self.keep.load(Relaxed)
     }
 
     /// What the stream read so far.
@@ -174,19 +228,35 @@ impl RunsStream {
             std::mem::take(&mut *self.merged.lock().unwrap_or_else(|p| p.into_inner()));
         let jobs: Vec<&WindowPlan> = self.plan.iter().collect();
         let read = |w: &'s WindowPlan, buf| self.read(w, buf);
+        let keep = self.keeps_merged();
         pipeline(jobs, &self.buffers, read, |r: &RunsRead| match &r.at {
             Some(at) => {
-                let parts = self.parts(snap, r.plan, &r.buf, at);
                 let vs = r.plan.vs.clone();
-                let counts = r.plan.counts.get_or_init(|| count(&parts, vs.clone()));
-                merge(&parts, vs, counts, &mut merged);
+                let m = match r.plan.kept.get() {
+                    Some(m) => m,
+                    None => {
+                        let parts = self.parts(snap, r.plan, &r.buf, at);
+                        let counts = r.plan.counts.get_or_init(|| count(&parts, vs.clone()));
+                        match keep {
+                            true => {
+                                let mut m = Merged::default();
+                                merge(&parts, vs.clone(), counts, &mut m);
+                                r.plan.kept.get_or_init(|| m)
+                            }
+                            false => {
+                                merge(&parts, vs.clone(), counts, &mut merged);
+                                &merged
+                            }
+                        }
+                    }
+                };
                 let w = MergedWindow {
                     view: snap,
-                    offs: &merged.0,
-                    ids: &merged.1,
-                    vs: r.plan.vs.clone(),
+                    offs: &m.0,
+                    ids: &m.1,
+                    vs: vs.clone(),
                 };
-                s.visit(r.plan.vs.clone(), &w);
+                s.visit(vs, &w);
             }
             None => {
                 if r.failed {
@@ -398,5 +468,6 @@ fn window_plan(dirs: &[&DirData], vs: Range<usize>) -> WindowPlan {
         vs,
         parts,
         counts: OnceLock::new(),
+        kept: OnceLock::new(),
     }
 }
