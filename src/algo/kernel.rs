@@ -3,7 +3,7 @@
 
 use super::{gap, graphalytics as ga};
 use crate::pregel::{self, programs, Delivery, Program};
-use crate::snapshot::{Access, Dir};
+use crate::snapshot::{Access, Dir, MergeInPlace};
 use crate::types::VertexId;
 use crate::{Error, GraphView, Result, Snapshot};
 use rand::{Rng, SeedableRng};
@@ -378,15 +378,27 @@ pub fn run(s: &Snapshot, kernel: Kernel, p: &Params) -> Result<Outcome> {
 /// [`Kernel::sweeps`]) and
 /// names it: `flat` (one compacted run), `packed` (one compressed run), `flat-streamed` or
 /// `packed-streamed` (the same, its in-lists streamed from the medium by the kernel's
-/// sweeps, see [`crate::SweepReads`]), `runs-streamed` (several runs' in-lists streamed
+/// sweeps, see [`crate::SweepReads`]), `runs-streamed` (several runs' swept lists streamed
 /// and merged window by window), `runs-merged` (the same from their mappings: runs that fit
 /// in DRAM but that no layered view reads), `runs-merged-copy` (and the merged windows kept
 /// for a kernel that sweeps them many times, see [`Kernel::sweeps`]), `layered` (a few
 /// plain runs read in place), `layered-copy` (and some of their lists copied) or `runs`
 /// (the general path). [`run`] calls it first; call it before to time the view apart.
 pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
-    if kernel.sweeps_in_lists() {
-        s.plan_in_stream();
+    match kernel {
+        k if k.sweeps_in_lists() => s.plan_streams(&[Dir::In], MergeInPlace::Unlayered),
+        // Afforest's phases are sweeps too, but on one compacted run they read through the
+        // mapping: its sampling reads two ids per list and its last phase only the lists
+        // outside the giant component. Several runs are streamed window by window when
+        // they do not fit (a directed store's in-lists too, for the last phase).
+        Kernel::GapCc | Kernel::Wcc if s.runs().len() > 1 => {
+            let dirs: &[Dir] = match s.is_undirected() {
+                true => &[Dir::Out],
+                false => &[Dir::Out, Dir::In],
+            };
+            s.plan_streams(dirs, MergeInPlace::ManyRuns);
+        }
+        _ => {}
     }
     let streamed = s.sweep_stream().is_some();
     if s.flat().is_some() {
@@ -402,7 +414,7 @@ pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
     if streamed {
         return "runs-streamed";
     }
-    if let Some(r) = s.runs_stream() {
+    if let Some(r) = s.runs_stream().or(s.runs_stream_out()) {
         // Every pass merges the windows anyway: keeping them costs DRAM, not time.
         if kernel.sweeps_in_lists() {
             s.plan_sweeps(&[Dir::In]);

@@ -22,6 +22,7 @@ pub use export::{live_values, CsrArrays};
 pub use flat::FlatView;
 pub use layered::LayeredView;
 pub use packed::PackedView;
+pub(crate) use stream::MergeInPlace;
 pub use stream::{StreamStats, SweepReads};
 pub use view::{GraphView, SweepIn};
 
@@ -54,6 +55,8 @@ pub struct Snapshot {
     /// The in-lists opened for streamed sweeps, decided on the first plan and shared by
     /// clones (`None` inside: read through the mappings).
     stream: Arc<std::sync::OnceLock<Option<stream::Streamed>>>,
+    /// The out-lists of several runs opened for sweeps, likewise.
+    stream_out: Arc<std::sync::OnceLock<Option<stream::RunsStream>>>,
     /// Whether the store is weighted, known even before any run holds an edge.
     weighted_store: bool,
     /// The names of a string-keyed store as of this snapshot (external ids number them).
@@ -107,6 +110,7 @@ impl Snapshot {
             copy_budget: None,
             sweep_reads: SweepReads::Auto,
             stream: Default::default(),
+            stream_out: Default::default(),
             weighted_store: false,
             names: None,
         }
@@ -519,6 +523,12 @@ impl GraphView for Snapshot {
     }
     fn sweep_in<S: SweepIn>(&self, s: &mut S) {
         match self.runs_stream() {
+            Some(stream) => stream.sweep(self, s),
+            None => s.visit(0..self.n, self),
+        }
+    }
+    fn sweep_out<S: SweepIn>(&self, s: &mut S) {
+        match self.runs_stream_out() {
             Some(stream) => stream.sweep(self, s),
             None => s.visit(0..self.n, self),
         }

@@ -3,12 +3,13 @@
 use crate::types::VertexId;
 use std::ops::Range;
 
-/// The work of one pass over every vertex's in-list, handed the vertices a range at a time
-/// (see [`GraphView::sweep_in`]).
+/// The work of one pass over every vertex's lists of one direction (in-lists through
+/// [`GraphView::sweep_in`], out-lists through [`GraphView::sweep_out`]), handed the
+/// vertices a range at a time.
 pub trait SweepIn {
-    /// Does the pass's work for the vertices `vs`, reading their in-lists from `g`. Other
-    /// reads of `g` (degrees, out-lists, other vertices' in-lists) work too, at the cost of
-    /// the view `g` came from.
+    /// Does the pass's work for the vertices `vs`, reading their lists of the direction
+    /// swept from `g`. Other reads of `g` (degrees, the other direction, other vertices'
+    /// lists) work too, at the cost of the view `g` came from.
     fn visit<W: GraphView>(&mut self, vs: Range<usize>, g: &W);
 }
 
@@ -65,6 +66,13 @@ pub trait GraphView: Sync {
     /// the medium (a store larger than the memory left) hands over one window of vertices at
     /// a time, its lists in DRAM; every other view hands itself over once.
     fn sweep_in<S: SweepIn>(&self, s: &mut S)
+    where
+        Self: Sized,
+    {
+        s.visit(0..self.num_vertices(), self)
+    }
+    /// One pass over every vertex's out-list, as [`GraphView::sweep_in`] over in-lists.
+    fn sweep_out<S: SweepIn>(&self, s: &mut S)
     where
         Self: Sized,
     {

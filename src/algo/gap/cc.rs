@@ -3,12 +3,13 @@
 //! by sampling, then finish linking only vertices outside it. Directions are ignored
 //! (weak connectivity).
 
-use crate::snapshot::GraphView;
+use crate::snapshot::{Dir, GraphView, SweepIn};
 use crate::types::AtomicVertexId;
 use crate::types::VertexId;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
+use std::ops::Range;
 use std::sync::atomic::Ordering::Relaxed;
 
 const NEIGHBOR_ROUNDS: usize = 2;
@@ -47,27 +48,16 @@ fn compress(comp: &[AtomicVertexId]) {
 }
 
 /// Component id of every vertex (the smallest dense id in its component after compression).
+///
+/// Each phase is a sweep ([`GraphView::sweep_out`], [`GraphView::sweep_in`]), so a store
+/// whose lists do not fit in DRAM streams them, window by window.
 #[must_use = "the kernel's result is its return value"]
 pub fn afforest<G: GraphView>(g: &G) -> Vec<VertexId> {
     let n = g.num_vertices();
     let comp: Vec<AtomicVertexId> = (0..n as VertexId).map(AtomicVertexId::new).collect();
-    // Sample: link each vertex to its r-th out-neighbor.
-    for r in 0..NEIGHBOR_ROUNDS {
-        crate::types::par_vertices(n)
-            .with_min_len(1024)
-            .for_each(|u| {
-                let mut i = 0;
-                g.find_out(u, |v| {
-                    if i == r {
-                        link(u, v, &comp);
-                        return true;
-                    }
-                    i += 1;
-                    false
-                });
-            });
-        compress(&comp);
-    }
+    // Sample: link each vertex to its first out-neighbors, in one sweep.
+    g.sweep_out(&mut Sample { comp: &comp });
+    compress(&comp);
     // The most frequent component in a sample is probably the giant one.
     let giant = {
         let mut counts = std::collections::HashMap::new();
@@ -82,25 +72,74 @@ pub fn afforest<G: GraphView>(g: &G) -> Vec<VertexId> {
             .map(|(c, _)| c)
     };
     // Finish: remaining out-neighbors, and in-neighbors for directed graphs.
-    crate::types::par_vertices(n)
-        .with_min_len(256)
-        .for_each(|u| {
+    let mut finish = Finish {
+        giant,
+        comp: &comp,
+        dir: Dir::Out,
+    };
+    g.sweep_out(&mut finish);
+    if !g.is_undirected() {
+        finish.dir = Dir::In;
+        g.sweep_in(&mut finish);
+    }
+    compress(&comp);
+    comp.into_iter().map(|c| c.into_inner()).collect()
+}
+
+/// The vertices `vs`, split as [`crate::types::par_vertices`] splits them all.
+fn par_range(vs: Range<usize>) -> impl IndexedParallelIterator<Item = VertexId> {
+    let first = vs.start as VertexId;
+    crate::types::par_vertices(vs.len()).map(move |i| first + i)
+}
+
+/// The sampling: each vertex linked to its first [`NEIGHBOR_ROUNDS`] out-neighbors.
+struct Sample<'c> {
+    comp: &'c [AtomicVertexId],
+}
+
+impl SweepIn for Sample<'_> {
+    fn visit<W: GraphView>(&mut self, vs: Range<usize>, g: &W) {
+        let comp = self.comp;
+        par_range(vs).with_min_len(1024).for_each(|u| {
+            let mut i = 0;
+            g.find_out(u, |v| {
+                link(u, v, comp);
+                i += 1;
+                i == NEIGHBOR_ROUNDS
+            });
+        });
+    }
+}
+
+/// The final links of the vertices outside the giant component: their out-neighbors
+/// past those sampled, or all their in-neighbors.
+struct Finish<'c> {
+    giant: Option<VertexId>,
+    comp: &'c [AtomicVertexId],
+    dir: Dir,
+}
+
+impl SweepIn for Finish<'_> {
+    fn visit<W: GraphView>(&mut self, vs: Range<usize>, g: &W) {
+        let (giant, comp, dir) = (self.giant, self.comp, self.dir);
+        par_range(vs).with_min_len(256).for_each(|u| {
             if Some(comp[u as usize].load(Relaxed)) == giant {
                 return;
             }
-            let mut i = 0;
-            g.for_each_out(u, |v| {
-                if i >= NEIGHBOR_ROUNDS {
-                    link(u, v, &comp);
+            match dir {
+                Dir::Out => {
+                    let mut i = 0;
+                    g.for_each_out(u, |v| {
+                        if i >= NEIGHBOR_ROUNDS {
+                            link(u, v, comp);
+                        }
+                        i += 1;
+                    });
                 }
-                i += 1;
-            });
-            if !g.is_undirected() {
-                g.for_each_in(u, |v| link(u, v, &comp));
+                Dir::In => g.for_each_in(u, |v| link(u, v, comp)),
             }
         });
-    compress(&comp);
-    comp.into_iter().map(|c| c.into_inner()).collect()
+    }
 }
 
 /// GAPBS's check: labels agree with a serial BFS over the undirected view, in both

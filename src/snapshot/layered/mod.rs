@@ -198,7 +198,7 @@ impl Snapshot {
         if !layers(&self.runs) {
             return None;
         }
-        if self.runs_stream().is_some() {
+        if self.runs_stream().is_some() || self.runs_stream_out().is_some() {
             // Its sweeps stream the runs and merge each window: the snapshot reads them.
             return None;
         }

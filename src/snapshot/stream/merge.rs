@@ -6,8 +6,9 @@
 //! kernel then sweeps the window ([`MergedWindow`]) as it would a compacted run.
 
 use super::super::{GraphView, Snapshot};
-use super::{window_view_methods, Starts};
+use super::Starts;
 use crate::run::packed;
+use crate::run::Dir;
 use crate::run::DirData;
 use crate::types::VertexId;
 use rayon::prelude::*;
@@ -287,9 +288,10 @@ fn copy_resolved(parts: &[Part], v: usize, out: &mut [VertexId]) -> usize {
     n
 }
 
-/// A streamed sweep's merged window: the in-lists of the vertices `vs` from the merged
-/// CSR, everything else from the snapshot.
+/// A streamed sweep's merged window: the lists of direction `dir` of the vertices `vs`
+/// from the merged CSR, everything else from the snapshot.
 pub(super) struct MergedWindow<'v> {
+    pub(super) dir: Dir,
     pub(super) view: &'v Snapshot,
     /// List `v` is `ids[offs[v - vs.start]..offs[v - vs.start + 1]]`.
     pub(super) offs: &'v [u64],
@@ -298,53 +300,110 @@ pub(super) struct MergedWindow<'v> {
 }
 
 impl MergedWindow<'_> {
-    /// `v`'s in-list: merged inside the window, through the snapshot outside it.
+    /// `v`'s list of direction `d`, if the window holds it (an undirected store's lists
+    /// are both directions').
     #[inline]
-    fn inn(&self, v: VertexId) -> Option<&[VertexId]> {
+    fn list(&self, d: Dir, v: VertexId) -> Option<&[VertexId]> {
+        if d != self.dir && !self.view.is_undirected() {
+            return None;
+        }
         let i = (v as usize).checked_sub(self.vs.start)?;
         let (a, b) = (*self.offs.get(i)?, *self.offs.get(i + 1)?);
         Some(&self.ids[a as usize..b as usize])
     }
 }
 
-impl GraphView for MergedWindow<'_> {
-    window_view_methods!();
-    #[inline]
-    fn in_degree(&self, v: VertexId) -> usize {
-        match self.inn(v) {
-            Some(l) => l.len(),
-            None => self.view.in_degree(v),
-        }
-    }
-    #[inline]
-    fn for_each_in<F: FnMut(VertexId)>(&self, v: VertexId, f: F) {
-        match self.inn(v) {
-            Some(l) => l.iter().copied().for_each(f),
-            None => self.view.for_each_in(v, f),
-        }
-    }
-    #[inline]
-    fn fold_in<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
-        match self.inn(v) {
-            Some(l) => l.iter().copied().fold(init, f),
-            None => self.view.fold_in(v, init, f),
-        }
-    }
-    #[inline]
-    fn find_in<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
-        match self.inn(v) {
-            Some(l) => l.iter().copied().any(f),
-            None => self.view.find_in(v, f),
-        }
-    }
-    fn in_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
-        match self.inn(v) {
-            Some(l) => {
-                out.clear();
-                out.extend_from_slice(l);
-                out.sort_unstable();
+/// The [`GraphView`] methods of direction `$dir` that a merged window answers from its
+/// lists for its vertices, and through the snapshot for the rest.
+macro_rules! merged_dir_methods {
+    ($dir:expr, $degree:ident, $each:ident, $fold:ident, $find:ident, $sorted:ident) => {
+        #[inline]
+        fn $degree(&self, v: VertexId) -> usize {
+            match self.list($dir, v) {
+                Some(l) => l.len(),
+                None => self.view.$degree(v),
             }
-            None => self.view.in_neighbors_sorted(v, out),
         }
+        #[inline]
+        fn $each<F: FnMut(VertexId)>(&self, v: VertexId, f: F) {
+            match self.list($dir, v) {
+                Some(l) => l.iter().copied().for_each(f),
+                None => self.view.$each(v, f),
+            }
+        }
+        #[inline]
+        fn $fold<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
+            match self.list($dir, v) {
+                Some(l) => l.iter().copied().fold(init, f),
+                None => self.view.$fold(v, init, f),
+            }
+        }
+        #[inline]
+        fn $find<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
+            match self.list($dir, v) {
+                Some(l) => l.iter().copied().any(f),
+                None => self.view.$find(v, f),
+            }
+        }
+        fn $sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
+            match self.list($dir, v) {
+                Some(l) => {
+                    out.clear();
+                    out.extend_from_slice(l);
+                    out.sort_unstable();
+                }
+                None => self.view.$sorted(v, out),
+            }
+        }
+    };
+}
+
+impl GraphView for MergedWindow<'_> {
+    merged_dir_methods!(
+        Dir::Out,
+        out_degree,
+        for_each_out,
+        fold_out,
+        find_out,
+        out_neighbors_sorted
+    );
+    merged_dir_methods!(
+        Dir::In,
+        in_degree,
+        for_each_in,
+        fold_in,
+        find_in,
+        in_neighbors_sorted
+    );
+    fn num_vertices(&self) -> usize {
+        self.view.num_vertices()
+    }
+    fn num_edges(&self) -> u64 {
+        self.view.num_edges()
+    }
+    fn is_undirected(&self) -> bool {
+        self.view.is_undirected()
+    }
+    #[inline]
+    fn vertex_exists(&self, v: VertexId) -> bool {
+        self.view.vertex_exists(v)
+    }
+    fn is_weighted(&self) -> bool {
+        self.view.is_weighted()
+    }
+    fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, f: F) {
+        self.view.for_each_out_weighted(v, f)
+    }
+    fn external_id(&self, v: VertexId) -> u64 {
+        self.view.external_id(v)
+    }
+    fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
+        self.view.has_edge(u, v)
+    }
+    fn count_out_among(&self, u: VertexId, ids: &[VertexId]) -> usize {
+        self.view.count_out_among(u, ids)
+    }
+    fn lookup_cost(&self, d: usize) -> usize {
+        self.view.lookup_cost(d)
     }
 }

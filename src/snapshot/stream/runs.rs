@@ -1,4 +1,5 @@
-//! Streaming several runs' in-lists: a live store's, as ingest and merges leave it.
+//! Streaming several runs' lists of one direction (PageRank's in-lists, Afforest's out-
+//! and in-lists): a live store's, as ingest and merges leave it.
 //!
 //! Every run indexes its vertices in order, so the lists of a range of vertices are one
 //! contiguous part of each run's index and neighbor sections. A window is a vertex range
@@ -42,10 +43,11 @@ pub(crate) enum Source {
     Mappings,
 }
 
-/// Several runs' in-lists, opened for streamed sweeps.
+/// Several runs' lists of one direction, opened for streamed sweeps.
 pub(crate) struct RunsStream {
     source: Source,
-    /// Per run of the snapshot (oldest first), its in-direction's sections in its file;
+    dir: Dir,
+    /// Per run of the snapshot (oldest first), its direction's sections in its file;
     /// `None` for a run read in DRAM.
     files: Vec<Option<RunSections>>,
     /// A pass's windows, planned once.
@@ -61,7 +63,7 @@ pub(crate) struct RunsStream {
     keep: AtomicBool,
 }
 
-/// Where one run's in-direction sections start in its file.
+/// Where one run's sections of the direction start in its file.
 struct RunSections {
     file: SweepFile,
     /// `None`: the run is dense, its entries are its vertices.
@@ -85,7 +87,7 @@ struct WindowPlan {
     kept: OnceLock<Merged>,
 }
 
-/// The entries `idx` of run `run`'s in-direction index, and the bytes of their lists
+/// The entries `idx` of run `run`'s index of the direction, and the bytes of their lists
 /// `lists` in its list section (a compressed run's with the slack after them).
 struct PartPlan {
     run: usize,
@@ -93,11 +95,11 @@ struct PartPlan {
     lists: Range<u64>,
 }
 
-/// Bytes of in-lists (index and lists) that the runs hold, if they can be streamed: at
-/// least one file-backed, every compressed one checked (its streams are decoded from the
-/// buffers without bounds checks).
-pub(super) fn in_bytes(runs: &[Arc<Run>]) -> Option<u64> {
-    let dirs = || runs.iter().map(|r| r.dir(Dir::In));
+/// Bytes of lists of `dir` (index and lists) that the runs hold, if they can be
+/// streamed: at least one file-backed, every compressed one checked (its streams are
+/// decoded from the buffers without bounds checks).
+pub(super) fn list_bytes(runs: &[Arc<Run>], dir: Dir) -> Option<u64> {
+    let dirs = || runs.iter().map(|r| r.dir(dir));
     let unchecked = |d: &DirData| d.packed.as_ref().is_some_and(|p| !p.is_checked());
     if dirs().any(unchecked) || runs.iter().all(|r| r.in_dram()) {
         return None;
@@ -154,19 +156,20 @@ fn entries_below(d: &DirData, v: usize) -> usize {
 }
 
 impl RunsStream {
-    /// The in-lists of `runs` (a snapshot's, over vertices `0..n`) opened for sweeps in
-    /// windows of `window` bytes, read from `source`; `None` when they cannot be streamed
-    /// ([`in_bytes`]) or a file cannot be opened for direct reads.
+    /// The lists of `dir` of `runs` (a snapshot's, over vertices `0..n`) opened for
+    /// sweeps in windows of `window` bytes, read from `source`; `None` when they cannot be
+    /// streamed ([`list_bytes`]) or a file cannot be opened for direct reads.
     pub(super) fn open(
         runs: &[Arc<Run>],
         n: usize,
         window: usize,
         source: Source,
+        dir: Dir,
     ) -> Option<RunsStream> {
-        in_bytes(runs)?;
+        list_bytes(runs, dir)?;
         let files = match source {
             Source::Files => (runs.iter())
-                .map(|r| sections(r))
+                .map(|r| sections(r, dir))
                 .collect::<Option<Vec<_>>>()?,
             Source::Mappings => runs.iter().map(|_| None).collect(),
         };
@@ -178,8 +181,9 @@ impl RunsStream {
         };
         Some(RunsStream {
             source,
+            dir,
             files,
-            plan: plan(runs, n, window),
+            plan: plan(runs, dir, n, window),
             window,
             fallbacks: AtomicU64::new(0),
             keep: AtomicBool::new(false),
@@ -198,7 +202,7 @@ impl RunsStream {
     /// (counted as every run's neighbors, tombstones ignored, plus an offset per vertex).
     /// Whether it keeps them.
     pub(crate) fn keep_merged_within(&self, runs: &[Arc<Run>], n: usize, budget: u64) -> bool {
-        let ids: u64 = runs.iter().map(|r| r.dir(Dir::In).n_adds()).sum();
+        let ids: u64 = runs.iter().map(|r| r.dir(self.dir).n_adds()).sum();
         let need = ids * ID_BYTES as u64 + (n + self.plan.len()) as u64 * 8;
         let keep = self.source == Source::Mappings && need <= budget;
         self.keep.store(keep, Relaxed);
@@ -221,7 +225,7 @@ impl RunsStream {
         }
     }
 
-    /// One pass of `s` over the in-lists of `snap` (whose runs these are), window by window
+    /// One pass of `s` over the lists of `snap` (whose runs these are), window by window
     /// (see [`pipeline`]), each merged before `s` visits it.
     pub(crate) fn sweep<'s, S: SweepIn>(&'s self, snap: &Snapshot, s: &mut S) {
         let mut merged =
@@ -251,6 +255,7 @@ impl RunsStream {
                     }
                 };
                 let w = MergedWindow {
+                    dir: self.dir,
                     view: snap,
                     offs: &m.0,
                     ids: &m.1,
@@ -321,7 +326,7 @@ impl RunsStream {
         let bytes = buf.bytes();
         (w.parts.iter().zip(at))
             .map(|(p, got)| {
-                let d = snap.runs[p.run].dir(Dir::In);
+                let d = snap.runs[p.run].dir(self.dir);
                 let (vids, index, lists): (&[VertexId], &[u8], &[u8]) = match got {
                     Some([v, i, l]) => (
                         bytemuck::cast_slice(&bytes[v.clone()]),
@@ -397,13 +402,13 @@ impl Filled for RunsRead<'_> {
     }
 }
 
-/// Run `run`'s in-direction sections in its file; `Some(None)` for a DRAM run, `None`
+/// Run `run`'s sections of `dir` in its file; `Some(None)` for a DRAM run, `None`
 /// when its file cannot be opened for sweeps.
-fn sections(run: &Run) -> Option<Option<RunSections>> {
+fn sections(run: &Run, dir: Dir) -> Option<Option<RunSections>> {
     let Some(f) = &run.file else {
         return Some(None);
     };
-    let d = run.dir(Dir::In);
+    let d = run.dir(dir);
     let file = f.open_sweep().ok()??;
     // An empty section has no place in the file: its reads are empty too.
     let place = |s: &[u8]| match s.is_empty() {
@@ -424,11 +429,16 @@ fn sections(run: &Run) -> Option<Option<RunSections>> {
 
 /// The windows of a pass over vertices `0..n`: consecutive ranges each holding at most
 /// `window` bytes of the runs' parts (or a single vertex's more).
-fn plan(runs: &[Arc<Run>], n: usize, window: usize) -> Vec<WindowPlan> {
-    let dirs: Vec<&DirData> = runs.iter().map(|r| r.dir(Dir::In)).collect();
+fn plan(runs: &[Arc<Run>], dir: Dir, n: usize, window: usize) -> Vec<WindowPlan> {
+    let dirs: Vec<&DirData> = runs.iter().map(|r| r.dir(dir)).collect();
+    // A compressed part is counted at what it decodes to (the run's average), so that the
+    // merged window, not only the read, stays near the window's size: under a 768 MiB cap
+    // Afforest's two streams of Kron24's compressed runs, planned by bytes read, decoded
+    // windows that overran the cap.
+    let scale: Vec<f64> = dirs.iter().map(|d| expansion(d)).collect();
     let cost = |v: usize| -> u64 {
-        (dirs.iter())
-            .map(|d| part_bytes(d, 0..entries_below(d, v)))
+        (dirs.iter().zip(&scale))
+            .map(|(d, s)| (part_bytes(d, 0..entries_below(d, v)) as f64 * s) as u64)
             .sum()
     };
     let mut out = Vec::new();
@@ -450,6 +460,16 @@ fn plan(runs: &[Arc<Run>], n: usize, window: usize) -> Vec<WindowPlan> {
         a = b;
     }
     out
+}
+
+/// How many bytes of neighbor ids a byte of `d`'s lists holds, on average: 1 for plain
+/// runs, the compression ratio for compressed ones.
+fn expansion(d: &DirData) -> f64 {
+    let bytes = list_section(d).len().max(1) as f64;
+    match d.is_packed() {
+        true => (d.n_adds() as f64 * ID_BYTES as f64 / bytes).max(1.0),
+        false => 1.0,
+    }
 }
 
 /// Window `vs`'s part of each run that holds any of its vertices.
