@@ -232,28 +232,10 @@ impl RunsStream {
             std::mem::take(&mut *self.merged.lock().unwrap_or_else(|p| p.into_inner()));
         let jobs: Vec<&WindowPlan> = self.plan.iter().collect();
         let read = |w: &'s WindowPlan, buf| self.read(w, buf);
-        let keep = self.keeps_merged();
         pipeline(jobs, &self.buffers, read, |r: &RunsRead| match &r.at {
             Some(at) => {
                 let vs = r.plan.vs.clone();
-                let m = match r.plan.kept.get() {
-                    Some(m) => m,
-                    None => {
-                        let parts = self.parts(snap, r.plan, &r.buf, at);
-                        let counts = r.plan.counts.get_or_init(|| count(&parts, vs.clone()));
-                        match keep {
-                            true => {
-                                let mut m = Merged::default();
-                                merge(&parts, vs.clone(), counts, &mut m);
-                                r.plan.kept.get_or_init(|| m)
-                            }
-                            false => {
-                                merge(&parts, vs.clone(), counts, &mut merged);
-                                &merged
-                            }
-                        }
-                    }
-                };
+                let m = self.merged(snap, r, at, &mut merged);
                 let w = MergedWindow {
                     dir: self.dir,
                     view: snap,
@@ -271,6 +253,30 @@ impl RunsStream {
             }
         });
         *self.merged.lock().unwrap_or_else(|p| p.into_inner()) = merged;
+    }
+
+    /// Window `r`'s merged lists: kept by an earlier pass, or merged now from the parts
+    /// read (`at`) and kept if the stream keeps windows, else merged into `scratch`.
+    fn merged<'m>(
+        &self,
+        snap: &Snapshot,
+        r: &'m RunsRead,
+        at: &[Option<[Range<usize>; 3]>],
+        scratch: &'m mut Merged,
+    ) -> &'m Merged {
+        if let Some(m) = r.plan.kept.get() {
+            return m;
+        }
+        let parts = self.parts(snap, r.plan, &r.buf, at);
+        let vs = r.plan.vs.clone();
+        let counts = r.plan.counts.get_or_init(|| count(&parts, vs.clone()));
+        if !self.keeps_merged() {
+            merge(&parts, vs, counts, scratch);
+            return scratch;
+        }
+        let mut m = Merged::default();
+        merge(&parts, vs, counts, &mut m);
+        r.plan.kept.get_or_init(|| m)
     }
 
     /// Reads window `w`'s parts of the file-backed runs into `buf`, each section from a
