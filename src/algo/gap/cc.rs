@@ -12,7 +12,11 @@ use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::atomic::Ordering::Relaxed;
 
-const NEIGHBOR_ROUNDS: usize = 2;
+/// Out-neighbors each vertex is linked to before the giant component is guessed. GAPBS
+/// links them in as many rounds, compressing between; here they are linked in one sweep,
+/// so that a store streamed from the medium reads its lists once (the components, and so
+/// the labels, are the same).
+const SAMPLED_NEIGHBORS: usize = 2;
 const SAMPLES: usize = 1024;
 
 /// Lock-free union: hook the larger root under the smaller.
@@ -92,7 +96,7 @@ fn par_range(vs: Range<usize>) -> impl IndexedParallelIterator<Item = VertexId> 
     crate::types::par_vertices(vs.len()).map(move |i| first + i)
 }
 
-/// The sampling: each vertex linked to its first [`NEIGHBOR_ROUNDS`] out-neighbors.
+/// The sampling: each vertex linked to its first [`SAMPLED_NEIGHBORS`] out-neighbors.
 struct Sample<'c> {
     comp: &'c [AtomicVertexId],
 }
@@ -105,7 +109,7 @@ impl SweepIn for Sample<'_> {
             g.find_out(u, |v| {
                 link(u, v, comp);
                 i += 1;
-                i == NEIGHBOR_ROUNDS
+                i == SAMPLED_NEIGHBORS
             });
         });
     }
@@ -130,7 +134,7 @@ impl SweepIn for Finish<'_> {
                 Dir::Out => {
                     let mut i = 0;
                     g.for_each_out(u, |v| {
-                        if i >= NEIGHBOR_ROUNDS {
+                        if i >= SAMPLED_NEIGHBORS {
                             link(u, v, comp);
                         }
                         i += 1;
