@@ -6,7 +6,7 @@
 //! kernel then sweeps the window ([`MergedWindow`]) as it would a compacted run.
 
 use super::super::{GraphView, Snapshot};
-use super::Starts;
+use super::{window_meta_methods, Starts};
 use crate::run::packed;
 use crate::run::Dir;
 use crate::run::DirData;
@@ -375,35 +375,5 @@ impl GraphView for MergedWindow<'_> {
         find_in,
         in_neighbors_sorted
     );
-    fn num_vertices(&self) -> usize {
-        self.view.num_vertices()
-    }
-    fn num_edges(&self) -> u64 {
-        self.view.num_edges()
-    }
-    fn is_undirected(&self) -> bool {
-        self.view.is_undirected()
-    }
-    #[inline]
-    fn vertex_exists(&self, v: VertexId) -> bool {
-        self.view.vertex_exists(v)
-    }
-    fn is_weighted(&self) -> bool {
-        self.view.is_weighted()
-    }
-    fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, f: F) {
-        self.view.for_each_out_weighted(v, f)
-    }
-    fn external_id(&self, v: VertexId) -> u64 {
-        self.view.external_id(v)
-    }
-    fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
-        self.view.has_edge(u, v)
-    }
-    fn count_out_among(&self, u: VertexId, ids: &[VertexId]) -> usize {
-        self.view.count_out_among(u, ids)
-    }
-    fn lookup_cost(&self, d: usize) -> usize {
-        self.view.lookup_cost(d)
-    }
+    window_meta_methods!();
 }

@@ -28,7 +28,7 @@ mod merge;
 mod one;
 mod runs;
 
-pub(crate) use one::{window_view_methods, InStream, Starts};
+pub(crate) use one::{window_meta_methods, window_view_methods, InStream, Starts};
 pub(crate) use runs::{RunsStream, Source};
 
 use super::{layered, Snapshot};

@@ -252,9 +252,9 @@ impl<'v, 'a> Window<'v, 'a> {
 }
 
 /// The [`GraphView`] methods a streamed sweep's window answers as the view it belongs to
-/// (its `view` field) does: everything but the in-lists, which each window reads from its
-/// buffer.
-macro_rules! window_view_methods {
+/// (its `view` field) does, whichever direction it streams: counts, vertices, weights,
+/// ids and edge lookups.
+macro_rules! window_meta_methods {
     () => {
         fn num_vertices(&self) -> usize {
             self.view.num_vertices()
@@ -268,22 +268,6 @@ macro_rules! window_view_methods {
         #[inline]
         fn vertex_exists(&self, v: VertexId) -> bool {
             self.view.vertex_exists(v)
-        }
-        #[inline]
-        fn out_degree(&self, v: VertexId) -> usize {
-            self.view.out_degree(v)
-        }
-        #[inline(always)]
-        fn for_each_out<F: FnMut(VertexId)>(&self, v: VertexId, f: F) {
-            self.view.for_each_out(v, f)
-        }
-        #[inline(always)]
-        fn fold_out<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
-            self.view.fold_out(v, init, f)
-        }
-        #[inline(always)]
-        fn find_out<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
-            self.view.find_out(v, f)
         }
         fn is_weighted(&self) -> bool {
             self.view.is_weighted()
@@ -302,6 +286,31 @@ macro_rules! window_view_methods {
         }
         fn lookup_cost(&self, d: usize) -> usize {
             self.view.lookup_cost(d)
+        }
+    };
+}
+pub(crate) use window_meta_methods;
+
+/// The [`GraphView`] methods a window of in-lists answers as its view does: everything
+/// but the in-lists, which each window reads from its buffer.
+macro_rules! window_view_methods {
+    () => {
+        $crate::snapshot::stream::window_meta_methods!();
+        #[inline]
+        fn out_degree(&self, v: VertexId) -> usize {
+            self.view.out_degree(v)
+        }
+        #[inline(always)]
+        fn for_each_out<F: FnMut(VertexId)>(&self, v: VertexId, f: F) {
+            self.view.for_each_out(v, f)
+        }
+        #[inline(always)]
+        fn fold_out<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
+            self.view.fold_out(v, init, f)
+        }
+        #[inline(always)]
+        fn find_out<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
+            self.view.find_out(v, f)
         }
         fn out_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
             self.view.out_neighbors_sorted(v, out)
