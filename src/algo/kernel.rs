@@ -398,6 +398,17 @@ pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
             };
             s.plan_streams(dirs, MergeInPlace::ManyRuns);
         }
+        // BFS's bottom-up steps sweep the in-lists and its large top-down steps the
+        // out-lists: streamed when several runs do not fit; in DRAM, read in place.
+        Kernel::GapBfs | Kernel::Bfs if s.runs().len() > 1 => {
+            let dirs: &[Dir] = match s.is_undirected() {
+                true => &[Dir::Out],
+                false => &[Dir::Out, Dir::In],
+            };
+            s.plan_streams(dirs, MergeInPlace::Never);
+            // Its top-down steps look up the degree of every vertex they reach.
+            s.count_degrees(Dir::Out);
+        }
         _ => {}
     }
     let streamed = s.sweep_stream().is_some();

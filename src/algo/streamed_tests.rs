@@ -293,3 +293,67 @@ fn components_on_streamed_runs_equal_components_in_place() {
         }
     }
 }
+
+/// BFS on a live store of several runs whose lists are streamed window by window (its
+/// bottom-up steps over in-lists, its large top-down steps over out-lists) reaches every
+/// vertex at the depth the general path gives, and GAPBS's verifier accepts its parents;
+/// in DRAM it reads the runs in place.
+#[test]
+fn bfs_on_streamed_runs_equals_bfs_in_place() {
+    use crate::algo::kernel::{self, Kernel, Params};
+    use crate::SweepReads;
+    for (undirected, packed) in [(false, false), (true, false), (false, true), (true, true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let g = live(dir.path(), undirected, packed, 700);
+        let what = format!("undirected {undirected}, packed {packed}");
+        let mapped = g.snapshot().unwrap().with_sweep_reads(SweepReads::Mapped);
+        let source = (0..700).find(|&v| mapped.out_degree(v) > 0).unwrap();
+        let depths = |view: &Snapshot| gap::bfs::search(view, source, -1, |_, d| d);
+        let want = depths(&mapped);
+        assert!(
+            want.iter().filter(|&&d| d > 2).count() > 10,
+            "a deep search, {what}"
+        );
+        for w in [9, 4096, 1 << 20] {
+            let s = g.snapshot().unwrap();
+            assert!(
+                s.stream_out_in_windows(w) && s.stream_in_windows(w),
+                "{what}"
+            );
+            assert_eq!(depths(&s), want, "window {w}, {what}");
+            let parents = gap::bfs::bfs(&s, source);
+            assert_eq!(
+                gap::bfs::verify(&mapped, source, &parents),
+                Ok(()),
+                "{what}"
+            );
+            let st = s.sweep_stream().expect("streamed");
+            assert!(st.bytes_read > 0 && st.fallbacks == 0, "{st:?} {what}");
+        }
+        let p = Params {
+            source: Some(source),
+            verify: true,
+            ..Params::default()
+        };
+        let want = kernel::run(&mapped, Kernel::Bfs, &p).unwrap().values;
+        let streamed = g.snapshot().unwrap().with_sweep_reads(SweepReads::Streamed);
+        let auto = g.snapshot().unwrap();
+        // In DRAM, BFS never merges runs: its steps read a few ids of most lists.
+        let in_dram = match packed || mapped.runs().len() > 12 {
+            true => "runs",
+            false => "layered",
+        };
+        for (s, view) in [(&streamed, "runs-streamed"), (&auto, in_dram)] {
+            assert_eq!(kernel::prepare(s, Kernel::GapBfs, &p), view, "{what}");
+            // Streamed, its degrees are counted once, run by run.
+            for v in 0..700 {
+                assert_eq!(s.out_degree(v), mapped.out_degree(v), "{v} {view}, {what}");
+            }
+            // gap-bfs's parents depend on the threads' order: its verifier checks them.
+            let gap = kernel::run(s, Kernel::GapBfs, &p).unwrap();
+            assert_eq!(gap.report["verified"], true, "{view}, {what}");
+            let got = kernel::run(s, Kernel::Bfs, &p).unwrap().values;
+            assert_eq!(got, want, "bfs {view}, {what}");
+        }
+    }
+}

@@ -12,9 +12,23 @@ use crate::types::{VertexId, VERTEX_TASK};
 use rayon::prelude::*;
 
 impl Snapshot {
+    /// Counts every vertex's degree in direction `d` once, run by run, for
+    /// [`crate::GraphView::out_degree`] and `in_degree` to answer from DRAM (`n` words),
+    /// if its runs stream: each degree looked up would otherwise search every run through
+    /// pages faulted at random. BFS's top-down step from 378 vertices of Kron24's 47 runs
+    /// under a 768 MiB cap looked up the degrees of the 694 thousand it reached in 114 s.
+    pub(crate) fn count_degrees(&self, d: Dir) {
+        if self.sweep_stream().is_some() {
+            self.counted[super::dir_index(d)].get_or_init(|| self.degrees(d));
+        }
+    }
+
     /// Every vertex's degree in direction `d`, by dense id: [`Snapshot::degree`]'s for each
     /// (neighbors added less tombstones, over every run that holds the vertex).
     pub(super) fn degrees(&self, d: Dir) -> Vec<usize> {
+        if let Some(deg) = self.counted[super::dir_index(d)].get() {
+            return deg.clone();
+        }
         let mut deg = vec![0usize; self.n];
         deg.par_chunks_mut(VERTEX_TASK)
             .enumerate()

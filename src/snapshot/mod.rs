@@ -57,6 +57,9 @@ pub struct Snapshot {
     stream: Arc<std::sync::OnceLock<Option<stream::Streamed>>>,
     /// The out-lists of several runs opened for sweeps, likewise.
     stream_out: Arc<std::sync::OnceLock<Option<stream::RunsStream>>>,
+    /// Every vertex's degree per direction (out, in), counted run by run for a kernel that
+    /// looks up many degrees while its lists stream ([`Snapshot::count_degrees`]).
+    counted: Arc<[std::sync::OnceLock<Vec<usize>>; 2]>,
     /// Whether the store is weighted, known even before any run holds an edge.
     weighted_store: bool,
     /// The names of a string-keyed store as of this snapshot (external ids number them).
@@ -111,6 +114,7 @@ impl Snapshot {
             sweep_reads: SweepReads::Auto,
             stream: Default::default(),
             stream_out: Default::default(),
+            counted: Default::default(),
             weighted_store: false,
             names: None,
         }
@@ -273,6 +277,9 @@ impl Snapshot {
     }
 
     fn degree(&self, d: Dir, v: VertexId) -> usize {
+        if let Some(deg) = self.counted[dir_index(d)].get() {
+            return deg[v as usize];
+        }
         let mut n = 0i64;
         for r in self.runs_of(v) {
             let dd = r.dir(d);

@@ -3,15 +3,31 @@
 //! Top-down steps expand the frontier along out-edges; when the frontier's out-edges exceed
 //! the unexplored edges / ALPHA, bottom-up steps let every unvisited vertex look for a parent
 //! among its in-neighbors instead, until the frontier shrinks below n / BETA.
+//!
+//! Bottom-up steps, and top-down steps from a frontier of more than n / SWEPT_FRONTIER
+//! vertices or with more than m / SWEPT_EDGES out-edges, are sweeps ([`GraphView::sweep_in`], [`GraphView::sweep_out`]): a store whose
+//! runs do not fit the DRAM streams each such step's lists window by window, in file order,
+//! where looking each vertex up in every run faulted pages at random (Kron24's 47 runs
+//! under a 768 MiB cap: 95 s). A view in DRAM hands itself over whole, and the steps are
+//! GAPBS's.
 
-use crate::snapshot::GraphView;
+use super::par_range;
+use crate::snapshot::{GraphView, SweepIn};
 use crate::types::bits::AtomicBits;
 use crate::types::VertexId;
 use rayon::prelude::*;
+use std::ops::Range;
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
 const ALPHA: u64 = 15;
 const BETA: u64 = 18;
+/// A top-down step from more than n / SWEPT_FRONTIER vertices, or whose frontier has more
+/// than m / SWEPT_EDGES out-edges, is a sweep of the out-lists. It costs nothing in DRAM
+/// (the view hands itself over whole); beyond memory it reads every out-list once, where a
+/// smaller frontier's lists are looked up in place, in every run. Kron24's 47 runs under a
+/// 768 MiB cap: 378 vertices with 1.5 M out-edges took 5.5 s looked up, a sweep 1.2 s.
+const SWEPT_FRONTIER: usize = 4096;
+const SWEPT_EDGES: u64 = 1024;
 
 /// Parent of every vertex in a BFS tree from `source`; the source is its own parent and
 /// unreached vertices get -1.
@@ -63,6 +79,12 @@ impl<G: GraphView, V: Fn(VertexId, i64) -> i64 + Sync> Search<'_, G, V> {
         self.mark[v as usize].store(x, Relaxed);
     }
 
+    /// Whether `v` is still unreached.
+    #[inline]
+    fn unseen(&self, v: VertexId) -> bool {
+        self.mark[v as usize].load(Relaxed) == self.unseen
+    }
+
     /// Visits every level from the (marked) source, choosing each step's direction.
     fn levels(&self, source: VertexId) {
         let n = self.g.num_vertices();
@@ -90,37 +112,64 @@ impl<G: GraphView, V: Fn(VertexId, i64) -> i64 + Sync> Search<'_, G, V> {
             } else {
                 depth += 1;
                 edges_to_check = edges_to_check.saturating_sub(scout);
-                (frontier, scout) = self.top_down_step(&frontier, depth);
+                (frontier, scout) = self.top_down_step(frontier, scout, depth);
             }
         }
     }
 
     /// Every unreached vertex with an in-neighbour in `front` is reached from it, and put
-    /// in `next`; how many were.
+    /// in `next`; how many were. One sweep of the in-lists (an undirected store's out-lists
+    /// are the same lists, and the ones its views stream).
     fn bottom_up_step(&self, front: &AtomicBits, next: &AtomicBits, depth: i64) -> u64 {
-        crate::types::par_vertices(self.g.num_vertices())
-            .with_min_len(1024)
-            .filter(|&v| self.mark[v as usize].load(Relaxed) == self.unseen)
-            .map(|v| {
-                let found = self.g.find_in(v, |u| {
-                    let parent = front.contains(u);
-                    if parent {
-                        self.set(v, u, depth);
-                    }
-                    parent
-                });
-                if found {
-                    next.insert(v);
-                }
-                found as u64
-            })
-            .sum()
+        let mut step = BottomUp {
+            search: self,
+            front,
+            next,
+            depth,
+            awake: 0,
+        };
+        match self.g.is_undirected() {
+            true => self.g.sweep_out(&mut step),
+            false => self.g.sweep_in(&mut step),
+        }
+        step.awake
     }
 
-    /// The unreached out-neighbours of `frontier`, reached from it: the next frontier, and
-    /// its out-edges (the scout count that picks the next step's direction).
-    fn top_down_step(&self, frontier: &[VertexId], depth: i64) -> (Vec<VertexId>, u64) {
-        let (g, unseen) = (self.g, self.unseen);
+    /// The unreached out-neighbours of `frontier` (with `scout` out-edges), reached from
+    /// it: the next frontier, and its out-edges (the scout count that picks the next step's
+    /// direction).
+    fn top_down_step(
+        &self,
+        frontier: Vec<VertexId>,
+        scout: u64,
+        depth: i64,
+    ) -> (Vec<VertexId>, u64) {
+        let (n, m) = (self.g.num_vertices(), self.g.num_edges());
+        if frontier.len() <= n / SWEPT_FRONTIER && scout <= m / SWEPT_EDGES {
+            return self.expand(self.g, &frontier, depth, |v| self.g.out_degree(v) as u64);
+        }
+        let mut step = TopDown {
+            search: self,
+            frontier,
+            sorted: false,
+            depth,
+            next: Vec::new(),
+            scout: 0,
+        };
+        self.g.sweep_out(&mut step);
+        (step.next, step.scout)
+    }
+
+    /// Reaches the unreached out-neighbours of `frontier` (whose lists `g` holds): the
+    /// vertices reached, and the sum of their `degree`s.
+    fn expand<W: GraphView>(
+        &self,
+        g: &W,
+        frontier: &[VertexId],
+        depth: i64,
+        degree: impl Fn(VertexId) -> u64 + Sync,
+    ) -> (Vec<VertexId>, u64) {
+        let unseen = self.unseen;
         // Each task counts its own scout edges: one counter shared by the threads bounced
         // its cache line between cores once per vertex reached.
         frontier
@@ -137,7 +186,7 @@ impl<G: GraphView, V: Fn(VertexId, i64) -> i64 + Sync> Search<'_, G, V> {
                             && m.compare_exchange(unseen, x, Relaxed, Relaxed).is_ok()
                         {
                             next.push(v);
-                            scout += g.out_degree(v) as u64;
+                            scout += degree(v);
                         }
                     });
                     (next, scout)
@@ -150,6 +199,90 @@ impl<G: GraphView, V: Fn(VertexId, i64) -> i64 + Sync> Search<'_, G, V> {
                     (a, sa + sb)
                 },
             )
+    }
+}
+
+/// A bottom-up step as a sweep: each unreached vertex of a window looks for a parent in
+/// `front` among its in-neighbors, stopping at the first.
+struct BottomUp<'s, S> {
+    search: &'s S,
+    front: &'s AtomicBits,
+    next: &'s AtomicBits,
+    depth: i64,
+    awake: u64,
+}
+
+impl<G, V> SweepIn for BottomUp<'_, Search<'_, G, V>>
+where
+    G: GraphView,
+    V: Fn(VertexId, i64) -> i64 + Sync,
+{
+    fn visit<W: GraphView>(&mut self, vs: Range<usize>, g: &W) {
+        let (s, front, next, depth) = (self.search, self.front, self.next, self.depth);
+        self.awake += par_range(vs)
+            .with_min_len(1024)
+            .filter(|&v| s.unseen(v))
+            .map(|v| {
+                let found = g.find_in(v, |u| {
+                    let parent = front.contains(u);
+                    if parent {
+                        s.set(v, u, depth);
+                    }
+                    parent
+                });
+                if found {
+                    next.insert(v);
+                }
+                found as u64
+            })
+            .sum::<u64>();
+    }
+}
+
+/// A top-down step as a sweep: each window expands the frontier's vertices it holds.
+struct TopDown<'s, S> {
+    search: &'s S,
+    frontier: Vec<VertexId>,
+    /// Whether `frontier` is sorted: only a view that hands over windows needs it.
+    sorted: bool,
+    depth: i64,
+    next: Vec<VertexId>,
+    scout: u64,
+}
+
+impl<G, V> SweepIn for TopDown<'_, Search<'_, G, V>>
+where
+    G: GraphView,
+    V: Fn(VertexId, i64) -> i64 + Sync,
+{
+    fn visit<W: GraphView>(&mut self, vs: Range<usize>, g: &W) {
+        let s = self.search;
+        let whole = vs.len() == g.num_vertices();
+        if !whole && !self.sorted {
+            self.frontier.par_sort_unstable();
+            self.sorted = true;
+        }
+        let part = match whole {
+            true => &self.frontier[..],
+            false => {
+                let lo = self.frontier.partition_point(|&v| (v as usize) < vs.start);
+                let hi = self.frontier.partition_point(|&v| (v as usize) < vs.end);
+                &self.frontier[lo..hi]
+            }
+        };
+        // The window reads the lists it holds; any other would be looked up in every run.
+        debug_assert!(whole || part.iter().all(|&v| vs.contains(&(v as usize))));
+        // A window knows its own vertices' degrees; looking up the others' would read
+        // every run at random, so they count as the mean degree (the scout count only
+        // picks the next step's direction).
+        let mean = g.num_edges().div_ceil(g.num_vertices().max(1) as u64);
+        let degree = |v: VertexId| match whole || vs.contains(&(v as usize)) {
+            true => g.out_degree(v) as u64,
+            false => mean,
+        };
+        let (next, scout) = s.expand(g, part, self.depth, degree);
+        self.next.extend(next);
+        self.scout += scout;
     }
 }
 

@@ -3,6 +3,7 @@
 //! by sampling, then finish linking only vertices outside it. Directions are ignored
 //! (weak connectivity).
 
+use super::par_range;
 use crate::snapshot::{Dir, GraphView, SweepIn};
 use crate::types::AtomicVertexId;
 use crate::types::VertexId;
@@ -88,12 +89,6 @@ pub fn afforest<G: GraphView>(g: &G) -> Vec<VertexId> {
     }
     compress(&comp);
     comp.into_iter().map(|c| c.into_inner()).collect()
-}
-
-/// The vertices `vs`, split as [`crate::types::par_vertices`] splits them all.
-fn par_range(vs: Range<usize>) -> impl IndexedParallelIterator<Item = VertexId> {
-    let first = vs.start as VertexId;
-    crate::types::par_vertices(vs.len()).map(move |i| first + i)
 }
 
 /// The sampling: each vertex linked to its first [`SAMPLED_NEIGHBORS`] out-neighbors.

@@ -14,6 +14,16 @@ pub mod tc;
 use crate::snapshot::GraphView;
 use crate::types::VertexId;
 
+/// The vertices `vs`, split as [`crate::types::par_vertices`] splits them all: a sweep's
+/// window of vertices.
+pub(crate) fn par_range(
+    vs: std::ops::Range<usize>,
+) -> impl rayon::iter::IndexedParallelIterator<Item = VertexId> {
+    use rayon::iter::ParallelIterator;
+    let first = vs.start as VertexId;
+    crate::types::par_vertices(vs.len()).map(move |i| first + i)
+}
+
 /// Existing vertices of `g` (deleted ones have no edges and take no part).
 pub(crate) fn existing<G: GraphView>(g: &G) -> Vec<VertexId> {
     (0..g.num_vertices() as VertexId)

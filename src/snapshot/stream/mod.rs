@@ -87,6 +87,9 @@ pub(crate) enum MergeInPlace {
     /// compressed runs 0.55 s (general path) against 1.7 s merged; 47 plain runs 1.8 s
     /// against 0.8 s.
     ManyRuns,
+    /// Never: the kernel sweeps only in some of its steps and reads a few ids of most
+    /// lists (BFS's bottom-up steps), so in DRAM the runs are read where they are.
+    Never,
 }
 
 /// A snapshot's in-lists opened for streamed sweeps.
@@ -362,6 +365,7 @@ impl Snapshot {
         let wanted = match merge {
             MergeInPlace::Unlayered => !layered::layers(&self.runs),
             MergeInPlace::ManyRuns => self.runs.len() > layered::MAX_RUNS,
+            MergeInPlace::Never => false,
         };
         if self.sweep_reads != SweepReads::Auto || !wanted {
             return None;
