@@ -59,7 +59,7 @@ pub struct Snapshot {
     stream_out: Arc<std::sync::OnceLock<Option<stream::RunsStream>>>,
     /// Every vertex's degree per direction (out, in), counted run by run for a kernel that
     /// looks up many degrees while its lists stream ([`Snapshot::count_degrees`]).
-    counted: Arc<[std::sync::OnceLock<Vec<usize>>; 2]>,
+    counted: Arc<[std::sync::OnceLock<Option<Vec<u32>>>; 2]>,
     /// Whether the store is weighted, known even before any run holds an edge.
     weighted_store: bool,
     /// The names of a string-keyed store as of this snapshot (external ids number them).
@@ -277,8 +277,8 @@ impl Snapshot {
     }
 
     fn degree(&self, d: Dir, v: VertexId) -> usize {
-        if let Some(deg) = self.counted[dir_index(d)].get() {
-            return deg[v as usize];
+        if let Some(deg) = self.counted_degree(d, v) {
+            return deg;
         }
         let mut n = 0i64;
         for r in self.runs_of(v) {

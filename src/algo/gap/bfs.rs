@@ -18,14 +18,18 @@ use crate::types::VertexId;
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
+use std::time::Instant;
 
 const ALPHA: u64 = 15;
 const BETA: u64 = 18;
 /// A top-down step from more than n / SWEPT_FRONTIER vertices, or whose frontier has more
-/// than m / SWEPT_EDGES out-edges, is a sweep of the out-lists. It costs nothing in DRAM
-/// (the view hands itself over whole); beyond memory it reads every out-list once, where a
-/// smaller frontier's lists are looked up in place, in every run. Kron24's 47 runs under a
-/// 768 MiB cap: 378 vertices with 1.5 M out-edges took 5.5 s looked up, a sweep 1.2 s.
+/// than m / SWEPT_EDGES out-edges, is a sweep of the out-lists; so is a smaller one that the
+/// steps timed so far say would take longer looked up than swept ([`StepCosts`]). A sweep
+/// costs nothing in DRAM (the view hands itself over whole); beyond memory it reads every
+/// out-list once, where a smaller frontier's lists are looked up in place, in every run.
+/// Kron24's 47 runs under a 768 MiB cap: 378 vertices with 1.5 M out-edges took 5.5 s
+/// looked up, a sweep 1.2 s; Kron26's 141 runs under 2 GiB: 5,052 vertices with 124
+/// thousand out-edges 29.7 s looked up, a sweep 2.9 s.
 const SWEPT_FRONTIER: usize = 4096;
 const SWEPT_EDGES: u64 = 1024;
 
@@ -92,6 +96,7 @@ impl<G: GraphView, V: Fn(VertexId, i64) -> i64 + Sync> Search<'_, G, V> {
         let mut frontier = vec![source];
         let mut edges_to_check = self.g.num_edges();
         let mut scout = self.g.out_degree(source) as u64;
+        let mut costs = StepCosts::default();
         while !frontier.is_empty() {
             if scout > edges_to_check / ALPHA {
                 // Bottom-up while the frontier is large.
@@ -101,7 +106,9 @@ impl<G: GraphView, V: Fn(VertexId, i64) -> i64 + Sync> Search<'_, G, V> {
                     depth += 1;
                     let prev = awake;
                     let next = AtomicBits::new(n);
+                    let t = Instant::now();
                     awake = self.bottom_up_step(&front, &next, depth);
+                    costs.sweep = Some(t.elapsed().as_secs_f64());
                     front = next;
                     if awake == 0 || (awake < prev && awake <= n as u64 / BETA) {
                         break;
@@ -112,7 +119,7 @@ impl<G: GraphView, V: Fn(VertexId, i64) -> i64 + Sync> Search<'_, G, V> {
             } else {
                 depth += 1;
                 edges_to_check = edges_to_check.saturating_sub(scout);
-                (frontier, scout) = self.top_down_step(frontier, scout, depth);
+                (frontier, scout) = self.top_down_step(frontier, scout, depth, &mut costs);
             }
         }
     }
@@ -143,10 +150,16 @@ impl<G: GraphView, V: Fn(VertexId, i64) -> i64 + Sync> Search<'_, G, V> {
         frontier: Vec<VertexId>,
         scout: u64,
         depth: i64,
+        costs: &mut StepCosts,
     ) -> (Vec<VertexId>, u64) {
         let (n, m) = (self.g.num_vertices(), self.g.num_edges());
-        if frontier.len() <= n / SWEPT_FRONTIER && scout <= m / SWEPT_EDGES {
-            return self.expand(self.g, &frontier, depth, |v| self.g.out_degree(v) as u64);
+        let t = Instant::now();
+        let large = frontier.len() > n / SWEPT_FRONTIER || scout > m / SWEPT_EDGES;
+        if !large && !costs.sweep_pays(frontier.len()) {
+            let g = self.g;
+            let next = self.expand(g, &frontier, depth, |v| g.out_degree(v) as u64);
+            costs.looked_up(frontier.len(), t.elapsed().as_secs_f64());
+            return next;
         }
         let mut step = TopDown {
             search: self,
@@ -157,6 +170,7 @@ impl<G: GraphView, V: Fn(VertexId, i64) -> i64 + Sync> Search<'_, G, V> {
             scout: 0,
         };
         self.g.sweep_out(&mut step);
+        costs.sweep = Some(t.elapsed().as_secs_f64());
         (step.next, step.scout)
     }
 
@@ -199,6 +213,35 @@ impl<G: GraphView, V: Fn(VertexId, i64) -> i64 + Sync> Search<'_, G, V> {
                     (a, sa + sb)
                 },
             )
+    }
+}
+
+/// What the search's steps took so far, to choose between looking a small frontier's lists
+/// up and sweeping them all. The work is the same in DRAM (a sweep is one visit of the
+/// whole view): the choice matters only where a sweep reads the medium.
+/// The seconds per vertex looked up are the last top-down step's, whose frontier (the
+/// source and its first neighbors) has the longest lists: it errs towards sweeping, whose
+/// cost is bounded by one read of the lists.
+#[derive(Default)]
+struct StepCosts {
+    /// Seconds of the last sweep (a bottom-up or a swept top-down step).
+    sweep: Option<f64>,
+    /// Seconds per vertex of the last top-down step that looked its lists up.
+    per_vertex: Option<f64>,
+}
+
+impl StepCosts {
+    /// Whether looking up `frontier` vertices' lists would take longer than a sweep.
+    fn sweep_pays(&self, frontier: usize) -> bool {
+        match (self.sweep, self.per_vertex) {
+            (Some(sweep), Some(per_vertex)) => frontier as f64 * per_vertex > sweep,
+            _ => false,
+        }
+    }
+
+    /// Records a top-down step that looked up `frontier` vertices' lists in `secs`.
+    fn looked_up(&mut self, frontier: usize, secs: f64) {
+        self.per_vertex = Some(secs / frontier.max(1) as f64);
     }
 }
 
