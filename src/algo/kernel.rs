@@ -392,20 +392,12 @@ pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
         // outside the giant component. Several runs are streamed window by window when
         // they do not fit (a directed store's in-lists too, for the last phase).
         Kernel::GapCc | Kernel::Wcc if s.runs().len() > 1 => {
-            let dirs: &[Dir] = match s.is_undirected() {
-                true => &[Dir::Out],
-                false => &[Dir::Out, Dir::In],
-            };
-            s.plan_streams(dirs, MergeInPlace::ManyRuns);
+            s.plan_streams(both_lists(s), MergeInPlace::ManyRuns);
         }
         // BFS's bottom-up steps sweep the in-lists and its large top-down steps the
         // out-lists: streamed when several runs do not fit; in DRAM, read in place.
         Kernel::GapBfs | Kernel::Bfs if s.runs().len() > 1 => {
-            let dirs: &[Dir] = match s.is_undirected() {
-                true => &[Dir::Out],
-                false => &[Dir::Out, Dir::In],
-            };
-            s.plan_streams(dirs, MergeInPlace::Never);
+            s.plan_streams(both_lists(s), MergeInPlace::Never);
             // Its top-down steps look up the degree of every vertex they reach.
             s.count_degrees(Dir::Out);
         }
@@ -440,6 +432,15 @@ pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
         Some(l) if l.copied() => "layered-copy",
         Some(_) => "layered",
         None => "runs",
+    }
+}
+
+/// The directions whose lists a kernel that reads both sweeps: an undirected store's
+/// out-lists are its in-lists too.
+fn both_lists(s: &Snapshot) -> &'static [Dir] {
+    match s.is_undirected() {
+        true => &[Dir::Out],
+        false => &[Dir::Out, Dir::In],
     }
 }
 
