@@ -186,6 +186,7 @@ fn merge(c: &mut Criterion) {
                     part_shift: 0,
                     compression,
                     stamp: STAMP,
+                    last_time: None,
                 };
                 let r = merge_to_file(&inputs, meta, true, &medium).unwrap();
                 medium

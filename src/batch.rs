@@ -54,6 +54,9 @@ pub struct DenseBatch {
     pub sections: Vec<Section>,
     /// Whether edge sections carry weights (the store is weighted).
     pub weighted: bool,
+    /// When the batch commits (Unix nanoseconds); `None` in blocks from before commit
+    /// times were logged.
+    pub time: Option<i64>,
 }
 
 impl DenseBatch {

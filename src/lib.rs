@@ -38,6 +38,7 @@ mod run;
 pub mod snapshot;
 mod stamp;
 pub mod store;
+pub mod time;
 pub mod types;
 mod wal;
 

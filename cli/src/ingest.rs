@@ -44,6 +44,13 @@ pub struct Args {
     /// The edge list's first line (after comments) is a header such as `src,dst`: skip it.
     #[arg(long)]
     header: bool,
+    /// The edge list's column N (1-based) gives each edge's commit time, in Unix seconds
+    /// (possibly fractional) or RFC 3339 with an offset; the other columns keep their
+    /// meaning. Consecutive lines of one time commit as one batch (or more, of at most
+    /// --batch records each), and a time before the one above it is refused, naming the
+    /// line. An ops stream gives times on `@ TIME` lines instead.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    time_column: Option<u32>,
     /// Vertex keys of a new store: u64 (unsigned integers) or string (names such as
     /// package or user names, read from edge lists and ops streams; a header line needs
     /// --header). Recorded in the store: an existing store keeps its kind.
@@ -145,6 +152,7 @@ pub fn run(a: Args) -> Result<ExitCode, crate::Failure> {
         delimiter: a.delimiter,
         header: a.header,
         keys,
+        time_column: a.time_column.map(|c| c as usize),
     };
     // Open the input before the store: a missing or unreadable input changes nothing.
     // Detected once, here: the reader and the validation pass get the explicit format.
@@ -259,7 +267,9 @@ fn ingest(
 }
 
 /// A batch of records, with the names they number when the input has string keys.
-type Batch = (Vec<Record>, Option<Names>);
+/// A batch's records, the names they number (string keys), and its commit time if the
+/// input gave one.
+type Batch = (Vec<Record>, Option<Names>, Option<i64>);
 
 /// Submits batches read ahead by a reader thread, up to `--in-flight` of them
 /// unacknowledged, acknowledging each in order once it is durable.
@@ -282,16 +292,18 @@ fn stream(
     let mut records = 0u64;
     let res = (|| {
         for b in &rx {
-            let (b, names) = match b {
+            let (b, names, time) = match b {
                 Ok(b) => b,
                 Err(e) => {
                     acks.settle()?;
                     return Err(e);
                 }
             };
-            let submitted = match &names {
-                Some(n) => g.submit_named(&b, n),
-                None => g.submit(&b),
+            let submitted = match (&names, time) {
+                (Some(n), Some(t)) => g.submit_named_at(&b, n, t),
+                (Some(n), None) => g.submit_named(&b, n),
+                (None, Some(t)) => g.submit_at(&b, t),
+                (None, None) => g.submit(&b),
             };
             let ticket = match submitted {
                 Ok(t) => t,
@@ -335,7 +347,8 @@ fn read_ahead(
             match src.next_batch(batch, &mut buf) {
                 Ok(more) => {
                     let names = src.take_names();
-                    if !buf.is_empty() && tx.send(Ok((buf, names))).is_err() {
+                    let time = src.commit_time();
+                    if !buf.is_empty() && tx.send(Ok((buf, names, time))).is_err() {
                         return;
                     }
                     if !more {

@@ -19,6 +19,7 @@ const COMMA: TextOptions = TextOptions {
     delimiter: Some(b','),
     header: false,
     keys: crate::keys::KeyKind::U64,
+    time_column: None,
 };
 
 /// How much of a file sniffing looks at.
@@ -94,7 +95,7 @@ fn sniff(path: &Path) -> Result<Format> {
             SNIFF_BYTES >> 10
         )));
     };
-    if matches!(line.first(), Some(b'+' | b'-')) {
+    if matches!(line.first(), Some(b'+' | b'-' | b'@')) {
         return Ok(Format::Ops);
     }
     let complete = complete_lines(&head, whole);

@@ -139,6 +139,14 @@ pub trait RecordSource: Send {
     fn take_names(&mut self) -> Option<Names> {
         None
     }
+
+    /// The time the records of the last batch commit at, when the input gives times (an
+    /// update stream's `@ TIME` lines, an edge list's [`TextOptions::time_column`]); `None`
+    /// for the wall clock. A batch never spans two times, and times never go backwards:
+    /// a line going back is an [`Error::Parse`] naming it.
+    fn commit_time(&self) -> Option<i64> {
+        None
+    }
 }
 
 /// Whether `path` can be read only once (a pipe, FIFO or terminal such as `/dev/stdin`):
@@ -175,6 +183,10 @@ pub struct TextOptions {
     /// a header line then must be announced, as it would read as an edge; a comment line
     /// starts with a `#` that stands alone, so `#rust` and `%d` are names).
     pub keys: KeyKind,
+    /// The 1-based column holding each edge's commit time (Unix seconds or RFC 3339, see
+    /// [`crate::time`]); the other columns keep their meaning. Consecutive lines of one
+    /// time commit together; a time before the one above it is an error naming the line.
+    pub time_column: Option<usize>,
 }
 
 /// Opens `path` as `format`, detecting the format first if it is [`Format::Auto`].
@@ -206,6 +218,16 @@ pub fn open_source_with(
     if text.keys == KeyKind::String && !is_list && format != Format::Ops {
         return Err(Error::Invalid(format!(
             "vertex names (string keys) can be read from edge lists (snap, el, csv) and ops streams, not from {format} input, whose vertices are numbers"
+        )));
+    }
+    if text.time_column.is_some() && !matches!(format, Format::Snap | Format::El | Format::Csv) {
+        return Err(Error::Invalid(format!(
+            "a time column can be read from edge lists (snap, el, csv), not from {format} input{}",
+            if format == Format::Ops {
+                ", which gives times on '@ TIME' lines"
+            } else {
+                ""
+            }
         )));
     }
     Ok(match format {
@@ -244,6 +266,24 @@ pub(crate) mod tests {
         let path = dir.path().join(name);
         std::fs::write(&path, content).unwrap();
         (dir, path)
+    }
+
+    /// Drains a source in batches of at most `max` records: each batch with its commit time.
+    pub(crate) fn timed_batches(
+        src: &mut dyn RecordSource,
+        max: usize,
+    ) -> Result<Vec<(Vec<Record>, Option<i64>)>> {
+        let mut out = Vec::new();
+        loop {
+            let mut b = Vec::new();
+            let more = src.next_batch(max, &mut b)?;
+            if !b.is_empty() {
+                out.push((b, src.commit_time()));
+            }
+            if !more {
+                return Ok(out);
+            }
+        }
     }
 
     /// Drains a source in small batches so batch boundaries get exercised.

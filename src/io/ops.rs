@@ -7,11 +7,13 @@
 //! - 1 2        delete edge 1 -> 2
 //! + 7          insert vertex 7
 //! - 7          delete vertex 7 and its edges
+//! @ 1009843200 the records after this line commit at this time (Unix seconds, or RFC 3339
+//!              such as 2002-01-01T00:00:00Z); it ends the batch before it
 //! ```
 
 use super::ids::Ids;
 use super::lines::{fields, parse_weight, show, trim_start, LineReader, DEFAULT_BUF};
-use super::text::{text_source, LineParser, TextSource};
+use super::text::{text_source, InputClock, LineParser, TextSource};
 use super::SourceInfo;
 use crate::error::Result;
 use crate::keys::{KeyKind, Names};
@@ -21,6 +23,7 @@ use std::path::Path;
 /// Parses `+`/`-` update lines.
 struct OpsParser {
     ids: Ids,
+    clock: InputClock,
 }
 
 const FORMS: &str = "expected '+ u v [w]', '- u v', '+ u' or '- u'";
@@ -28,7 +31,8 @@ const FORMS: &str = "expected '+ u v [w]', '- u v', '+ u' or '- u'";
 impl LineParser for OpsParser {
     fn parse(&mut self, line: &[u8], out: &mut Vec<Record>) -> std::result::Result<(), String> {
         let line = trim_start(line);
-        if matches!(line.first(), None | Some(b'#')) {
+        // `@` lines were read by `boundary`.
+        if matches!(line.first(), None | Some(b'#' | b'@')) {
             return Ok(());
         }
         let mut cols = fields(line);
@@ -82,6 +86,19 @@ impl LineParser for OpsParser {
     fn take_names(&mut self) -> Option<Names> {
         self.ids.take_names()
     }
+
+    fn boundary(&mut self, line: &[u8]) -> std::result::Result<Option<i64>, String> {
+        let Some(rest) = trim_start(line).strip_prefix(b"@") else {
+            return Ok(None);
+        };
+        let mut cols = fields(rest);
+        let (Some(t), None) = (cols.next(), cols.next()) else {
+            return Err("expected '@ TIME': one time, in Unix seconds or RFC 3339".into());
+        };
+        let t = crate::time::parse(&String::from_utf8_lossy(t))?;
+        self.clock.advance(t)?;
+        Ok(Some(t))
+    }
 }
 
 text_source!(
@@ -113,6 +130,7 @@ impl OpsSource {
             reader,
             OpsParser {
                 ids: Ids::new(keys),
+                clock: InputClock::default(),
             },
             info,
         )))
@@ -170,6 +188,62 @@ mod tests {
             let (line, msg) = error_line(content);
             assert_eq!(line, want_line, "{content:?}: {msg}");
             assert!(msg.contains(want_msg), "{content:?}: {msg}");
+        }
+    }
+
+    #[test]
+    fn at_lines_end_batches_and_time_the_records_after_them() {
+        use crate::io::tests::timed_batches;
+        let content = "+ 1 2\n@ 1009843200\n+ 2 3\n- 1 2\n+ 4\n@ 2002-01-01T00:00:00Z\n@1009843201.5\n+ 3 4\n";
+        let (_dir, path) = temp_file("t.ops", content.as_bytes());
+        let jan = 1_009_843_200_000_000_000i64;
+        for max in [1, 2, 1000] {
+            let mut src = open_source(&path, Format::Auto).unwrap();
+            let got = timed_batches(src.as_mut(), max).unwrap();
+            // Batches never span a time; records before the first `@` carry none.
+            let mut flat: Vec<(Record, Option<i64>)> = Vec::new();
+            for (b, t) in &got {
+                assert!(b.len() <= max);
+                flat.extend(b.iter().map(|&r| (r, *t)));
+            }
+            assert_eq!(
+                flat,
+                vec![
+                    (Record::Insert(1, 2), None),
+                    (Record::Insert(2, 3), Some(jan)),
+                    (Record::Delete(1, 2), Some(jan)),
+                    (Record::InsertVertex(4), Some(jan)),
+                    (Record::Insert(3, 4), Some(jan + 1_500_000_000)),
+                ],
+                "batches of {max}"
+            );
+            if max == 1000 {
+                assert_eq!(got.len(), 3, "{got:?}");
+            }
+        }
+        // A stream may start with its time.
+        let (_d2, p2) = temp_file("u", b"@ 5\n+ 1 2\n");
+        let mut src = open_source(&p2, Format::Auto).unwrap();
+        let got = timed_batches(src.as_mut(), 10).unwrap();
+        assert_eq!(got, vec![(vec![Record::Insert(1, 2)], Some(5_000_000_000))]);
+    }
+
+    #[test]
+    fn times_going_back_or_malformed_name_their_line() {
+        for (content, want_line, want_msg) in [
+            ("@ 10\n+ 1 2\n@ 9\n", 3, "never go backwards"),
+            ("+ 1 2\n@\n", 2, "expected '@ TIME'"),
+            ("@ 10 11\n", 1, "expected '@ TIME'"),
+            ("@ yesterday\n", 1, "is not a time"),
+            ("@ 2002-01-01T00:00:00Z\n@ 1009843199\n", 2, "1970"),
+        ] {
+            let (line, msg) = error_line(content);
+            assert_eq!(line, want_line, "{content:?}: {msg}");
+            assert!(
+                msg.contains(want_msg)
+                    || (want_msg == "1970" && msg.contains("2001-12-31T23:59:59Z")),
+                "{content:?}: {msg}"
+            );
         }
     }
 

@@ -5,7 +5,7 @@ use super::ids::Ids;
 use super::lines::{
     fields, parse_weight, quick_pair, show, trim_start, Fields, LineReader, DEFAULT_BUF,
 };
-use super::text::{text_source, LineParser, TextSource};
+use super::text::{text_source, InputClock, LineParser, TextSource};
 use super::{SourceInfo, TextOptions};
 use crate::error::Result;
 use crate::keys::Names;
@@ -29,6 +29,11 @@ pub(crate) struct EdgeLineParser {
     pub(crate) saw_weight: bool,
     /// Integer ids or names.
     pub(crate) ids: Ids,
+    /// The 0-based column of each line's commit time, and the time reached.
+    time_column: Option<usize>,
+    clock: InputClock,
+    /// A line without its time column, reused from line to line.
+    rest: Vec<u8>,
 }
 
 impl EdgeLineParser {
@@ -42,6 +47,9 @@ impl EdgeLineParser {
             first: false,
             saw_weight: false,
             ids: Ids::U64,
+            time_column: None,
+            clock: InputClock::default(),
+            rest: Vec::new(),
         }
     }
 
@@ -52,6 +60,7 @@ impl EdgeLineParser {
             header: opts.header,
             first: true,
             ids: Ids::new(opts.keys),
+            time_column: opts.time_column.map(|c| c.saturating_sub(1)),
             ..Self::new(values)
         }
     }
@@ -67,6 +76,66 @@ impl EdgeLineParser {
 
 impl LineParser for EdgeLineParser {
     fn parse(&mut self, line: &[u8], out: &mut Vec<Record>) -> std::result::Result<(), String> {
+        if self.time_column.is_some() && !self.header && !self.is_comment(trim_start(line)) {
+            let mut rest = std::mem::take(&mut self.rest);
+            self.without_time(line, &mut rest);
+            let res = self.parse_untimed(&rest, out);
+            self.rest = rest;
+            return res;
+        }
+        self.parse_untimed(line, out)
+    }
+
+    fn saw_weight(&self) -> bool {
+        self.saw_weight
+    }
+
+    fn take_names(&mut self) -> Option<Names> {
+        self.ids.take_names()
+    }
+
+    fn boundary(&mut self, line: &[u8]) -> std::result::Result<Option<i64>, String> {
+        let Some(c) = self.time_column else {
+            return Ok(None);
+        };
+        if self.header || self.is_comment(trim_start(line)) {
+            return Ok(None);
+        }
+        let Some(field) = split(line, self.delimiter).nth(c) else {
+            return Err(format!("no time in column {}", c + 1));
+        };
+        let t = crate::time::parse(&String::from_utf8_lossy(field))?;
+        if self.clock.now() == Some(t) {
+            return Ok(None);
+        }
+        self.clock.advance(t)?;
+        Ok(Some(t))
+    }
+}
+
+impl EdgeLineParser {
+    /// `line` without its time column, fields joined by the delimiter (a space if none).
+    fn without_time(&self, line: &[u8], rest: &mut Vec<u8>) {
+        rest.clear();
+        let skip = self.time_column.unwrap_or(usize::MAX);
+        let sep = self.delimiter.unwrap_or(b' ');
+        let kept = split(line, self.delimiter)
+            .enumerate()
+            .filter(|&(i, _)| i != skip);
+        for (k, (_, f)) in kept.enumerate() {
+            if k > 0 {
+                rest.push(sep);
+            }
+            rest.extend_from_slice(f);
+        }
+    }
+
+    /// Parses one line that holds no time column.
+    fn parse_untimed(
+        &mut self,
+        line: &[u8],
+        out: &mut Vec<Record>,
+    ) -> std::result::Result<(), String> {
         if self.delimiter.is_none() && !self.header && self.ids.is_u64() {
             if let Some((src, dst)) = quick_pair(line) {
                 self.first = false;
@@ -92,16 +161,6 @@ impl LineParser for EdgeLineParser {
         })
     }
 
-    fn saw_weight(&self) -> bool {
-        self.saw_weight
-    }
-
-    fn take_names(&mut self) -> Option<Names> {
-        self.ids.take_names()
-    }
-}
-
-impl EdgeLineParser {
     /// Whether `line` (trimmed at the start) is blank or a comment. With integer ids a
     /// comment starts with `#` or `%`; with names, `#` must stand alone (followed by a
     /// space, a tab or the line's end), so that `#rust` and `%d` stay vertex names.
@@ -229,8 +288,10 @@ impl SnapSource {
         // A pipe cannot be peeked at: what the sniff read would be lost to the parse. Its
         // weights are learned as lines arrive.
         let weighted = !super::is_stream(path)
-            && first_data_line(path, usize::from(opts.header))?
-                .is_some_and(|l| split(&l, opts.delimiter).count() >= 3);
+            && first_data_line(path, usize::from(opts.header))?.is_some_and(|l| {
+                let time = usize::from(opts.time_column.is_some());
+                split(&l, opts.delimiter).count() >= 3 + time
+            });
         let info = SourceInfo {
             directed: None,
             weighted,
@@ -254,6 +315,79 @@ mod tests {
     fn parse(content: &str) -> Result<Vec<Record>> {
         let (_dir, path) = temp_file("g.el", content.as_bytes());
         collect(&mut SnapSource::open(&path)?)
+    }
+
+    /// Batches of at most `max` records with their times, read with a time column.
+    fn timed(
+        content: &str,
+        opts: &TextOptions,
+        max: usize,
+    ) -> Result<Vec<(Vec<Record>, Option<i64>)>> {
+        let (_dir, path) = temp_file("t.el", content.as_bytes());
+        let mut src = SnapSource::with_options(&path, opts, 7)?;
+        crate::io::tests::timed_batches(&mut src, max)
+    }
+
+    #[test]
+    fn a_time_column_times_each_edge_and_batches_by_time() {
+        let s = |x: i64| Some(x * 1_000_000_000);
+        let col3 = TextOptions {
+            time_column: Some(3),
+            ..TextOptions::default()
+        };
+        let got = timed("# c\n1 2 100\n2 3 100\n3 4 100.5\n\n4 5 200 \n", &col3, 10).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                (vec![Record::Insert(1, 2), Record::Insert(2, 3)], s(100)),
+                (vec![Record::Insert(3, 4)], Some(100_500_000_000)),
+                (vec![Record::Insert(4, 5)], s(200)),
+            ]
+        );
+        assert_eq!(
+            timed("1 2 100\n2 3 100\n3 4 100\n", &col3, 2)
+                .unwrap()
+                .len(),
+            2
+        );
+        // First column, comma-separated, with a weight and a header; RFC 3339 times.
+        let csv = TextOptions {
+            delimiter: Some(b','),
+            header: true,
+            time_column: Some(1),
+            ..TextOptions::default()
+        };
+        let got = timed(
+            "time,src,dst,w\n2002-01-01T00:00:00Z,1,2,0.5\n2001-12-31T19:00:00-05:00,2,3,1.5\n",
+            &csv,
+            10,
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            vec![(
+                vec![
+                    Record::InsertWeighted(1, 2, 0.5),
+                    Record::InsertWeighted(2, 3, 1.5)
+                ],
+                s(1_009_843_200)
+            )]
+        );
+        for (content, line, msg) in [
+            ("1 2 5\n2 3 4\n", 2, "never go backwards"),
+            ("1 2 5\n2 3\n", 2, "no time in column 3"),
+            ("1 2 x\n", 1, "is not a time"),
+        ] {
+            match timed(content, &col3, 10) {
+                Err(Error::Parse {
+                    line: l, msg: m, ..
+                }) => {
+                    assert_eq!(l, line, "{content:?}: {m}");
+                    assert!(m.contains(msg), "{content:?}: {m}");
+                }
+                other => panic!("{content:?}: expected a parse error, got {other:?}"),
+            }
+        }
     }
 
     /// The line number of a parse error, and its message.

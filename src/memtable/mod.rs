@@ -39,6 +39,8 @@ pub struct Memtable {
     pub max_lsn: u64,
     /// Vertex ids applied are below this.
     pub vertex_space: VertexId,
+    /// The commit time of the newest batch applied (Unix nanoseconds), if known.
+    pub last_time: Option<i64>,
     bytes: usize,
 }
 
@@ -54,6 +56,7 @@ impl Memtable {
             min_lsn: lsn,
             max_lsn: lsn,
             vertex_space,
+            last_time: None,
             bytes: 0,
         }
     }
@@ -176,6 +179,7 @@ impl Memtable {
             compression: crate::run::Compression::None,
             // A DRAM run is stamped when it is written to a file.
             stamp: crate::stamp::Stamp::default(),
+            last_time: self.last_time,
         }
     }
 

@@ -390,6 +390,8 @@ pub struct RunMeta {
     pub compression: crate::run::Compression,
     /// The store and commit a run file is written for (DRAM runs get theirs when written).
     pub stamp: Stamp,
+    /// The time of the newest commit the run holds records of (Unix nanoseconds), if known.
+    pub last_time: Option<i64>,
 }
 
 /// The header of a run with these directions and vertex states.
@@ -406,6 +408,9 @@ pub fn header(
     };
     let mut flags = THIS_WIDTH | STAMPED | if meta.weighted { WEIGHTED } else { 0 };
     flags |= (meta.part_shift as u64) << super::format::PART_SHIFT_AT;
+    if meta.last_time.is_some() {
+        flags |= super::format::TIMED;
+    }
     if out.dense {
         flags |= OUT_DENSE;
     }
@@ -425,6 +430,7 @@ pub fn header(
         n_vertex_ops,
         dirs: [counts(out), inn.map(counts).unwrap_or_default()],
         stamp: Some(meta.stamp),
+        last_time: meta.last_time,
         ..Default::default()
     };
     h.lay_out();
@@ -470,6 +476,7 @@ mod tests {
             part_shift: 0,
             compression: Compression::None,
             stamp: crate::stamp::Stamp::new(1, 1),
+            last_time: None,
         };
         let run = finish(meta, assemble(parts(), 8, false), None, Vec::new());
         let medium: std::sync::Arc<dyn Medium> = std::sync::Arc::new(MemoryMedium::new());
@@ -514,6 +521,7 @@ mod tests {
             part_shift: 0,
             compression: Compression::None,
             stamp: crate::stamp::Stamp::new(1, 1),
+            last_time: None,
         };
         let run = finish(meta, out, None, vec![top | crate::batch::DEL]);
         for c in [Compression::None, Compression::Packed] {

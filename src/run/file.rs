@@ -417,6 +417,7 @@ pub fn write_unpersisted(
         part_shift: h.part_shift(),
         compression,
         stamp,
+        last_time: h.last_time,
     };
     let mut w = RunWriter::create(medium, h.id, compression)?;
     w.put_dir(&run.out)?;

@@ -40,7 +40,9 @@ pub const PACKED_HEADER_LEN: usize = 512;
 const BASE_WORDS: usize = 8 + 6 + SECTIONS + 4;
 /// Where a stamped header keeps its stamp: the store id, then the commit.
 const STAMP_WORD: usize = BASE_WORDS + 2;
-const _: () = assert!((STAMP_WORD + 2) * 8 <= PACKED_HEADER_LEN - 8);
+/// Where a timed header keeps the time of the run's newest commit.
+pub const TIME_WORD: usize = STAMP_WORD + 2;
+const _: () = assert!((TIME_WORD + 1) * 8 <= PACKED_HEADER_LEN - 8);
 const _: () = assert!(BASE_WORDS * 8 <= HEADER_LEN - 8);
 /// Body bytes covered by one checksum.
 pub const CRC_BLOCK: usize = 1 << 20;
@@ -93,6 +95,9 @@ pub const WIDE_IDS: u64 = 16;
 pub const PACKED: u64 = 32;
 /// Flag: the 512-byte header carries the run's [`Stamp`].
 pub const STAMPED: u64 = 64;
+/// Flag (stamped runs only): word [`TIME_WORD`] holds the time of the newest commit whose
+/// records the run holds, in Unix nanoseconds.
+pub const TIMED: u64 = 128;
 /// Per partition of `2^shift` ids among `parts`, the positions (ascending) of the runs
 /// that can hold its vertices, in one pass over `runs`: O(runs + partitions x runs that
 /// are not confined to a partition).
@@ -121,8 +126,8 @@ pub const PART_SHIFT_AT: u32 = 8;
 pub const PART_SHIFT_MASK: u64 = 0xff << PART_SHIFT_AT;
 // Every flag its own bit, none inside the partition shift's byte; the sections of both
 // directions and the vertex states are the body's sections, each once.
-const FLAGS: [u64; 7] = [
-    HAS_IN, OUT_DENSE, IN_DENSE, WEIGHTED, WIDE_IDS, PACKED, STAMPED,
+const FLAGS: [u64; 8] = [
+    HAS_IN, OUT_DENSE, IN_DENSE, WEIGHTED, WIDE_IDS, PACKED, STAMPED, TIMED,
 ];
 const _: () = {
     let mut all = 0u64;
@@ -187,6 +192,9 @@ pub struct RunHeader {
     pub packed_len: [u64; 2],
     /// The store and commit the run was written for; `None` in runs from before stamps.
     pub stamp: Option<Stamp>,
+    /// The time of the newest commit the run holds records of (Unix nanoseconds); `None`
+    /// in runs written before commit times were kept.
+    pub last_time: Option<i64>,
 }
 
 impl RunHeader {
@@ -320,6 +328,10 @@ impl RunHeader {
             debug_assert!(self.flags & STAMPED != 0);
             w.extend([st.store_id, st.seq]);
         }
+        if let Some(t) = self.last_time {
+            debug_assert!(self.flags & TIMED != 0 && w.len() == TIME_WORD);
+            w.push(t as u64);
+        }
         let len = self.header_len();
         let mut out = vec![0u8; len];
         for (i, x) in w.iter().enumerate() {
@@ -380,6 +392,9 @@ impl RunHeader {
                 seq: w(STAMP_WORD + 1),
             });
         }
+        if flags & TIMED != 0 {
+            h.last_time = Some(w(TIME_WORD) as i64);
+        }
         // The offsets must be the ones the counts imply; anything else is damage.
         let mut expect = h.clone();
         expect.lay_out();
@@ -430,10 +445,17 @@ impl RunHeader {
 /// words before the checksum are used (the rest must be zero); or why it cannot be.
 fn header_shape(version: u64, flags: u64) -> std::result::Result<(usize, usize), String> {
     let (packed, stamped) = (flags & PACKED != 0, flags & STAMPED != 0);
+    let timed = usize::from(flags & TIMED != 0);
+    if timed == 1 && !stamped {
+        return Err("a commit time in a header without a stamp".into());
+    }
     Ok(match version {
         VERSION if !packed && !stamped => (HEADER_LEN, BASE_WORDS),
-        VERSION if !packed => (PACKED_HEADER_LEN, STAMP_WORD + 2),
-        VERSION_PACKED if packed => (PACKED_HEADER_LEN, BASE_WORDS + 2 + 2 * usize::from(stamped)),
+        VERSION if !packed => (PACKED_HEADER_LEN, STAMP_WORD + 2 + timed),
+        VERSION_PACKED if packed => (
+            PACKED_HEADER_LEN,
+            BASE_WORDS + 2 + 2 * usize::from(stamped) + timed,
+        ),
         VERSION | VERSION_PACKED => return Err("compression flag and version disagree".into()),
         v => return Err(format!("unsupported format version {v}")),
     })

@@ -515,6 +515,7 @@ mod tests {
             part_shift: 0,
             compression: Compression::Packed,
             stamp: crate::stamp::Stamp::new(1, 1),
+            last_time: None,
         };
         let ids = AtomicUsize::new(10);
         let next = || ids.fetch_add(1, Ordering::Relaxed) as u64;
@@ -570,6 +571,7 @@ mod tests {
             part_shift: 0,
             compression: Compression::Packed,
             stamp: crate::stamp::Stamp::new(1, 1),
+            last_time: None,
         };
         let asked = AtomicUsize::new(0);
         let stop_second_time = || asked.fetch_add(1, Ordering::Relaxed) >= 1;
@@ -675,6 +677,7 @@ mod tests {
             part_shift: 0,
             compression,
             stamp: crate::stamp::Stamp::new(1, 1),
+            last_time: None,
         };
         let never = || false;
         let merge = |inputs: &[Arc<Run>], id, c, base, s| -> Run {

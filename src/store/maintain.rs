@@ -502,6 +502,7 @@ impl Inner {
             part_shift: 0,
             compression: self.compression,
             stamp: self.next_stamp(),
+            last_time: inputs.iter().filter_map(|r| r.header.last_time).max(),
         };
         // A merge of committed runs: nothing it holds is past the log's start.
         assert!(

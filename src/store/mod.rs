@@ -123,6 +123,21 @@ struct Writer {
     mem: Memtable,
     next_lsn: u64,
     deleted: Arc<Vec<u64>>,
+    /// The newest commit: the LSN after its last record, and its time (Unix nanoseconds).
+    /// A later batch never commits at an earlier time.
+    last_commit: Option<CommitPoint>,
+}
+
+/// A commit point: an acknowledged batch, named by the LSN after its last record (what its
+/// [`Ticket::lsn`] says), and the time it committed at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommitPoint {
+    /// The LSN after the batch's last record: the graph as of this commit holds every
+    /// record below it.
+    pub lsn: u64,
+    /// When it committed, in nanoseconds since the Unix epoch (UTC): the wall clock at the
+    /// commit, or the time the input gave ([`Graph::submit_at`]).
+    pub unix_nanos: i64,
 }
 
 /// A frozen memtable on its way to becoming a run.
@@ -246,9 +261,24 @@ impl Graph {
     }
 
     /// Queues a batch: it is applied (visible to later snapshots) when this returns, and
-    /// durable once [`Graph::wait`] on the ticket returns.
+    /// durable once [`Graph::wait`] on the ticket returns. It commits at the wall clock's
+    /// time, or at the last commit's if the clock is behind it.
     pub fn submit(&self, records: &[Record]) -> Result<Ticket> {
-        self.inner.submit(records)
+        self.inner.submit(records, None)
+    }
+
+    /// [`Graph::submit`], committing at `unix_nanos` (nanoseconds since the Unix epoch,
+    /// UTC): the time an input gives its changes. A time before the last commit's is
+    /// refused ([`Error::Invalid`]) and nothing of the batch is stored: commit times never
+    /// go backwards. The time is durable with the batch.
+    pub fn submit_at(&self, records: &[Record], unix_nanos: i64) -> Result<Ticket> {
+        self.inner.submit(records, Some(unix_nanos))
+    }
+
+    /// The newest commit, `None` in a store that never committed a batch with a time
+    /// (an empty one, or one written before commit times were kept).
+    pub fn last_commit(&self) -> Option<CommitPoint> {
+        self.inner.writer.lock().unwrap().last_commit
     }
 
     /// Waits until the batch behind `t` is acknowledged under the store's durability mode.
@@ -352,6 +382,17 @@ impl Graph {
     pub fn submit_named(&self, records: &[Record], names: &Names) -> Result<Ticket> {
         let recs = self.inner.resolve_names(records, names)?;
         self.submit(&recs)
+    }
+
+    /// [`Graph::submit_named`], committing at `unix_nanos` as [`Graph::submit_at`] does.
+    pub fn submit_named_at(
+        &self,
+        records: &[Record],
+        names: &Names,
+        unix_nanos: i64,
+    ) -> Result<Ticket> {
+        let recs = self.inner.resolve_names(records, names)?;
+        self.submit_at(&recs, unix_nanos)
     }
 
     /// Inserts edges between named vertices of a string-keyed store.
@@ -616,3 +657,6 @@ mod tests;
 
 #[cfg(test)]
 mod run_bound_tests;
+
+#[cfg(test)]
+mod time_tests;

@@ -16,7 +16,7 @@ use super::files::{self, Expected, Stray};
 use super::lock::StoreLock;
 use super::open::{check_shape, compression, key_kind, load_manifest, worker_pool};
 use super::replay::{deleted_in_runs, replay_wal};
-use super::{Graph, Inner, Maint, Options, State, Writer};
+use super::{CommitPoint, Graph, Inner, Maint, Options, State, Writer};
 use crate::dict::Dict;
 use crate::keys::{self, KeyKind, Keys};
 use crate::manifest::{self, Legacy, Manifest, Root, TornTail, FORMAT_VERSION_STAMPED};
@@ -270,6 +270,7 @@ fn assemble(
         keys,
         pool,
         writer: Mutex::new(Writer {
+            last_commit: last_commit(&found),
             next_lsn: found.log.next_lsn,
             mem: found.mem,
             deleted: Arc::new(found.deleted),
@@ -305,6 +306,21 @@ fn assemble(
         opts,
         _lock: lock,
     }))
+}
+
+/// The newest commit recovery found: the last replayed block that carries a time, else the
+/// newest run's.
+fn last_commit(found: &Recovered) -> Option<CommitPoint> {
+    if let Some(t) = found.mem.last_time {
+        return Some(CommitPoint {
+            lsn: found.mem.max_lsn,
+            unix_nanos: t,
+        });
+    }
+    (found.runs.iter())
+        .filter_map(|r| r.header.last_time.map(|t| (r.header.max_lsn, t)))
+        .max()
+        .map(|(lsn, unix_nanos)| CommitPoint { lsn, unix_nanos })
 }
 
 /// Opens and checks every run the root names: present, this store's, as the root

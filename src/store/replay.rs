@@ -89,6 +89,9 @@ pub(super) fn replay_wal(
             }
         }
         mem.max_lsn = blk.first_lsn + blk.records;
+        if blk.batch.time.is_some() {
+            mem.last_time = blk.batch.time;
+        }
         Ok(())
     };
     wal::recover(medium, expect, repair, &mut replay)

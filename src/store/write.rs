@@ -1,7 +1,7 @@
 //! The write path: external ids to dense ids, memtable apply, WAL submit, freeze.
 
 use super::maintain::Merges;
-use super::{Frozen, Inner, Ticket, Writer};
+use super::{CommitPoint, Frozen, Inner, Ticket, Writer};
 use crate::batch::{id_of, is_del, DenseBatch, Section, DEL};
 use crate::memtable::Memtable;
 use crate::run::Dir;
@@ -66,6 +66,22 @@ fn set_deleted(deleted: &mut Arc<Vec<u64>>, v: VertexId, del: bool) {
     bits::assign(Arc::make_mut(deleted), v, del);
 }
 
+/// When a batch submitted now commits: at `at` if given, which may not come before the
+/// last commit; else at the wall clock, or at the last commit's time if the clock is
+/// behind it (a clock stepped back must not make history go backwards).
+fn commit_time(w: &Writer, at: Option<i64>) -> Result<i64> {
+    let last = w.last_commit.map(|c| c.unix_nanos);
+    match (at, last) {
+        (Some(t), Some(l)) if t < l => Err(crate::Error::Invalid(format!(
+            "commit time {} is before the store's last commit, at {}: commit times never go backwards",
+            crate::time::show(t),
+            crate::time::show(l)
+        ))),
+        (Some(t), _) => Ok(t),
+        (None, l) => Ok(crate::time::now().max(l.unwrap_or(i64::MIN))),
+    }
+}
+
 /// Frozen memtables and runs sealed into DRAM (a snapshot seals what it reads) waiting to
 /// become run files, past which writers wait for the flusher: each becomes a run file with
 /// an `fdatasync` of its own, and a writer that snapshots after every small batch makes
@@ -81,7 +97,7 @@ impl Inner {
         pending_runs(&self.state.lock().unwrap())
     }
 
-    pub(super) fn submit(&self, recs: &[Record]) -> Result<Ticket> {
+    pub(super) fn submit(&self, recs: &[Record], at: Option<i64>) -> Result<Ticket> {
         self.check_poisoned()?;
         if self.opts.read_only {
             return Err(crate::Error::Invalid(
@@ -91,11 +107,13 @@ impl Inner {
         self.check_key_numbers(recs)?;
         self.claim_log()?;
         let mut w = self.writer.lock().unwrap();
-        let batch = self.translate_and_apply(&mut w, recs)?;
+        let time = commit_time(&w, at)?;
+        let mut batch = self.translate_and_apply(&mut w, recs)?;
         let records = batch.records();
         if records == 0 {
             return Ok(Ticket(w.next_lsn));
         }
+        batch.time = Some(time);
         let first = w.next_lsn;
         let end = match &self.wal {
             Some(wal) => wal.submit(&batch, first).inspect_err(|e| self.poison(e))?,
@@ -104,6 +122,11 @@ impl Inner {
         assert_eq!(end, first + records, "the log numbers each record once");
         w.next_lsn = end;
         w.mem.max_lsn = end;
+        w.mem.last_time = Some(time);
+        w.last_commit = Some(CommitPoint {
+            lsn: end,
+            unix_nanos: time,
+        });
         let full = w.mem.bytes() >= self.freeze_bytes();
         if full {
             self.freeze_locked(&mut w);

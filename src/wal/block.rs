@@ -9,6 +9,7 @@
 //!   kind 2 (edges):      count x (src id, dst id with the top bit = delete)
 //!   kind 3 (vertices):   count x id with the top bit = delete, padded to 8 bytes
 //!   kind 4 (weighted edges): count x (src id, dst id) as kind 2, then count x f64 weights
+//!   kind 5 (commit time): count 1, then i64: when the batch commits, in Unix nanoseconds
 //! ```
 //! An `id` is a dense vertex id of the store's width: u32, or u64 in 64-bit stores, whose
 //! edge and vertex sections have kinds 2, 3, 4 plus [`WIDE_KIND`] so that a block names its
@@ -36,6 +37,7 @@ const KIND_DICT: u8 = 1;
 const KIND_EDGES: u8 = 2;
 const KIND_VERTICES: u8 = 3;
 const KIND_WEIGHTED_EDGES: u8 = 4;
+const KIND_TIME: u8 = 5;
 /// Added to the kinds of sections holding ids in 64-bit stores.
 pub const WIDE_KIND: u8 = 16;
 /// What this build adds to id-holding kinds.
@@ -68,6 +70,13 @@ pub fn encode(batch: &DenseBatch, first_lsn: u64, durable_lsn: u64, out: &mut Ve
         put32(out, batch.new_ids.len() as u32);
         out.extend_from_slice(&(batch.first_new_id as u64).to_le_bytes());
         out.extend_from_slice(bytemuck::cast_slice(&batch.new_ids));
+    }
+    if let Some(t) = batch.time {
+        sections += 1;
+        out.push(KIND_TIME);
+        out.extend_from_slice(&[0; 3]);
+        put32(out, 1);
+        out.extend_from_slice(&t.to_le_bytes());
     }
     for s in &batch.sections {
         if s.is_empty() {
@@ -254,7 +263,8 @@ impl Payload<'_> {
             let kind = self.p[self.at];
             let count = rd32(self.p, self.at + 4) as usize;
             self.at += 8;
-            if kind != KIND_DICT && kind & WIDE_KIND != THIS_WIDTH {
+            let holds_ids = !matches!(kind, KIND_DICT | KIND_TIME);
+            if holds_ids && kind & WIDE_KIND != THIS_WIDTH {
                 let width = if kind & WIDE_KIND != 0 { 64 } else { 32 };
                 return Err(Error::corrupt(crate::types::width_mismatch(
                     &format!("WAL block at LSN {}", self.first_lsn),
@@ -277,6 +287,10 @@ impl Payload<'_> {
                     .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
                     .collect();
             }
+            KIND_TIME if count == 1 && batch.time.is_none() => {
+                batch.time = Some(i64::from_le_bytes(self.take(8)?.try_into().unwrap()));
+            }
+            KIND_TIME => return Err(corrupt_at(self.first_lsn, "a second commit time")),
             KIND_EDGES | KIND_WEIGHTED_EDGES => {
                 let edges = (self.take(count * 2 * ID_BYTES)?.chunks_exact(2 * ID_BYTES))
                     .map(|c| [id_from_le(c), id_from_le(&c[ID_BYTES..])])
@@ -316,6 +330,8 @@ mod tests {
         let mut b = DenseBatch {
             first_new_id: 7,
             new_ids: vec![100, 200, u64::MAX],
+            // Before 1970: times are signed.
+            time: Some(-1_234_567_890_123),
             ..Default::default()
         };
         b.push_edge(1, 2, false, 0.0);

@@ -1,0 +1,108 @@
+//! Commit times: nanoseconds since the Unix epoch (UTC) in an `i64`, read from and written
+//! as text the way users give them.
+//!
+//! An input names a time as Unix seconds, possibly fractional (`1009843200`,
+//! `1009843200.25`), or as RFC 3339 with its offset (`2002-01-01T00:00:00Z`,
+//! `2001-12-31T19:00:00-05:00`). An `i64` of nanoseconds spans the years 1677 to 2262.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+
+/// The wall clock now, in Unix nanoseconds.
+pub fn now() -> i64 {
+    Utc::now().timestamp_nanos_opt().unwrap_or(i64::MAX)
+}
+
+/// `t` as RFC 3339 in UTC, with only the fractional digits it needs
+/// (`2002-01-01T00:00:00Z`, `2002-01-01T00:00:00.250Z`).
+pub fn show(t: i64) -> String {
+    DateTime::<Utc>::from_timestamp_nanos(t).to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+/// Parses a time as an input gives it (see the module documentation); the error says what
+/// was expected.
+pub fn parse(text: &str) -> Result<i64, String> {
+    let text = text.trim();
+    let bad = || {
+        format!(
+            "'{text}' is not a time: expected Unix seconds (such as 1009843200 or 1009843200.5) or RFC 3339 with an offset (such as 2002-01-01T00:00:00Z)"
+        )
+    };
+    if text.contains(['T', 't', ' ']) && text.contains([':']) {
+        let dt = DateTime::parse_from_rfc3339(text).map_err(|e| format!("{}: {e}", bad()))?;
+        return dt
+            .timestamp_nanos_opt()
+            .ok_or_else(|| format!("{text} is outside the years 1677 to 2262"));
+    }
+    parse_seconds(text).ok_or_else(bad)
+}
+
+/// Decimal Unix seconds, exactly: a float would round `1009843200.1` to another nanosecond.
+fn parse_seconds(text: &str) -> Option<i64> {
+    let (neg, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (whole, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() && frac.is_empty() || !all_digits(whole) || !all_digits(frac) {
+        return None;
+    }
+    if frac.len() > 9 && frac[9..].bytes().any(|b| b != b'0') {
+        return None; // finer than a nanosecond
+    }
+    let secs: i64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let mut nanos: i64 = 0;
+    for (i, b) in frac.bytes().take(9).enumerate() {
+        nanos += i64::from(b - b'0') * 10i64.pow(8 - i as u32);
+    }
+    let t = secs.checked_mul(1_000_000_000)?.checked_add(nanos)?;
+    Some(if neg { -t } else { t })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_and_rfc3339_name_the_same_instants() {
+        let jan = 1_009_843_200_000_000_000i64; // 2002-01-01T00:00:00Z
+        for (text, want) in [
+            ("1009843200", jan),
+            ("1009843200.25", jan + 250_000_000),
+            ("1009843200.000000001", jan + 1),
+            ("1009843200.1000000000", jan + 100_000_000),
+            ("-1.5", -1_500_000_000),
+            ("0", 0),
+            ("2002-01-01T00:00:00Z", jan),
+            ("2001-12-31T19:00:00-05:00", jan),
+            ("2002-01-01T00:00:00.25+00:00", jan + 250_000_000),
+        ] {
+            assert_eq!(parse(text), Ok(want), "{text}");
+        }
+        assert_eq!(show(jan), "2002-01-01T00:00:00Z");
+        assert_eq!(show(jan + 250_000_000), "2002-01-01T00:00:00.250Z");
+        assert_eq!(parse(&show(jan + 7)), Ok(jan + 7));
+    }
+
+    #[test]
+    fn what_is_not_a_time_says_so() {
+        for text in [
+            "",
+            ".",
+            "12a",
+            "1.2.3",
+            "2002-01-01",
+            "1e9",
+            "0.0000000001",
+            "2002-13-01T00:00:00Z",
+        ] {
+            let e = parse(text).unwrap_err();
+            assert!(e.contains("is not a time"), "{text}: {e}");
+        }
+        assert!(parse("99999999999999999999").is_err());
+    }
+}
