@@ -144,7 +144,7 @@ fn flush(c: &mut Criterion) {
                 || memtable(&e),
                 |m| {
                     id += 1;
-                    let (r, unpersisted) = m.seal_to_file(&[], id, &medium, c, STAMP).unwrap();
+                    let (r, unpersisted, _) = m.seal_to_file(&[], id, &medium, c, STAMP).unwrap();
                     unpersisted.persist_and_name(|| Ok(())).unwrap();
                     medium
                         .remove(&evograph::internals::run::Run::file_name(id))

@@ -27,6 +27,7 @@ mod batch;
 mod dict;
 pub mod error;
 pub mod gen;
+pub mod history;
 pub mod io;
 mod keys;
 mod manifest;

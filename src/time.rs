@@ -7,9 +7,14 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
-/// The wall clock now, in Unix nanoseconds.
+/// The wall clock now, in Unix nanoseconds (before 1970: negative; past 2262: the last
+/// nanosecond an `i64` holds).
 pub fn now() -> i64 {
-    Utc::now().timestamp_nanos_opt().unwrap_or(i64::MAX)
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    match since {
+        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        Err(e) => i64::try_from(e.duration().as_nanos()).map_or(i64::MIN, |n| -n),
+    }
 }
 
 /// `t` as RFC 3339 in UTC, with only the fractional digits it needs

@@ -52,12 +52,15 @@ fn emit(key: Key, e: [VertexId; 2], mut f: impl FnMut(VertexId, VertexId)) {
 
 /// Applies `edges` (with parallel `weights`, empty when unweighted) to the logs keyed by
 /// source, and to a directed store's destination index `inn` if it keeps one.
+/// With `commit` (a memtable keeping history), the out-logs mark where the commit's
+/// entries start.
 pub fn apply(
     out: &mut [BlockLog],
     inn: Option<&mut [BlockLog]>,
     undirected: bool,
     edges: &[[VertexId; 2]],
     weights: &[f64],
+    commit: Option<u32>,
 ) {
     debug_assert!(weights.is_empty() || weights.len() == edges.len());
     debug_assert!(
@@ -71,11 +74,11 @@ pub fn apply(
         Key::Source
     };
     match inn {
-        None => scatter(out, key, edges, weights, chunk),
+        None => scatter(out, key, edges, weights, chunk, commit),
         Some(inn) => {
             rayon::join(
-                || scatter(out, key, edges, weights, chunk),
-                || scatter(inn, Key::Destination, edges, weights, chunk),
+                || scatter(out, key, edges, weights, chunk, commit),
+                || scatter(inn, Key::Destination, edges, weights, chunk, None),
             );
         }
     }
@@ -95,6 +98,7 @@ fn scatter(
     edges: &[[VertexId; 2]],
     weights: &[f64],
     chunk: usize,
+    commit: Option<u32>,
 ) {
     let nb = blocks.len();
     let counts: Vec<Vec<u32>> = edges
@@ -107,6 +111,13 @@ fn scatter(
             h
         })
         .collect();
+    if let Some(c) = commit {
+        for (b, blk) in blocks.iter_mut().enumerate() {
+            if counts.iter().any(|h| h[b] > 0) {
+                blk.mark(c);
+            }
+        }
+    }
     let tails = cut_tails(blocks, &counts);
     let wchunks = weights
         .chunks(chunk)
@@ -222,8 +233,8 @@ mod tests {
                 let (a, b) = edges.split_at(25_000);
                 let (wa, wb) = w.split_at(if w.is_empty() { 0 } else { 25_000 });
                 pool.install(|| {
-                    apply(&mut out, None, undirected, a, wa);
-                    apply(&mut out, None, undirected, b, wb);
+                    apply(&mut out, None, undirected, a, wa, None);
+                    apply(&mut out, None, undirected, b, wb, None);
                 });
                 let want = expected(&edges, w, undirected);
                 let mut seen = 0;

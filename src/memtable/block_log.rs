@@ -26,6 +26,10 @@ pub struct BlockLog {
     /// Parallel to `entries` in weighted logs, empty otherwise.
     weights: Vec<f64>,
     weighted: bool,
+    /// In a memtable keeping history: `(first entry, commit)` where each commit's entries
+    /// start, commits ascending (a commit's entries are contiguous: batches are applied
+    /// one at a time). Empty otherwise.
+    marks: Vec<(u32, u32)>,
 }
 
 impl BlockLog {
@@ -55,6 +59,38 @@ impl BlockLog {
                 &mut []
             },
         }
+    }
+
+    /// Says that the entries appended from now on belong to commit `ordinal` (the
+    /// memtable's count of commits before it), for the history a seal records.
+    pub fn mark(&mut self, ordinal: u32) {
+        debug_assert!(
+            self.marks.last().is_none_or(|&(_, o)| o <= ordinal),
+            "commits in order"
+        );
+        let at = self.entries.len() as u32;
+        match self.marks.last_mut() {
+            Some(m) if m.1 == ordinal => {}
+            Some(m) if m.0 == at => m.1 = ordinal,
+            _ => self.marks.push((at, ordinal)),
+        }
+    }
+
+    /// The commit of every entry, in arrival order (empty without marks).
+    fn entry_commits(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(if self.marks.is_empty() {
+            0
+        } else {
+            self.entries.len()
+        });
+        for (k, &(at, ordinal)) in self.marks.iter().enumerate() {
+            let end = self
+                .marks
+                .get(k + 1)
+                .map_or(self.entries.len(), |m| m.0 as usize);
+            out.resize(out.len() + (end - at as usize), ordinal);
+        }
+        out
     }
 
     /// Reserves room for `n` more entries, so that growing by up to that many never moves
@@ -88,7 +124,10 @@ impl BlockLog {
 
     /// DRAM held (capacities, since that is what the allocator gave).
     pub fn bytes(&self) -> usize {
-        self.local.capacity() * 2 + self.entries.capacity() * ID_BYTES + self.weights.capacity() * 8
+        self.local.capacity() * 2
+            + self.entries.capacity() * ID_BYTES
+            + self.weights.capacity() * 8
+            + self.marks.capacity() * 8
     }
 
     /// Appends local vertex `lv`'s entries, in arrival order, to `out`: a scan of the whole
@@ -142,10 +181,15 @@ impl BlockLog {
         } else {
             Vec::new()
         };
+        let commits = match self.marks.is_empty() {
+            true => Vec::new(),
+            false => scatter(&self.local, &self.entry_commits(), per, &counts),
+        };
         Grouped {
             start,
             entries,
             weights,
+            commits,
         }
     }
 }
@@ -163,11 +207,16 @@ impl BlockLog {
         let mut pos = start.clone();
         let mut entries = vec![0 as VertexId; self.entries.len()];
         let mut weights = vec![0f64; self.weights.len()];
+        let of = self.entry_commits();
+        let mut commits = vec![0u32; of.len()];
         for (i, (&l, &x)) in self.local.iter().zip(&self.entries).enumerate() {
             let p = &mut pos[l as usize];
             entries[*p as usize] = x;
             if self.weighted {
                 weights[*p as usize] = self.weights[i];
+            }
+            if let Some(&c) = of.get(i) {
+                commits[*p as usize] = c;
             }
             *p += 1;
         }
@@ -175,6 +224,7 @@ impl BlockLog {
             start,
             entries,
             weights,
+            commits,
         }
     }
 }
@@ -287,9 +337,20 @@ pub struct Grouped {
     start: Vec<u32>,
     entries: Vec<VertexId>,
     weights: Vec<f64>,
+    /// Each entry's commit, when the log kept marks; empty otherwise.
+    commits: Vec<u32>,
 }
 
 impl Grouped {
+    /// Local vertex `lv`'s entries' commits (empty when the log kept none).
+    #[inline]
+    pub fn commits(&self, lv: usize) -> &[u32] {
+        match self.commits.is_empty() {
+            true => &[],
+            false => &self.commits[self.start[lv] as usize..self.start[lv + 1] as usize],
+        }
+    }
+
     /// Local vertex `lv`'s entries in arrival order.
     #[inline]
     pub fn entries(&self, lv: usize) -> &[VertexId] {

@@ -14,8 +14,12 @@
 
 mod apply;
 pub mod block_log;
+pub mod history;
 mod seal;
 mod transpose;
+
+#[cfg(test)]
+mod history_tests;
 
 use crate::run::{build::RunMeta, Run};
 use crate::types::VertexId;
@@ -41,6 +45,8 @@ pub struct Memtable {
     pub vertex_space: VertexId,
     /// The commit time of the newest batch applied (Unix nanoseconds), if known.
     pub last_time: Option<i64>,
+    /// In a memtable keeping history: its commits, and where each one's updates are.
+    history: Option<history::Log>,
     bytes: usize,
 }
 
@@ -57,7 +63,34 @@ impl Memtable {
             max_lsn: lsn,
             vertex_space,
             last_time: None,
+            history: None,
             bytes: 0,
+        }
+    }
+
+    /// The same memtable keeping history (see [`history`]) when `keep` says so; call it
+    /// before anything is applied.
+    pub fn keeping_history(mut self, keep: bool) -> Self {
+        debug_assert!(self.is_empty(), "history is kept from the first update");
+        self.history = keep.then(history::Log::default);
+        self
+    }
+
+    /// Ends the commit whose updates were applied since the last one: it is named by
+    /// `lsn` (after its last record), committed at `time`, with `vertices` dense ids
+    /// handed out by then. Only a memtable keeping history records it.
+    pub fn end_commit(&mut self, lsn: u64, time: i64, vertices: u64) {
+        if let Some(h) = &mut self.history {
+            debug_assert!(h
+                .commits
+                .last()
+                .is_none_or(|c| c.lsn < lsn && c.time <= time));
+            h.commits.push(history::Commit {
+                lsn,
+                time,
+                vertices,
+            });
+            self.bytes += std::mem::size_of::<history::Commit>();
         }
     }
 
@@ -92,12 +125,14 @@ impl Memtable {
         }
         self.ensure_blocks();
         let w = if self.weighted { weights } else { &[] };
+        let commit = self.history.as_ref().map(history::Log::ordinal);
         apply::apply(
             &mut self.out,
             self.inn.as_deref_mut(),
             self.undirected,
             edges,
             w,
+            commit,
         );
         self.bytes = self.measure();
     }
@@ -126,6 +161,12 @@ impl Memtable {
 
     /// Records a vertex's new state (`v`, with `DEL` when deleted).
     pub fn apply_vertex(&mut self, x: VertexId) {
+        if let Some(h) = &mut self.history {
+            let (at, c) = (self.vertex_ops.len() as u32, h.ordinal());
+            if h.vertex_marks.last().is_none_or(|m| m.1 != c) {
+                h.vertex_marks.push((at, c));
+            }
+        }
         self.vertex_ops.push(x);
     }
 
@@ -183,10 +224,39 @@ impl Memtable {
         }
     }
 
-    /// Seals the memtable into an in-DRAM run resolved against `older` (oldest first).
+    /// Seals a memtable that keeps no history into an in-DRAM run resolved against `older`
+    /// (oldest first).
     pub fn seal(self, older: &[Arc<Run>], id: u64) -> Run {
+        assert!(
+            self.history.is_none(),
+            "a memtable keeping history seals with it"
+        );
+        self.seal_with_history(older, id).0
+    }
+
+    /// [`Memtable::seal`], with the memtable's history if it keeps one.
+    pub fn seal_with_history(
+        mut self,
+        older: &[Arc<Run>],
+        id: u64,
+    ) -> (Run, Option<history::Sealed>) {
         let meta = self.meta(id);
-        seal::seal(self, older, meta)
+        let (log, vertices) = self.take_history();
+        let (run, edges) = seal::seal(self, older, meta, log.is_some());
+        (run, log.map(|l| sealed_history(l, edges, vertices)))
+    }
+
+    /// The history log, and the vertex updates with their commits, taken for a seal.
+    fn take_history(&mut self) -> (Option<history::Log>, Vec<(u32, VertexId)>) {
+        let Some(log) = self.history.take() else {
+            return (None, Vec::new());
+        };
+        let commits = log.vertex_commits(self.vertex_ops.len());
+        let vertices = commits
+            .into_iter()
+            .zip(self.vertex_ops.iter().copied())
+            .collect();
+        (Some(log), vertices)
     }
 
     /// Seals the memtable straight into run file `id`, resolved against `older`, its lists
@@ -199,13 +269,31 @@ impl Memtable {
         medium: &Arc<dyn crate::medium::Medium>,
         compression: crate::run::Compression,
         stamp: crate::stamp::Stamp,
-    ) -> crate::Result<(Run, crate::run::file::Unpersisted)> {
+    ) -> crate::Result<(Run, crate::run::file::Unpersisted, Option<history::Sealed>)> {
         let meta = RunMeta {
             compression,
             stamp,
             ..self.meta(id)
         };
-        seal::seal_to_file(self, older, meta, medium)
+        let mut m = self;
+        let (log, vertices) = m.take_history();
+        let (run, file, edges) = seal::seal_to_file(m, older, meta, medium, log.is_some())?;
+        Ok((run, file, log.map(|l| sealed_history(l, edges, vertices))))
+    }
+}
+
+/// The history a seal hands out: `edges` (as the seal emitted them, in vertex order)
+/// ordered by commit.
+fn sealed_history(
+    log: history::Log,
+    edges: Vec<history::Change>,
+    vertices: Vec<(u32, VertexId)>,
+) -> history::Sealed {
+    let n = log.commits.len();
+    history::Sealed {
+        edges: history::by_commit(edges, n),
+        commits: log.commits,
+        vertices,
     }
 }
 

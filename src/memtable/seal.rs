@@ -8,6 +8,7 @@
 //! to resolve or sort.
 
 use super::block_log::{BlockLog, Grouped, BLOCK};
+use super::history::{self, Change};
 use super::transpose::Transposer;
 use super::Memtable;
 use crate::batch::{id_of, is_del};
@@ -33,8 +34,14 @@ const TASKS_PER_THREAD: usize = 4;
 /// Fewest entries worth a task of their own.
 const MIN_TASK_ENTRIES: usize = 1 << 14;
 
-/// Seals into an in-DRAM run (for snapshots taken before the flusher gets to it).
-pub(super) fn seal(m: Memtable, older: &[Arc<Run>], meta: RunMeta) -> Run {
+/// Seals into an in-DRAM run (for snapshots taken before the flusher gets to it), with
+/// the effective edge changes when `history` says to emit them (in vertex order).
+pub(super) fn seal(
+    m: Memtable,
+    older: &[Arc<Run>],
+    meta: RunMeta,
+    history: bool,
+) -> (Run, Vec<Change>) {
     let vops = last_vertex_ops(&m.vertex_ops);
     let mut sink = Collect {
         space: meta.vertex_space,
@@ -42,9 +49,10 @@ pub(super) fn seal(m: Memtable, older: &[Arc<Run>], meta: RunMeta) -> Run {
         parts: Vec::new(),
         built: Vec::new(),
     };
-    seal_directions(m, older, MIN_TASK_ENTRIES, &mut sink).expect("collecting in DRAM cannot fail");
+    let changes = seal_directions(m, older, MIN_TASK_ENTRIES, history, &mut sink)
+        .expect("collecting in DRAM cannot fail");
     let (out, inn) = sink.finish();
-    build::finish(meta, out, inn, vops)
+    (build::finish(meta, out, inn, vops), changes)
 }
 
 /// Seals straight into a run file: neighbor ids are written wave by wave and each block's
@@ -55,7 +63,8 @@ pub(super) fn seal_to_file(
     older: &[Arc<Run>],
     meta: RunMeta,
     medium: &Arc<dyn Medium>,
-) -> Result<(Run, Unpersisted)> {
+    history: bool,
+) -> Result<(Run, Unpersisted, Vec<Change>)> {
     let vops = last_vertex_ops(&m.vertex_ops);
     let mut sink = ToFile {
         w: RunWriter::create(medium, meta.id, meta.compression)?,
@@ -63,9 +72,12 @@ pub(super) fn seal_to_file(
         ix: IndexBuilder::new(meta.vertex_space),
         built: Vec::new(),
     };
-    seal_directions(m, older, MIN_TASK_ENTRIES, &mut sink)?;
+    let changes = seal_directions(m, older, MIN_TASK_ENTRIES, history, &mut sink)?;
     let (out, inn) = finish_dirs(sink.built);
-    sink.w.finish_unpersisted(&meta, &out, inn.as_ref(), &vops)
+    let (run, file) = sink
+        .w
+        .finish_unpersisted(&meta, &out, inn.as_ref(), &vops)?;
+    Ok((run, file, changes))
 }
 
 /// Where a seal's output goes, direction by direction: the out direction's parts, its
@@ -142,16 +154,21 @@ fn seal_directions(
     m: Memtable,
     older: &[Arc<Run>],
     min_task: usize,
+    history: bool,
     sink: &mut impl Sink,
-) -> Result<()> {
+) -> Result<Vec<Change>> {
     let weighted = m.weighted;
-    let updates = Source::Updates { older };
+    let updates = Source::Updates {
+        older,
+        history: history.then_some(m.undirected),
+    };
     if m.undirected {
-        seal_dir(m.out, updates, weighted, min_task, |p| sink.parts(p))?;
-        return sink.end();
+        let changes = seal_dir(m.out, updates, weighted, min_task, |p| sink.parts(p))?;
+        sink.end()?;
+        return Ok(changes);
     }
     let mut inn = Transposer::new(&m.out, weighted);
-    seal_dir(m.out, updates, weighted, min_task, |p| {
+    let changes = seal_dir(m.out, updates, weighted, min_task, |p| {
         inn.add(&p);
         sink.parts(p)
     })?;
@@ -160,29 +177,35 @@ fn seal_directions(
     seal_dir(logs, Source::Transposed, weighted, min_task, |p| {
         sink.parts(p)
     })?;
-    sink.end()
+    sink.end()?;
+    Ok(changes)
 }
 
 /// What a block log holds, and so how its lists are sealed.
 #[derive(Clone, Copy)]
 enum Source<'a> {
     /// Updates in arrival order keyed by source, to be resolved against the older runs'
-    /// out direction.
-    Updates { older: &'a [Arc<Run>] },
+    /// out direction; with `history` (whether the store is undirected), their effective
+    /// changes emitted too.
+    Updates {
+        older: &'a [Arc<Run>],
+        history: Option<bool>,
+    },
     /// A sealed out direction transposed: each list final, sources ascending.
     Transposed,
 }
 
 /// Seals `blocks` wave by wave, handing each wave's parts (in vertex order) to `sink`.
 /// A wave's parts are handed over while the next wave seals, so the writes they cause
-/// overlap the sorting instead of leaving the workers idle.
+/// overlap the sorting instead of leaving the workers idle. Returns the effective changes
+/// the source asked for, in vertex order.
 fn seal_dir<S>(
     blocks: Vec<BlockLog>,
     src: Source<'_>,
     weighted: bool,
     min_task: usize,
     mut sink: S,
-) -> Result<()>
+) -> Result<Vec<Change>>
 where
     S: FnMut(Vec<DirPart>) -> Result<()> + Send,
 {
@@ -194,28 +217,31 @@ where
     }
     let mut it = blocks.into_iter().enumerate();
     let mut ready: Option<Vec<DirPart>> = None;
+    let mut changes = Vec::new();
     loop {
         let wave: Vec<(usize, BlockLog)> = it.by_ref().take(WAVE).collect();
         if wave.is_empty() {
-            return ready.map_or(Ok(()), sink);
+            ready.map_or(Ok(()), sink)?;
+            return Ok(changes);
         }
         let handed = ready.take();
-        let (parts, res) = rayon::join(
+        let ((parts, emitted), res) = rayon::join(
             || seal_wave(wave, src, weighted, min_task),
             || handed.map_or(Ok(()), &mut sink),
         );
         res?;
+        changes.extend(emitted);
         ready = Some(parts);
     }
 }
 
-/// Seals one wave of blocks into parts, in vertex order.
+/// Seals one wave of blocks into parts, in vertex order, with the changes emitted.
 fn seal_wave(
     wave: Vec<(usize, BlockLog)>,
     src: Source<'_>,
     weighted: bool,
     min_task: usize,
-) -> Vec<DirPart> {
+) -> (Vec<DirPart>, Vec<Change>) {
     // Each log is dropped once grouped, so the wave holds one copy of its entries.
     let grouped: Vec<(usize, Grouped)> = wave
         .into_par_iter()
@@ -228,13 +254,21 @@ fn seal_wave(
         .iter()
         .flat_map(|(b, g)| g.split(per_task).map(move |r| (*b, g, r)))
         .collect();
-    tasks
+    let done: Vec<(DirPart, Vec<Change>)> = tasks
         .into_par_iter()
         .map(|(b, g, lvs)| match src {
-            Source::Updates { older } => seal_range(b, g, lvs, older, weighted),
-            Source::Transposed => take_transposed(b, g, lvs, weighted),
+            Source::Updates { older, history } => seal_range(b, g, lvs, older, weighted, history),
+            Source::Transposed => (take_transposed(b, g, lvs, weighted), Vec::new()),
         })
-        .collect()
+        .collect();
+    let mut changes = Vec::new();
+    let parts = (done.into_iter())
+        .map(|(p, c)| {
+            changes.extend(c);
+            p
+        })
+        .collect();
+    (parts, changes)
 }
 
 /// Takes local vertices `lvs` of block `b` of a transposed direction: each list is final,
@@ -291,15 +325,19 @@ fn take_transposed(b: usize, grouped: &Grouped, lvs: Range<usize>, weighted: boo
     part
 }
 
-/// Seals local vertices `lvs` of block `b` (out direction: keyed by source).
+/// Seals local vertices `lvs` of block `b` (out direction: keyed by source), emitting
+/// their effective changes with `history` (whether the store is undirected).
 fn seal_range(
     b: usize,
     grouped: &Grouped,
     lvs: Range<usize>,
     older: &[Arc<Run>],
     weighted: bool,
-) -> DirPart {
+    history: Option<bool>,
+) -> (DirPart, Vec<Change>) {
     let mut part = DirPart::default();
+    let mut changes = Vec::new();
+    let mut hist_scratch = history::Scratch::default();
     let mut scratch = Resolve::default();
     // Older runs holding v, each with v's index there.
     let mut prior: Vec<(&DirData, usize)> = Vec::with_capacity(older.len());
@@ -331,6 +369,15 @@ fn seal_range(
                 prior.push((dd, i));
             }
         }
+        if let Some(undirected) = history {
+            let u = history::Updates {
+                v,
+                entries: updates,
+                commits: grouped.commits(lv),
+                weights: if weighted { grouped.weights(lv) } else { &[] },
+            };
+            history::emit(&u, &prior, undirected, &mut hist_scratch, &mut changes);
+        }
         // Common case, inserts of a vertex no older run holds (unweighted): sort and dedup
         // in place in the output, with no intermediate copy.
         if !weighted && prior.is_empty() && updates.iter().all(|&x| !is_del(x)) {
@@ -355,7 +402,7 @@ fn seal_range(
             part.push(v, &scratch.adds, &scratch.tombs);
         }
     }
-    part
+    (part, changes)
 }
 
 /// Resolves one vertex's buffered updates against its older state: scratch space reused
@@ -509,7 +556,7 @@ mod tests {
     /// The parts of a seal with at least `min_task` entries per task, concatenated.
     fn sealed(m: Memtable, older: &[Arc<Run>], min_task: usize) -> Parts {
         let mut sink = Parts::default();
-        seal_directions(m, older, min_task, &mut sink).unwrap();
+        seal_directions(m, older, min_task, false, &mut sink).unwrap();
         assert_eq!(sink.ended, 2, "a directed seal ends two directions");
         sink
     }

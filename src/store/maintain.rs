@@ -76,8 +76,8 @@ impl Inner {
         while let Some((f, older)) = self.oldest_frozen()? {
             let mem = self.take_frozen(&f)?;
             let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
-            let run = Arc::new(self.pool.install(|| mem.seal(&older, id)));
-            self.publish_sealed(&f, run);
+            let (run, _history) = self.pool.install(|| mem.seal_with_history(&older, id));
+            self.publish_sealed(&f, Arc::new(run));
         }
         Ok(())
     }
@@ -109,7 +109,7 @@ impl Inner {
             let mem = self.take_frozen(&f)?;
             let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
             let stamp = self.next_stamp();
-            let (run, unpersisted) = self
+            let (run, unpersisted, _history) = self
                 .pool
                 .install(|| mem.seal_to_file(&older, id, &self.medium, self.compression, stamp))
                 .inspect_err(|e| self.poison(e))?;

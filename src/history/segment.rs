@@ -1,0 +1,345 @@
+//! The byte format of a history segment: one flushed memtable's commits and changes.
+//!
+//! ```text
+//! header (80 B): 10 little-endian u64 words:
+//!   magic "EVGHIS01", flags (1 weighted, 2 undirected, 16 ids are u64), min_lsn, max_lsn,
+//!   commits, edge changes, vertex changes, store_id, commit (the manifest commit it was
+//!   written for), crc32c (of every byte of the file but this word)
+//! commits:  per commit 5 × u64: lsn (after its last record), time (i64, Unix ns),
+//!           vertices (dense ids handed out by then), edge_end, vertex_end (where its
+//!           changes end in the two arrays below)
+//! edges:    per change: src id, dst id (top bit: the edge went)
+//! weights:  per change: f64 (weighted stores: the weight given, or had when removed)
+//! vertices: per change: id (top bit: deleted), padded to 8 bytes
+//! ```
+//! An `id` is a dense vertex id of the store's width. File name: `hist-<min_lsn as 16
+//! hex>-<max_lsn as 16 hex>.hist`.
+
+use crate::batch::DEL;
+use crate::medium::Medium;
+use crate::memtable::history::{Change, Commit, Sealed};
+use crate::stamp::Stamp;
+use crate::types::{id_from_le, VertexId, ID_BYTES};
+use crate::{Error, Result};
+
+const MAGIC: u64 = u64::from_le_bytes(*b"EVGHIS01");
+const HEADER_WORDS: usize = 10;
+const HEADER: usize = HEADER_WORDS * 8;
+const WEIGHTED: u64 = 1;
+const UNDIRECTED: u64 = 2;
+const WIDE_IDS: u64 = 16;
+const THIS_WIDTH: u64 = if ID_BYTES == 8 { WIDE_IDS } else { 0 };
+
+/// What a segment's header says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// First LSN it covers.
+    pub min_lsn: u64,
+    /// LSN after the last it covers.
+    pub max_lsn: u64,
+    /// Whether changes carry weights.
+    pub weighted: bool,
+    /// Whether the store is undirected.
+    pub undirected: bool,
+    /// The store and commit it was written for.
+    pub stamp: Stamp,
+}
+
+/// The file name of the segment covering `min..max`.
+pub fn file_name(min: u64, max: u64) -> String {
+    format!("hist-{min:016x}-{max:016x}.hist")
+}
+
+/// The LSN range in a segment's file name (or a segment being written, `.tmp`).
+pub fn parse_name(name: &str) -> Option<(u64, u64)> {
+    let rest = name.strip_prefix("hist-")?;
+    let stem = rest
+        .strip_suffix(".hist")
+        .or_else(|| rest.strip_suffix(".hist.tmp"))?;
+    let (a, b) = stem.split_once('-')?;
+    let hex = |s: &str| (s.len() == 16).then(|| u64::from_str_radix(s, 16).ok())?;
+    Some((hex(a)?, hex(b)?))
+}
+
+/// The bytes of the segment of `h` holding `s`.
+pub fn encode(h: &Header, s: &Sealed) -> Vec<u8> {
+    let flags = THIS_WIDTH
+        | if h.weighted { WEIGHTED } else { 0 }
+        | if h.undirected { UNDIRECTED } else { 0 };
+    let words = [
+        MAGIC,
+        flags,
+        h.min_lsn,
+        h.max_lsn,
+        s.commits.len() as u64,
+        s.edges.len() as u64,
+        s.vertices.len() as u64,
+        h.stamp.store_id,
+        h.stamp.seq,
+        0,
+    ];
+    let mut out: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let (mut e, mut v) = (0usize, 0usize);
+    for (k, c) in s.commits.iter().enumerate() {
+        e += s.edges[e..]
+            .iter()
+            .take_while(|x| x.commit == k as u32)
+            .count();
+        v += s.vertices[v..]
+            .iter()
+            .take_while(|x| x.0 == k as u32)
+            .count();
+        for w in [c.lsn, c.time as u64, c.vertices, e as u64, v as u64] {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+    }
+    debug_assert!(
+        e == s.edges.len() && v == s.vertices.len(),
+        "changes by commit"
+    );
+    for c in &s.edges {
+        out.extend_from_slice(bytemuck::bytes_of(&c.src));
+        out.extend_from_slice(bytemuck::bytes_of(&c.dst));
+    }
+    if h.weighted {
+        s.edges
+            .iter()
+            .for_each(|c| out.extend_from_slice(&c.weight.to_le_bytes()));
+    }
+    for &(_, x) in &s.vertices {
+        out.extend_from_slice(bytemuck::bytes_of(&x));
+    }
+    out.resize(out.len().next_multiple_of(8), 0);
+    let crc = crc_of(&out);
+    out[HEADER - 8..HEADER].copy_from_slice(&crc.to_le_bytes());
+    out
+}
+
+fn crc_of(b: &[u8]) -> u64 {
+    let c = crc32c::crc32c(&b[..HEADER - 8]);
+    crc32c::crc32c_append(c, &b[HEADER..]) as u64
+}
+
+/// Reads a segment's bytes back; `name` is used in errors.
+pub fn decode(b: &[u8], name: &str) -> Result<(Header, Sealed)> {
+    let bad = |m: &str| Error::corrupt(format!("history segment {name}: {m}"));
+    if b.len() < HEADER || !b.len().is_multiple_of(8) {
+        return Err(bad("shorter than its header, or cut"));
+    }
+    let w = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap());
+    if w(0) != MAGIC {
+        return Err(bad("bad magic"));
+    }
+    if crc_of(b) != w(HEADER_WORDS - 1) {
+        return Err(bad("checksum mismatch"));
+    }
+    let flags = w(1);
+    if flags & WIDE_IDS != THIS_WIDTH {
+        return Err(Error::Invalid(crate::types::width_mismatch(
+            &format!("history segment {name}"),
+            if flags & WIDE_IDS != 0 { 64 } else { 32 },
+        )));
+    }
+    let h = Header {
+        min_lsn: w(2),
+        max_lsn: w(3),
+        weighted: flags & WEIGHTED != 0,
+        undirected: flags & UNDIRECTED != 0,
+        stamp: Stamp {
+            store_id: w(7),
+            seq: w(8),
+        },
+    };
+    let (nc, ne, nv) = (w(4) as usize, w(5) as usize, w(6) as usize);
+    let need = (nc.checked_mul(40))
+        .and_then(|x| x.checked_add(ne.checked_mul(2 * ID_BYTES + if h.weighted { 8 } else { 0 })?))
+        .and_then(|x| x.checked_add(nv.checked_mul(ID_BYTES)?))
+        .and_then(|x| x.checked_add(HEADER))
+        .ok_or_else(|| bad("counts out of range"))?;
+    if need.next_multiple_of(8) != b.len() {
+        return Err(bad("length does not match its counts"));
+    }
+    let body = &b[HEADER..];
+    let word = |at: usize| u64::from_le_bytes(body[at..at + 8].try_into().unwrap());
+    let mut s = Sealed::default();
+    let mut ends = Vec::with_capacity(nc);
+    for k in 0..nc {
+        let at = k * 40;
+        s.commits.push(Commit {
+            lsn: word(at),
+            time: word(at + 8) as i64,
+            vertices: word(at + 16),
+        });
+        ends.push((word(at + 24) as usize, word(at + 32) as usize));
+    }
+    check_commits(&s.commits, &ends, ne, nv, &h).map_err(|m| bad(&m))?;
+    let (edges, vertices) = changes(&body[nc * 40..], &ends, ne, nv, h.weighted);
+    s.edges = edges;
+    s.vertices = vertices;
+    Ok((h, s))
+}
+
+/// The edge and vertex changes in `b` (the bytes after the commit table), each with the
+/// commit whose `ends` cover it.
+fn changes(
+    b: &[u8],
+    ends: &[(usize, usize)],
+    ne: usize,
+    nv: usize,
+    weighted: bool,
+) -> (Vec<Change>, Vec<(u32, VertexId)>) {
+    let wts = &b[ne * 2 * ID_BYTES..];
+    let vts = &wts[if weighted { ne * 8 } else { 0 }..];
+    let mut edges = Vec::with_capacity(ne);
+    let mut k = 0;
+    for i in 0..ne {
+        while ends[k].0 <= i {
+            k += 1;
+        }
+        let at = i * 2 * ID_BYTES;
+        let weight = match weighted {
+            true => f64::from_le_bytes(wts[i * 8..i * 8 + 8].try_into().unwrap()),
+            false => 0.0,
+        };
+        edges.push(Change {
+            commit: k as u32,
+            src: id_from_le(&b[at..]),
+            dst: id_from_le(&b[at + ID_BYTES..]),
+            weight,
+        });
+    }
+    let mut vertices = Vec::with_capacity(nv);
+    let mut k = 0;
+    for i in 0..nv {
+        while ends[k].1 <= i {
+            k += 1;
+        }
+        vertices.push((k as u32, id_from_le(&vts[i * ID_BYTES..])));
+    }
+    (edges, vertices)
+}
+
+/// The commit table's own consistency: LSNs rising inside the segment's range, times never
+/// going back, change ends rising to the counts.
+fn check_commits(
+    c: &[Commit],
+    ends: &[(usize, usize)],
+    ne: usize,
+    nv: usize,
+    h: &Header,
+) -> std::result::Result<(), String> {
+    let rising = c
+        .windows(2)
+        .all(|p| p[0].lsn < p[1].lsn && p[0].time <= p[1].time)
+        && ends
+            .windows(2)
+            .all(|p| p[0].0 <= p[1].0 && p[0].1 <= p[1].1);
+    let in_range =
+        c.first().is_none_or(|f| f.lsn > h.min_lsn) && c.last().is_none_or(|l| l.lsn <= h.max_lsn);
+    let counted =
+        ends.last().is_none_or(|&(e, v)| e == ne && v == nv) && (!c.is_empty() || ne + nv == 0);
+    match rising && in_range && counted {
+        true => Ok(()),
+        false => Err("its commit table is inconsistent".into()),
+    }
+}
+
+/// Writes segment `h` holding `s`, persisted and named, the directory synced: before the
+/// commit that names it.
+pub fn write(medium: &dyn Medium, h: &Header, s: &Sealed) -> Result<u64> {
+    let bytes = encode(h, s);
+    let name = file_name(h.min_lsn, h.max_lsn);
+    let tmp = format!("{name}.tmp");
+    if medium.exists(&tmp) {
+        medium.remove(&tmp)?;
+    }
+    let seg = medium.create(&tmp)?;
+    seg.write_at(0, &bytes)?;
+    seg.persist()?;
+    drop(seg);
+    medium.rename(&tmp, &name)?;
+    medium.sync_dir()?;
+    Ok(bytes.len() as u64)
+}
+
+/// Reads segment `name` back, checked.
+pub fn read(medium: &dyn Medium, name: &str) -> Result<(Header, Sealed)> {
+    let seg = medium.open(name)?;
+    let mut b = vec![0u8; seg.len()? as usize];
+    seg.read_at(0, &mut b)?;
+    decode(&b, name)
+}
+
+/// A vertex change's id, without the delete bit.
+pub fn vertex_of(x: VertexId) -> VertexId {
+    x & !DEL
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Sealed {
+        let ch = |commit, src, dst, weight| Change {
+            commit,
+            src,
+            dst,
+            weight,
+        };
+        Sealed {
+            commits: vec![
+                Commit {
+                    lsn: 12,
+                    time: -5,
+                    vertices: 4,
+                },
+                Commit {
+                    lsn: 13,
+                    time: 7,
+                    vertices: 4,
+                },
+                Commit {
+                    lsn: 20,
+                    time: 7,
+                    vertices: 9,
+                },
+            ],
+            edges: vec![ch(0, 1, 2, 0.5), ch(0, 1, 3 | DEL, 2.0), ch(2, 8, 1, 1.5)],
+            vertices: vec![(1, 3 | DEL), (2, 3)],
+        }
+    }
+
+    #[test]
+    fn a_segment_reads_back_as_written_and_damage_is_refused() {
+        for weighted in [false, true] {
+            let mut s = sample();
+            if !weighted {
+                s.edges.iter_mut().for_each(|c| c.weight = 0.0);
+            }
+            let h = Header {
+                min_lsn: 10,
+                max_lsn: 20,
+                weighted,
+                undirected: !weighted,
+                stamp: Stamp {
+                    store_id: 9,
+                    seq: 3,
+                },
+            };
+            let b = encode(&h, &s);
+            assert_eq!(decode(&b, "x").unwrap(), (h, s.clone()));
+            for at in [0, 9, HEADER + 3, b.len() - 1] {
+                let mut d = b.clone();
+                d[at] ^= 1;
+                assert!(decode(&d, "x").is_err(), "flip at {at}");
+            }
+            assert!(decode(&b[..b.len() - 8], "x").is_err());
+        }
+        assert_eq!(parse_name(&file_name(10, 20)), Some((10, 20)));
+        assert_eq!(
+            parse_name("hist-0000000000000001-0000000000000002.hist.tmp"),
+            Some((1, 2))
+        );
+        assert_eq!(parse_name("run-0000000000000001.run"), None);
+    }
+}

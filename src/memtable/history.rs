@@ -1,0 +1,198 @@
+//! What a memtable keeping history records, and what its seal makes of it.
+//!
+//! A run holds the *net* effect of its LSN range; the graph as of a commit inside that
+//! range is gone once the memtable is sealed. A memtable keeping history therefore also
+//! records every commit (its LSN, time and vertex count) and which commit each buffered
+//! update belongs to (marks in the block logs), and its seal emits every *effective*
+//! change in commit order: an edge that appeared, an edge that went (with the weight it
+//! had), a weight that changed (the old weight's removal, then the new weight's addition).
+//! Inserting an edge that exists and deleting one that does not change nothing and leave
+//! nothing. Vertex updates reach the memtable only when they change something (the writer
+//! logs a revival only of a deleted vertex, a delete only of a live one), so they are kept
+//! as they come.
+//!
+//! From these, the graph as of any commit is the graph after the memtable with the changes
+//! after that commit undone, and the changes between two commits are the ones between them.
+
+use crate::batch::{id_of, is_del, DEL};
+use crate::run::DirData;
+use crate::types::VertexId;
+
+/// A commit point a memtable holds updates of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Commit {
+    /// The LSN after its last record.
+    pub lsn: u64,
+    /// When it committed (Unix nanoseconds).
+    pub time: i64,
+    /// Dense ids handed out once it had committed: the vertices that exist or existed.
+    pub vertices: u64,
+}
+
+/// One effective change of an edge.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Change {
+    /// The commit it happened in: its position among the history's commits.
+    pub commit: u32,
+    /// The edge's source (in an undirected store, the smaller end).
+    pub src: VertexId,
+    /// The edge's destination, with [`DEL`] when the edge went.
+    pub dst: VertexId,
+    /// The weight the edge got, or had when it went (0 in unweighted stores).
+    pub weight: f64,
+}
+
+impl Change {
+    /// Whether the edge went (else it appeared, or got this weight).
+    pub fn removes(&self) -> bool {
+        is_del(self.dst)
+    }
+}
+
+/// The history a seal emits: the memtable's commits and their effective changes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sealed {
+    /// The commits, in order.
+    pub commits: Vec<Commit>,
+    /// Edge changes ordered by commit, then source, then destination (a weight change's
+    /// removal before its addition).
+    pub edges: Vec<Change>,
+    /// Vertex updates ordered by commit, arrival order within one: the commit's position
+    /// and the vertex, with [`DEL`] when it was deleted (else inserted or revived).
+    pub vertices: Vec<(u32, VertexId)>,
+}
+
+/// A memtable's record of its commits.
+#[derive(Default)]
+pub(super) struct Log {
+    pub commits: Vec<Commit>,
+    /// `(first vertex update, commit)` where each commit's vertex updates start.
+    pub vertex_marks: Vec<(u32, u32)>,
+}
+
+impl Log {
+    /// The position the commit being applied will take.
+    pub fn ordinal(&self) -> u32 {
+        self.commits.len() as u32
+    }
+
+    /// Each vertex update's commit, `vertex_ops` long.
+    pub fn vertex_commits(&self, n: usize) -> Vec<u32> {
+        let mut out = Vec::with_capacity(n);
+        for (k, &(at, c)) in self.vertex_marks.iter().enumerate() {
+            let end = self.vertex_marks.get(k + 1).map_or(n, |m| m.0 as usize);
+            out.resize(out.len() + (end - at as usize), c);
+        }
+        debug_assert_eq!(out.len(), n, "every vertex update belongs to a commit");
+        out
+    }
+}
+
+/// Reused scratch for [`emit`].
+#[derive(Default)]
+pub(super) struct Scratch {
+    keyed: Vec<(VertexId, u32)>,
+}
+
+/// What [`emit`] needs of one vertex's buffered updates.
+pub(super) struct Updates<'a> {
+    /// The vertex.
+    pub v: VertexId,
+    /// Its updates in arrival order (neighbors, [`DEL`] on deletes).
+    pub entries: &'a [VertexId],
+    /// Each update's commit.
+    pub commits: &'a [u32],
+    /// Each update's weight (empty in unweighted stores).
+    pub weights: &'a [f64],
+}
+
+/// Appends the effective changes of `u`'s updates to `out`, neighbor by neighbor, given
+/// its lists in the older runs `prior` (newest first, each with `v`'s index there). In an
+/// undirected store only the smaller end of an edge emits it.
+pub(super) fn emit(
+    u: &Updates<'_>,
+    prior: &[(&DirData, usize)],
+    undirected: bool,
+    scratch: &mut Scratch,
+    out: &mut Vec<Change>,
+) {
+    debug_assert_eq!(
+        u.entries.len(),
+        u.commits.len(),
+        "every update has its commit"
+    );
+    let keyed = &mut scratch.keyed;
+    keyed.clear();
+    keyed.extend((u.entries.iter().enumerate()).map(|(i, &x)| (id_of(x), i as u32)));
+    keyed.sort_unstable();
+    let weighted = !u.weights.is_empty();
+    for g in keyed.chunk_by(|a, b| a.0 == b.0) {
+        let x = g[0].0;
+        if undirected && x < u.v {
+            continue;
+        }
+        let mut state = weight_before(prior, x);
+        for &(_, i) in g {
+            let i = i as usize;
+            let commit = u.commits[i];
+            let w = if weighted { u.weights[i] } else { 0.0 };
+            let change = |dst, weight| Change {
+                commit,
+                src: u.v,
+                dst,
+                weight,
+            };
+            match (is_del(u.entries[i]), state) {
+                (false, None) => out.push(change(x, w)),
+                (false, Some(old)) if weighted && old.to_bits() != w.to_bits() => {
+                    out.push(change(x | DEL, old));
+                    out.push(change(x, w));
+                }
+                (true, Some(old)) => out.push(change(x | DEL, old)),
+                _ => continue,
+            }
+            state = (!is_del(u.entries[i])).then_some(w);
+        }
+    }
+}
+
+/// Whether `x` was a neighbor before the memtable, and its weight then: the newest run
+/// that mentions it decides.
+fn weight_before(prior: &[(&DirData, usize)], x: VertexId) -> Option<f64> {
+    for &(dd, i) in prior {
+        if let Some(p) = dd.position_at(i, x) {
+            return Some(dd.wts_at(i).get(p).copied().unwrap_or(0.0));
+        }
+        if dd.tombs_at(i).binary_search(&x).is_ok() {
+            return None;
+        }
+    }
+    None
+}
+
+/// Orders the changes the seal's tasks emitted (each in vertex order) by commit, keeping
+/// the vertex order within each: a counting sort over the commits.
+pub(super) fn by_commit(changes: Vec<Change>, commits: usize) -> Vec<Change> {
+    let mut start = vec![0usize; commits + 1];
+    for c in &changes {
+        start[c.commit as usize + 1] += 1;
+    }
+    for i in 0..commits {
+        start[i + 1] += start[i];
+    }
+    let mut out = vec![
+        Change {
+            commit: 0,
+            src: 0,
+            dst: 0,
+            weight: 0.0
+        };
+        changes.len()
+    ];
+    for c in changes {
+        let p = &mut start[c.commit as usize];
+        out[*p] = c;
+        *p += 1;
+    }
+    out
+}

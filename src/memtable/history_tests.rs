@@ -1,0 +1,170 @@
+//! A seal's history against a model: from the state before the memtable, the changes it
+//! emits, applied commit by commit, give the graph after every commit, and each of them
+//! changes something.
+
+use super::history::{Change, Sealed};
+use super::Memtable;
+use crate::batch::{id_of, is_del, DEL};
+use crate::run::Run;
+use crate::types::VertexId;
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Edges by (source, destination) (undirected: smaller end first), with their weights.
+type Graph = BTreeMap<(VertexId, VertexId), u64>;
+
+const SPACE: VertexId = 40_000;
+
+fn key(s: VertexId, d: VertexId, undirected: bool) -> (VertexId, VertexId) {
+    if undirected && d < s {
+        (d, s)
+    } else {
+        (s, d)
+    }
+}
+
+/// A random commit: edge updates among few vertices (so that edges repeat, go and come
+/// back), some on a hub, some with new weights.
+fn commit(rng: &mut Xoshiro256PlusPlus, n: usize) -> (Vec<[VertexId; 2]>, Vec<f64>) {
+    let mut edges = Vec::with_capacity(n);
+    let mut weights = Vec::with_capacity(n);
+    for _ in 0..n {
+        let s = if rng.random_range(0..4) == 0 {
+            7
+        } else {
+            rng.random_range(0..60)
+        };
+        // Some ids far apart, so that several blocks of the memtable take part.
+        let d = rng.random_range(0..60) * 613 % SPACE;
+        let del = rng.random_range(0..3) == 0;
+        edges.push([s, if del { d | DEL } else { d }]);
+        weights.push(f64::from(rng.random_range(0..3u8)));
+    }
+    (edges, weights)
+}
+
+fn apply_model(g: &mut Graph, edges: &[[VertexId; 2]], weights: &[f64], undirected: bool) {
+    for (i, e) in edges.iter().enumerate() {
+        let k = key(e[0], id_of(e[1]), undirected);
+        match is_del(e[1]) {
+            true => g.remove(&k),
+            false => g.insert(k, weights.get(i).copied().unwrap_or(0.0).to_bits()),
+        };
+    }
+}
+
+/// Applies one commit's changes to `g`, checking that each changes something.
+fn apply_changes(g: &mut Graph, changes: &[Change]) {
+    for c in changes {
+        let k = (c.src, id_of(c.dst));
+        if c.removes() {
+            assert_eq!(
+                g.remove(&k),
+                Some(c.weight.to_bits()),
+                "{c:?} removes an edge that is there"
+            );
+        } else {
+            assert!(
+                g.insert(k, c.weight.to_bits()).is_none(),
+                "{c:?} adds an edge that is absent"
+            );
+        }
+    }
+}
+
+/// The edges of `run`'s out direction (each undirected edge once).
+fn edges_of(run: &Run, undirected: bool) -> Graph {
+    let mut g = Graph::new();
+    let out = &run.out;
+    for i in 0..out.n_index() {
+        let v = out.vid_at(i);
+        let ws = out.wts_at(i);
+        for (p, &x) in out.adds_at(i).iter().enumerate() {
+            if !undirected || v <= x {
+                g.insert((v, x), ws.get(p).copied().unwrap_or(0.0).to_bits());
+            }
+        }
+    }
+    g
+}
+
+fn check(seed: u64, undirected: bool, weighted: bool) {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let w = |ws: &Vec<f64>| if weighted { ws.clone() } else { Vec::new() };
+    // The state before the memtable: one older run.
+    let (e0, w0) = commit(&mut rng, 300);
+    let mut model = Graph::new();
+    apply_model(&mut model, &e0, &w(&w0), undirected);
+    let mut m0 = Memtable::new(undirected, weighted, 0, SPACE);
+    m0.apply_edges(&e0, &w(&w0));
+    m0.max_lsn = e0.len() as u64;
+    let (older, none) = m0.seal_with_history(&[], 1);
+    assert!(none.is_none(), "a memtable keeps no history unless told to");
+    let older = vec![Arc::new(older)];
+    assert_eq!(edges_of(&older[0], undirected), model);
+
+    let mut m = Memtable::new(undirected, weighted, e0.len() as u64, SPACE).keeping_history(true);
+    let mut after = Vec::new();
+    let mut lsn = e0.len() as u64;
+    for c in 0..25 {
+        let n = rng.random_range(1..40);
+        let (e, ws) = commit(&mut rng, n);
+        m.apply_edges(&e, &w(&ws));
+        apply_model(&mut model, &e, &w(&ws), undirected);
+        if c % 5 == 3 {
+            m.apply_vertex(c as VertexId | DEL);
+        }
+        lsn += e.len() as u64;
+        m.max_lsn = lsn;
+        m.end_commit(lsn, 1000 + c as i64, SPACE as u64);
+        after.push(model.clone());
+    }
+    let (_, hist) = m.seal_with_history(&older, 2);
+    let Sealed {
+        commits,
+        edges,
+        vertices,
+    } = hist.expect("a memtable keeping history seals it");
+    assert_eq!(commits.len(), 25);
+    assert!(commits.windows(2).all(|p| p[0].lsn < p[1].lsn));
+    assert_eq!(
+        vertices,
+        vec![
+            (3, 3 | DEL),
+            (8, 8 | DEL),
+            (13, 13 | DEL),
+            (18, 18 | DEL),
+            (23, 23 | DEL)
+        ]
+    );
+    assert!(
+        edges.windows(2).all(|p| p[0].commit <= p[1].commit),
+        "changes by commit"
+    );
+    let mut g = edges_of(&older[0], undirected);
+    for (c, want) in after.iter().enumerate() {
+        let mine: Vec<Change> = edges
+            .iter()
+            .filter(|x| x.commit == c as u32)
+            .copied()
+            .collect();
+        apply_changes(&mut g, &mine);
+        assert_eq!(
+            &g, want,
+            "after commit {c} (seed {seed}, undirected {undirected}, weighted {weighted})"
+        );
+    }
+}
+
+#[test]
+fn a_seal_emits_exactly_the_effective_changes_of_each_commit() {
+    for seed in 0..12 {
+        for undirected in [false, true] {
+            for weighted in [false, true] {
+                check(seed, undirected, weighted);
+            }
+        }
+    }
+}
