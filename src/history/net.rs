@@ -22,7 +22,7 @@ pub struct EdgeChange {
     pub after: Option<f64>,
 }
 
-/// A vertex whose state differs between two commits.
+/// A vertex updated between two commits, with its states at both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VertexChange {
     /// The vertex.
@@ -37,7 +37,8 @@ pub struct VertexChange {
 pub type Piece<'a> = &'a Sealed;
 
 /// The net changes of the commits with LSNs in `after+1 ..= upto` among `pieces` (in LSN
-/// order), edges sorted by (source, destination), vertices by id.
+/// order): the edges whose state differs, sorted by (source, destination), and every vertex
+/// updated, by id, with its states at both ends (equal when it came back to where it was).
 pub fn between(
     pieces: &[Piece<'_>],
     after: u64,
@@ -78,15 +79,14 @@ pub fn between(
         })
         .collect();
     let net_vertices = (vertices.chunk_by(|a, b| a.0 == b.0))
-        .filter_map(|g| {
+        .map(|g| {
             let (first, last) = (g[0], g[g.len() - 1]);
             // A vertex update changes its state: a delete finds it live, an insert not.
-            let (before, after) = (first.2, !last.2);
-            (before != after).then_some(VertexChange {
+            VertexChange {
                 v: first.0,
-                before,
-                after,
-            })
+                before: first.2,
+                after: !last.2,
+            }
         })
         .collect();
     (net_edges, net_vertices)
@@ -150,7 +150,8 @@ mod tests {
             ]
         );
         // 5 came and went, 6 went and came back: no net change.
-        assert!(v.is_empty(), "{v:?}");
+        assert!(v.iter().all(|c| c.before == c.after), "{v:?}");
+        assert_eq!(v.len(), 2);
         let (e, v) = between(&[&a, &b], 1, 3);
         assert_eq!(
             e,

@@ -53,6 +53,8 @@ pub const FORMAT_VERSION_PACKED: u32 = 3;
 /// builds from before stamps refuse it instead of writing unstamped files into it. Versions
 /// 1 to 3 are stores from before stamps ("legacy" stores), which this build still opens.
 pub const FORMAT_VERSION_STAMPED: u32 = 4;
+/// Format version of stores keeping history (builds before it would drop it unseen).
+pub const FORMAT_VERSION_HISTORY: u32 = 5;
 
 /// What a store upgraded from before stamps still holds without them, so that open accepts
 /// those files and no others (see FORMAT.md, "Stores from before stamps").
@@ -123,6 +125,22 @@ pub struct RunRef {
     pub file_len: u64,
 }
 
+/// A history segment a root names (`hist-<min_lsn>-<max_lsn>.hist`, see
+/// `src/history/segment.rs`), with what retention needs without reading it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistRef {
+    /// First LSN it covers.
+    pub min_lsn: u64,
+    /// LSN after the last it covers.
+    pub max_lsn: u64,
+    /// Expected file length.
+    pub file_len: u64,
+    /// Commits it holds.
+    pub commits: u64,
+    /// Its newest commit's time (Unix nanoseconds).
+    pub last_time: i64,
+}
+
 /// Everything a store needs to open: options fixed at creation and the committed state.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Root {
@@ -188,6 +206,14 @@ pub struct Root {
     /// What created the store (such as "evograph demo"), if it said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
+    /// What history the store keeps (`all`, a duration such as `7d`, a number of commits);
+    /// absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<String>,
+    /// The history segments kept, oldest first, covering consecutive LSN ranges that end
+    /// where the log starts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history_segments: Vec<HistRef>,
 }
 
 fn default_compression() -> String {
@@ -197,7 +223,9 @@ fn default_compression() -> String {
 impl Root {
     /// The format version a root with these options must carry.
     pub fn expected_format(&self) -> u32 {
-        if self.store_id.is_some() {
+        if self.history.is_some() || !self.history_segments.is_empty() {
+            FORMAT_VERSION_HISTORY
+        } else if self.store_id.is_some() {
             FORMAT_VERSION_STAMPED
         } else if self.compression != "none" {
             FORMAT_VERSION_PACKED
@@ -246,6 +274,8 @@ impl Root {
             log_in_use: false,
             last_cut: None,
             created_by: None,
+            history: None,
+            history_segments: Vec::new(),
         }
     }
 

@@ -191,6 +191,18 @@ pub(super) fn survey(medium: &dyn Medium, root: &Root) -> Result<Survey> {
         unfinished: Vec::new(),
     };
     for name in medium.list()? {
+        if let Some((min, max)) = crate::history::segment::parse_name(&name) {
+            // A segment the root does not name was written for a commit that never
+            // happened (the log still holds its records) or let go by one that did.
+            let named = root
+                .history_segments
+                .iter()
+                .any(|h| (h.min_lsn, h.max_lsn) == (min, max));
+            if !named || name.ends_with(".tmp") {
+                out.unfinished.push(name);
+            }
+            continue;
+        }
         if Run::parse_tmp_name(&name).is_some() {
             out.unfinished.push(name);
             continue;

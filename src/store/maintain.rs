@@ -16,7 +16,8 @@
 use super::policy::{self, Output};
 use super::{Frozen, Inner, Maint, Runs};
 
-use crate::manifest::RunRef;
+use crate::manifest::{HistRef, RunRef};
+use crate::memtable::history::Sealed;
 use crate::run::build::RunMeta;
 use crate::run::{self, Run};
 use crate::{Error, Result};
@@ -76,8 +77,8 @@ impl Inner {
         while let Some((f, older)) = self.oldest_frozen()? {
             let mem = self.take_frozen(&f)?;
             let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
-            let (run, _history) = self.pool.install(|| mem.seal_with_history(&older, id));
-            self.publish_sealed(&f, Arc::new(run));
+            let (run, history) = self.pool.install(|| mem.seal_with_history(&older, id));
+            self.publish_sealed(&f, Arc::new(run), history.map(Arc::new));
         }
         Ok(())
     }
@@ -94,7 +95,7 @@ impl Inner {
         // Runs sealed into DRAM for snapshots are older than every frozen memtable, and
         // the manifest lists runs in order: they are committed first.
         self.flush_dram(&mut m)?;
-        let (run, unpersisted) = {
+        let (run, unpersisted, history) = {
             let _g = self.seal_lock.lock().unwrap();
             if self.has_dram_runs() {
                 // A snapshot sealed more in between. Report progress instead of looping
@@ -109,20 +110,22 @@ impl Inner {
             let mem = self.take_frozen(&f)?;
             let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
             let stamp = self.next_stamp();
-            let (run, unpersisted, _history) = self
+            let (run, unpersisted, history) = self
                 .pool
                 .install(|| mem.seal_to_file(&older, id, &self.medium, self.compression, stamp))
                 .inspect_err(|e| self.poison(e))?;
             let run = Arc::new(run);
-            self.publish_sealed(&f, run.clone());
-            (run, unpersisted)
+            let history = history.map(Arc::new);
+            self.publish_sealed(&f, run.clone(), history.clone());
+            (run, unpersisted, history)
         };
         self.run_bytes
             .flushed
             .fetch_add(run.header.file_len, Ordering::Relaxed);
         unpersisted
             .persist_and_name(|| self.log_durable_to(run.header.max_lsn))
-            .and_then(|()| self.commit_flushed(&mut m, &run, None))
+            .and_then(|()| self.segment_of(&m, &run, history.as_ref()))
+            .and_then(|seg| self.commit_flushed(&mut m, &run, None, seg))
             .inspect_err(|e| self.poison(e))?;
         Ok(true)
     }
@@ -168,9 +171,13 @@ impl Inner {
     }
 
     /// Publishes the run sealed from the oldest frozen memtable `f` in its place.
-    fn publish_sealed(&self, f: &Frozen, run: Arc<Run>) {
+    fn publish_sealed(&self, f: &Frozen, run: Arc<Run>, history: Option<Arc<Sealed>>) {
         let _ = f.sealed.set(run.clone());
         let mut st = self.state.lock().unwrap();
+        if let Some(h) = history {
+            let range = (run.header.min_lsn, run.header.max_lsn);
+            st.dram_history.push((range, h));
+        }
         debug_assert!(st.frozen.front().is_some_and(|x| std::ptr::eq(&**x, f)));
         let mut runs = st.runs.to_vec();
         runs.push(run);
@@ -317,14 +324,22 @@ impl Inner {
     }
 
     /// The stamp of a file written for the next commit.
-    fn next_stamp(&self) -> crate::stamp::Stamp {
+    pub(super) fn next_stamp(&self) -> crate::stamp::Stamp {
         self.manifest.lock().unwrap().root().next_stamp()
     }
 
     /// Commits a root naming `runs` (oldest first) with the log starting at `wal_start`
     /// (`None`: where it starts now), the dictionary's committed prefix and the next run id:
     /// the commit point of every flush and merge. The caller holds `maint` (`_m`).
-    fn commit_runs(&self, _m: &mut Maint, runs: &[Arc<Run>], wal_start: Option<u64>) -> Result<()> {
+    /// Also names the history segment `added` (written for this commit), and lets go of the
+    /// segments the history setting no longer keeps: returns those.
+    pub(super) fn commit_runs(
+        &self,
+        _m: &mut Maint,
+        runs: &[Arc<Run>],
+        wal_start: Option<u64>,
+        added: Option<HistRef>,
+    ) -> Result<Vec<HistRef>> {
         let (dict_entries, dict_bytes) = self.dict.read().unwrap().committed();
         let mut man = self.manifest.lock().unwrap();
         let mut root = man.root().clone();
@@ -344,7 +359,14 @@ impl Inner {
                 file_len: r.header.file_len,
             })
             .collect();
-        man.commit(&*self.medium, root)
+        let setting = self.history.lock().unwrap().setting;
+        root.history_segments.extend(added);
+        root.history = setting.keeps().then(|| setting.to_string());
+        let n = super::history::to_drop(setting, &root.history_segments);
+        let dropped: Vec<HistRef> = root.history_segments.drain(..n).collect();
+        root.format_version = root.expected_format();
+        man.commit(&*self.medium, root)?;
+        Ok(dropped)
     }
 
     /// Writes sealed in-DRAM runs to files, oldest first, committing each.
@@ -365,7 +387,8 @@ impl Inner {
             self.run_bytes
                 .flushed
                 .fetch_add(file_run.header.file_len, Ordering::Relaxed);
-            self.commit_flushed(m, &file_run, Some(&r))?;
+            let seg = self.segment_of(m, &file_run, self.dram_history_of(&r).as_ref())?;
+            self.commit_flushed(m, &file_run, Some(&r), seg)?;
         }
         Ok(())
     }
@@ -378,6 +401,7 @@ impl Inner {
         m: &mut Maint,
         new: &Arc<Run>,
         replacing: Option<&Arc<Run>>,
+        segment: Option<(HistRef, Arc<Sealed>)>,
     ) -> Result<()> {
         // Written without the dictionary's lock: lookups never wait for this persist.
         // Only the holder of `maint` writes chunks, so they go in order.
@@ -401,7 +425,9 @@ impl Inner {
             files.push(new.clone());
         }
         debug_assert_eq!(files.iter().filter(|r| Arc::ptr_eq(r, new)).count(), 1);
-        self.commit_runs(m, &files, Some(new.header.max_lsn))?;
+        let added = segment.as_ref().map(|s| s.0.clone());
+        let dropped = self.commit_runs(m, &files, Some(new.header.max_lsn), added)?;
+        self.settle_history(segment, dropped, (new.header.min_lsn, new.header.max_lsn));
         if let Some(old) = replacing {
             self.replace_runs(std::slice::from_ref(old), std::slice::from_ref(new));
         }
@@ -523,7 +549,8 @@ impl Inner {
                 .fetch_add(r.header.file_len, Ordering::Relaxed);
         }
         let files = splice(&self.file_runs(), inputs, &outputs);
-        self.commit_runs(m, &files, None)?;
+        let dropped = self.commit_runs(m, &files, None, None)?;
+        self.settle_history(None, dropped, (0, 0));
         self.replace_runs(inputs, &outputs);
         for r in inputs {
             r.retire();
@@ -575,6 +602,57 @@ impl Inner {
         st.runs = splice(&st.runs, old, new).into();
         drop(st);
         self.state_cv.notify_all();
+    }
+}
+
+impl Inner {
+    /// Writes the history segment of `run` if its seal kept history: before the commit
+    /// that names both.
+    fn segment_of(
+        &self,
+        m: &Maint,
+        run: &Run,
+        history: Option<&Arc<Sealed>>,
+    ) -> Result<Option<(HistRef, Arc<Sealed>)>> {
+        history.map(|h| self.write_segment(m, run, h)).transpose()
+    }
+
+    /// The history of the run in DRAM `r`, if its seal kept one.
+    fn dram_history_of(&self, r: &Run) -> Option<Arc<Sealed>> {
+        let range = (r.header.min_lsn, r.header.max_lsn);
+        let st = self.state.lock().unwrap();
+        (st.dram_history.iter())
+            .find(|(lsns, _)| *lsns == range)
+            .map(|(_, h)| h.clone())
+    }
+
+    /// After a commit: the segment it named joins the kept ones (and leaves DRAM), the
+    /// ones it let go leave them and the medium. A segment left behind by a failed
+    /// removal is removed by the next writer's open.
+    pub(super) fn settle_history(
+        &self,
+        added: Option<(HistRef, Arc<Sealed>)>,
+        dropped: Vec<HistRef>,
+        range: (u64, u64),
+    ) {
+        {
+            let mut kept = self.history.lock().unwrap();
+            kept.segments
+                .retain(|s| !dropped.iter().any(|d| d.min_lsn == s.r.min_lsn));
+            if let Some((r, h)) = added {
+                kept.segments.push(super::history::Segment::new(r, Some(h)));
+            }
+        }
+        self.state
+            .lock()
+            .unwrap()
+            .dram_history
+            .retain(|(lsns, _)| *lsns != range);
+        for d in dropped {
+            let _ = self
+                .medium
+                .remove(&crate::history::segment::file_name(d.min_lsn, d.max_lsn));
+        }
     }
 }
 

@@ -62,6 +62,7 @@
 
 mod check;
 mod files;
+mod history;
 mod lock;
 mod maintain;
 mod mirror;
@@ -75,11 +76,13 @@ mod stats;
 mod write;
 
 pub use check::CheckReport;
+pub use history::{Diff, Log, Point};
 pub use open::{check_id_width, is_store_file, recorded_creator, recorded_key_kind};
 pub use options::{Compression, MediumKind, Options, Verify};
 pub use stats::{CutTail, LevelStats, Stats};
 
 use crate::dict::Dict;
+use crate::history::History;
 use crate::keys::{KeyKind, Keys, Names};
 use crate::manifest::Manifest;
 use crate::medium::Medium;
@@ -155,6 +158,9 @@ struct State {
     runs: Runs,
     frozen: VecDeque<Arc<Frozen>>,
     work: bool,
+    /// The history of runs sealed but not yet committed with a segment, by LSN range
+    /// (`history.rs`): published with the run, so that whoever reads the runs finds it.
+    dram_history: Vec<((u64, u64), Arc<crate::memtable::history::Sealed>)>,
 }
 
 /// Held (as `maint`) by whoever commits: a flush or a merge, across its I/O. Holding it is
@@ -184,6 +190,9 @@ struct Inner {
     /// The manifest and its root in force. A leaf: held only to read the root or to
     /// commit one (one persist), with no other lock taken meanwhile.
     manifest: Mutex<Manifest>,
+    /// What history the store keeps, and its committed segments (`history.rs`). A leaf,
+    /// like `manifest`: never held while another lock is taken.
+    history: Mutex<history::Kept>,
     /// Whether this handle committed a root saying its log is in use ([`Inner::claim_log`]).
     log_claimed: AtomicBool,
     wal: Option<Wal>,
@@ -317,6 +326,38 @@ impl Graph {
     /// A consistent view of everything applied so far.
     pub fn snapshot(&self) -> Result<Snapshot> {
         self.inner.snapshot()
+    }
+
+    /// The graph exactly as it was right after the commit `at` names (the last commit at
+    /// or before that LSN or time), and that commit. The same [`Snapshot`] as
+    /// [`Graph::snapshot`]'s, so every kernel runs on it. A point outside the history the
+    /// store keeps is refused ([`Error::Invalid`]), the message naming the window.
+    pub fn snapshot_at(&self, at: Point) -> Result<(Snapshot, CommitPoint)> {
+        self.inner.snapshot_at(at)
+    }
+
+    /// The net changes from the commit `from` names to the one `to` names (see [`Diff`]):
+    /// applied to the graph as of `from` they give the graph as of `to`, in either order.
+    /// Its cost grows with the changes between them, not with the graph.
+    pub fn diff(&self, from: Point, to: Point) -> Result<Diff> {
+        self.inner.diff(from, to)
+    }
+
+    /// The commits in the history kept, and what it costs on the medium.
+    pub fn log(&self) -> Result<Log> {
+        self.inner.log()
+    }
+
+    /// What history the store keeps.
+    pub fn history(&self) -> History {
+        self.inner.history.lock().unwrap().setting
+    }
+
+    /// Changes what history the store keeps, durably. History starts at the first commit
+    /// after the change (everything applied before is flushed first); a narrower window
+    /// lets go of what falls outside it, and `none` of all of it.
+    pub fn set_history(&self, setting: History) -> Result<()> {
+        self.inner.set_history(setting)
     }
 
     /// Writes everything applied so far into run files and commits them.

@@ -40,6 +40,7 @@ fn is_data_file(name: &str) -> bool {
         || Run::parse_tmp_name(name).is_some()
         || wal::segment::parse_name(name).is_some()
         || wal::segment::is_spare(name)
+        || crate::history::segment::parse_name(name).is_some()
 }
 
 /// Checks that this build can make a store of `bits`-bit vertex ids. `what` names the
@@ -275,6 +276,7 @@ pub(super) fn load_manifest(path: &Path, medium: &dyn Medium, opts: &Options) ->
     r.compression = opts.compression.unwrap_or_default().as_str().into();
     r.store_id = Some(crate::stamp::new_store_id());
     r.created_by = opts.created_by.clone();
+    r.history = opts.history.keeps().then(|| opts.history.to_string());
     r.format_version = r.expected_format();
     Manifest::create(medium, r)
 }

@@ -1,5 +1,6 @@
 //! Options for opening or creating a store.
 
+use crate::history::History;
 use crate::keys::KeyKind;
 pub use crate::run::{Compression, Verify};
 use crate::snapshot::SweepReads;
@@ -122,6 +123,8 @@ pub struct Options {
     /// What creates the store (such as "evograph demo"), recorded in it at creation and
     /// shown by `stats`; ignored when opening an existing store.
     pub(crate) created_by: Option<String>,
+    /// What history a new store keeps.
+    pub(crate) history: History,
 }
 
 impl Options {
@@ -163,6 +166,14 @@ impl Options {
     /// When updates are acknowledged.
     pub fn durability(mut self, durability: Durability) -> Options {
         self.durability = durability;
+        self
+    }
+
+    /// What history a new store keeps ([`History::None`] by default); recorded in the
+    /// store at creation, ignored when opening an existing one (change it there with
+    /// [`crate::Graph::set_history`]).
+    pub fn history(mut self, history: History) -> Options {
+        self.history = history;
         self
     }
 
@@ -284,6 +295,7 @@ impl Default for Options {
             read_only: false,
             wal_segment_bytes: crate::wal::writer::SEGMENT_BYTES,
             created_by: None,
+            history: History::None,
         }
     }
 }

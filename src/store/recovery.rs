@@ -180,6 +180,7 @@ fn read_store(
     )?;
     expected.dict_tail(Dict::uncommitted_stamp(&**medium, root.dict_bytes)?)?;
     let runs = pool.install(|| open_runs(medium, root, &expected, opts.verify))?;
+    check_history_files(&**medium, root)?;
     let survey = files::survey(&**medium, root)?;
     let strays: Vec<(String, Stray)> = survey
         .strays
@@ -192,7 +193,8 @@ fn read_store(
         root.weighted,
         root.wal_start_lsn,
         dict.len() as VertexId,
-    );
+    )
+    .keeping_history(history_setting(root)?.keeps());
     let header_ok = |name: &str, h: &wal::segment::SegmentHeader| expected.segment(name, h);
     let expect = wal::Expect {
         start_lsn: root.wal_start_lsn,
@@ -287,11 +289,13 @@ fn assemble(
             // The flusher's first pass runs at once: merges a killed or closed session left
             // undone start now, not at the first flush (with none to do, the pass is idle).
             work: !opts.read_only,
+            dram_history: Vec::new(),
         }),
         state_cv: Condvar::new(),
         seal_lock: Mutex::new(()),
         bytes_written_base: root.bytes_written,
         maint: Mutex::new(Maint),
+        history: Mutex::new(kept_history(&root)?),
         manifest: Mutex::new(manifest),
         log_claimed: AtomicBool::new(false),
         wal,
@@ -306,6 +310,59 @@ fn assemble(
         opts,
         _lock: lock,
     }))
+}
+
+/// Every history segment the root names is there, as long as it says (its contents are
+/// checked when first read).
+fn check_history_files(medium: &dyn Medium, root: &Root) -> Result<()> {
+    let sizes: std::collections::HashMap<String, u64> = medium.sizes()?.into_iter().collect();
+    for h in &root.history_segments {
+        let name = crate::history::segment::file_name(h.min_lsn, h.max_lsn);
+        match sizes.get(&name) {
+            Some(&len) if len == h.file_len => {}
+            Some(&len) => {
+                return Err(Error::corrupt(format!(
+                    "history segment {name} has {len} bytes, the MANIFEST says {}",
+                    h.file_len
+                )))
+            }
+            None => {
+                return Err(Error::corrupt(format!(
+                    "history segment {name} named by the manifest is missing"
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What history `root` says the store keeps.
+fn history_setting(root: &Root) -> Result<crate::history::History> {
+    match &root.history {
+        None => Ok(crate::history::History::None),
+        Some(h) => h
+            .parse()
+            .map_err(|e: String| Error::corrupt(format!("MANIFEST: {e}"))),
+    }
+}
+
+/// The history `root` keeps: its setting and segments, each checked to be there as the root
+/// describes it (read on first use), covering consecutive LSN ranges up to the log's start.
+fn kept_history(root: &Root) -> Result<super::history::Kept> {
+    let segs = &root.history_segments;
+    let joined = segs.windows(2).all(|w| w[0].max_lsn == w[1].min_lsn)
+        && segs.last().is_none_or(|s| s.max_lsn <= root.wal_start_lsn);
+    if !joined {
+        return Err(Error::corrupt(
+            "MANIFEST: its history segments do not cover consecutive LSN ranges",
+        ));
+    }
+    Ok(super::history::Kept {
+        setting: history_setting(root)?,
+        segments: (segs.iter().cloned())
+            .map(|r| super::history::Segment::new(r, None))
+            .collect(),
+    })
 }
 
 /// The newest commit recovery found: the last replayed block that carries a time, else the

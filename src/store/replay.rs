@@ -92,6 +92,8 @@ pub(super) fn replay_wal(
         if blk.batch.time.is_some() {
             mem.last_time = blk.batch.time;
         }
+        let time = mem.last_time.unwrap_or(0);
+        mem.end_commit(mem.max_lsn, time, dict.len() as u64);
         Ok(())
     };
     wal::recover(medium, expect, repair, &mut replay)

@@ -123,6 +123,8 @@ impl Inner {
         w.next_lsn = end;
         w.mem.max_lsn = end;
         w.mem.last_time = Some(time);
+        let ids = self.dict.read().unwrap().len() as u64;
+        w.mem.end_commit(end, time, ids);
         w.last_commit = Some(CommitPoint {
             lsn: end,
             unix_nanos: time,
@@ -419,7 +421,8 @@ impl Inner {
     /// Moves the active memtable to the frozen queue (called with the writer lock held).
     pub(super) fn freeze_locked(&self, w: &mut Writer) -> bool {
         let n = self.dict.read().unwrap().len() as VertexId;
-        let fresh = Memtable::new(self.undirected, self.weighted, w.next_lsn, n);
+        let fresh = Memtable::new(self.undirected, self.weighted, w.next_lsn, n)
+            .keeping_history(self.keeps_history());
         let mem = std::mem::replace(&mut w.mem, fresh);
         if mem.is_empty() {
             return false;
@@ -463,13 +466,24 @@ impl Inner {
     }
 
     pub(super) fn snapshot(&self) -> Result<Snapshot> {
+        Ok(self.snapshot_parts()?.build(self))
+    }
+
+    /// What a snapshot of everything applied so far is made of, and the LSN it reaches.
+    pub(super) fn snapshot_parts(&self) -> Result<SnapshotParts> {
         self.check_poisoned()?;
-        let (runs, frozen, deleted, n) = {
+        let (runs, frozen, deleted, n, lsn) = {
             let mut w = self.writer.lock().unwrap();
             self.freeze_locked(&mut w);
             let st = self.state.lock().unwrap();
             let n = self.dict.read().unwrap().len();
-            (st.runs.clone(), st.frozen.clone(), w.deleted.clone(), n)
+            (
+                st.runs.clone(),
+                st.frozen.clone(),
+                w.deleted.clone(),
+                n,
+                w.next_lsn,
+            )
         };
         self.seal_pending_dram()?;
         let mut all: Vec<_> = runs.to_vec();
@@ -480,12 +494,41 @@ impl Inner {
         let externals: Arc<[u64]> = Arc::from(&self.dict.read().unwrap().externals()[..n]);
         // Taken after the ids: every name is stored before an id numbering it is handed out.
         let names = self.keys.as_ref().map(|k| k.names());
-        Ok(
-            Snapshot::new(all.into(), deleted, n, self.undirected, externals)
-                .of_weighted_store(self.weighted)
-                .with_copy_budget(self.opts.view_copy_bytes)
-                .with_sweep_reads(self.opts.sweep_reads)
-                .with_names(names),
+        Ok(SnapshotParts {
+            runs: all,
+            deleted,
+            n,
+            externals,
+            names,
+            lsn,
+        })
+    }
+}
+
+/// The makings of a [`Snapshot`]: runs, deleted vertices, ids and names, and the LSN up to
+/// which it holds every record.
+pub(super) struct SnapshotParts {
+    pub runs: Vec<Arc<crate::run::Run>>,
+    pub deleted: Arc<Vec<u64>>,
+    pub n: usize,
+    pub externals: Arc<[u64]>,
+    pub names: Option<crate::keys::Names>,
+    pub lsn: u64,
+}
+
+impl SnapshotParts {
+    /// The snapshot, read as `inner`'s options say.
+    pub fn build(self, inner: &Inner) -> Snapshot {
+        Snapshot::new(
+            self.runs.into(),
+            self.deleted,
+            self.n,
+            inner.undirected,
+            self.externals,
         )
+        .of_weighted_store(inner.weighted)
+        .with_copy_budget(inner.opts.view_copy_bytes)
+        .with_sweep_reads(inner.opts.sweep_reads)
+        .with_names(self.names)
     }
 }

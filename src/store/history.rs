@@ -1,0 +1,448 @@
+//! The store's history: its setting and segments, snapshots as of a commit, the changes
+//! between two commits, and the commit log (see [`crate::history`] for the design).
+//!
+//! Where history lives while the store runs:
+//! - committed **segments** (`Kept::segments`, named by the root), each read from its file
+//!   on first use and kept;
+//! - the history of runs **sealed but not committed** yet (`State::dram_history`, by run
+//!   id), published with the run itself so that a reader of the runs always finds their
+//!   history, and dropped once the commit naming its segment is in force;
+//! - the **memtables'** commits, sealed into the above first by whoever reads history.
+//!
+//! A piece may be in both of the first two for a moment; pieces are told apart by their
+//! LSN range.
+
+use super::{CommitPoint, Inner, Maint};
+use crate::history::{net, segment, window_start, History};
+use crate::manifest::HistRef;
+use crate::memtable::history::Sealed;
+use crate::memtable::Memtable;
+use crate::run::Run;
+use crate::snapshot::Snapshot;
+use crate::types::{bits, Record, VertexId};
+use crate::{Error, Result};
+use std::sync::{Arc, OnceLock};
+
+/// The history a store keeps. A leaf lock, like `manifest`.
+pub(super) struct Kept {
+    /// What is kept.
+    pub setting: History,
+    /// The committed segments, oldest first.
+    pub segments: Vec<Segment>,
+}
+
+/// A committed segment, read on first use.
+#[derive(Clone)]
+pub(super) struct Segment {
+    pub r: HistRef,
+    pub loaded: Arc<OnceLock<Arc<Sealed>>>,
+}
+
+impl Segment {
+    pub fn new(r: HistRef, loaded: Option<Arc<Sealed>>) -> Segment {
+        let cell = OnceLock::new();
+        if let Some(s) = loaded {
+            let _ = cell.set(s);
+        }
+        Segment {
+            r,
+            loaded: Arc::new(cell),
+        }
+    }
+}
+
+/// A point in history, as a user names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Point {
+    /// The last commit at or before this LSN (a commit is named by the LSN after its last
+    /// record, as its [`crate::store::Ticket`] says).
+    Lsn(u64),
+    /// The last commit at or before this time (Unix nanoseconds).
+    Time(i64),
+}
+
+/// A stretch of history with the LSN range it covers.
+#[derive(Clone)]
+struct Piece {
+    min_lsn: u64,
+    max_lsn: u64,
+    sealed: Arc<Sealed>,
+}
+
+/// Changes between two commits, in external ids: applying them to the graph as of `from`
+/// gives the graph as of `to` (`from` may come after `to`: then they undo).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diff {
+    /// The commit the changes start from.
+    pub from: CommitPoint,
+    /// The commit they lead to.
+    pub to: CommitPoint,
+    /// Edge removals, vertex deletes, vertex inserts, then edge insertions (a weight change
+    /// is an insertion with the new weight), each kind ordered by ids.
+    pub records: Vec<Record>,
+}
+
+/// The commits history keeps, and what is kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Log {
+    /// What the store keeps.
+    pub setting: History,
+    /// Every commit in the window, oldest first, with its record count.
+    pub commits: Vec<(CommitPoint, u64)>,
+    /// Bytes of history segments on the medium.
+    pub segment_bytes: u64,
+    /// History segments.
+    pub segments: usize,
+}
+
+impl Inner {
+    /// Whether memtables made now keep history.
+    pub(super) fn keeps_history(&self) -> bool {
+        self.history.lock().unwrap().setting.keeps()
+    }
+
+    /// The history of everything applied so far, in LSN order, from the first commit after
+    /// the last gap (a stretch sealed while no history was kept): the memtables are sealed
+    /// into DRAM runs first, as a snapshot seals them.
+    fn pieces(&self) -> Result<Vec<Piece>> {
+        {
+            let mut w = self.writer.lock().unwrap();
+            self.freeze_locked(&mut w);
+        }
+        self.seal_pending_dram()?;
+        let dram: Vec<Piece> = {
+            let st = self.state.lock().unwrap();
+            (st.dram_history.iter())
+                .map(|(lsns, s)| Piece {
+                    min_lsn: lsns.0,
+                    max_lsn: lsns.1,
+                    sealed: s.clone(),
+                })
+                .collect()
+        };
+        let segments = self.history.lock().unwrap().segments.clone();
+        let mut pieces = Vec::with_capacity(segments.len() + dram.len());
+        for s in segments {
+            let sealed = self.load_segment(&s)?;
+            pieces.push(Piece {
+                min_lsn: s.r.min_lsn,
+                max_lsn: s.r.max_lsn,
+                sealed,
+            });
+        }
+        pieces.extend(dram);
+        pieces.sort_by_key(|p| (p.min_lsn, p.max_lsn));
+        pieces.dedup_by_key(|p| (p.min_lsn, p.max_lsn));
+        let gap = pieces
+            .windows(2)
+            .rposition(|w| w[0].max_lsn != w[1].min_lsn);
+        Ok(pieces.split_off(gap.map_or(0, |i| i + 1)))
+    }
+
+    /// A segment's history, read and checked on first use.
+    fn load_segment(&self, s: &Segment) -> Result<Arc<Sealed>> {
+        if let Some(x) = s.loaded.get() {
+            return Ok(x.clone());
+        }
+        let name = segment::file_name(s.r.min_lsn, s.r.max_lsn);
+        let (h, sealed) = segment::read(&*self.medium, &name)?;
+        if (h.min_lsn, h.max_lsn) != (s.r.min_lsn, s.r.max_lsn)
+            || sealed.commits.len() as u64 != s.r.commits
+            || h.weighted != self.weighted
+            || h.undirected != self.undirected
+        {
+            return Err(Error::corrupt(format!(
+                "history segment {name} does not match the manifest's description"
+            )));
+        }
+        let sealed = Arc::new(sealed);
+        let _ = s.loaded.set(sealed.clone());
+        Ok(sealed)
+    }
+
+    /// The commits of `pieces` up to `upto`, oldest first.
+    fn commits_of(pieces: &[Piece], upto: u64) -> Vec<CommitPoint> {
+        (pieces.iter())
+            .flat_map(|p| p.sealed.commits.iter())
+            .filter(|c| c.lsn <= upto)
+            .map(|c| CommitPoint {
+                lsn: c.lsn,
+                unix_nanos: c.time,
+            })
+            .collect()
+    }
+
+    /// The position among `commits` of the commit `at` names, checked to lie in the window.
+    fn resolve(&self, commits: &[CommitPoint], at: Point) -> Result<usize> {
+        let setting = self.history.lock().unwrap().setting;
+        let pairs: Vec<(u64, i64)> = commits.iter().map(|c| (c.lsn, c.unix_nanos)).collect();
+        let found = match at {
+            Point::Lsn(k) => commits.partition_point(|c| c.lsn <= k).checked_sub(1),
+            Point::Time(t) => commits
+                .partition_point(|c| c.unix_nanos <= t)
+                .checked_sub(1),
+        };
+        let start = window_start(setting, &pairs);
+        match (found, start) {
+            (Some(i), Some(s)) if i >= s => Ok(i),
+            _ => Err(Error::Invalid(outside_window(at, setting, commits, start))),
+        }
+    }
+
+    /// The graph right after the commit `at` names, and that commit.
+    pub(super) fn snapshot_at(&self, at: Point) -> Result<(Snapshot, CommitPoint)> {
+        let mut parts = self.snapshot_parts()?;
+        let pieces = self.pieces()?;
+        let commits = Self::commits_of(&pieces, parts.lsn);
+        let i = self.resolve(&commits, at)?;
+        let point = commits[i];
+        if i + 1 == commits.len() {
+            return Ok((parts.build(self), point));
+        }
+        let refs: Vec<&Sealed> = pieces.iter().map(|p| &*p.sealed).collect();
+        let (edges, vertices) = net::between(&refs, point.lsn, parts.lsn);
+        let undo = self.undo_run(&parts.runs, parts.n, &edges);
+        parts.runs.push(Arc::new(undo));
+        let existed = (pieces.iter())
+            .flat_map(|p| p.sealed.commits.iter())
+            .find(|c| c.lsn == point.lsn)
+            .map_or(0, |c| c.vertices);
+        let mut gone = (*parts.deleted).clone();
+        for v in &vertices {
+            bits::assign(&mut gone, v.v, !v.before);
+        }
+        for v in existed..parts.n as u64 {
+            bits::assign(&mut gone, v as VertexId, true);
+        }
+        parts.deleted = Arc::new(gone);
+        Ok((parts.build(self), point))
+    }
+
+    /// A run that turns the latest graph `latest` back by the net `edges`: the state each
+    /// had at the earlier commit, resolved against the latest runs.
+    fn undo_run(&self, latest: &[Arc<Run>], n: usize, edges: &[net::EdgeChange]) -> Run {
+        let mut m = Memtable::new(self.undirected, self.weighted, 0, n as VertexId);
+        let mut ups = Vec::with_capacity(edges.len());
+        let mut weights = Vec::with_capacity(if self.weighted { edges.len() } else { 0 });
+        for e in edges {
+            let back = match (e.before, e.after) {
+                (None, _) => [e.src, e.dst | crate::batch::DEL],
+                (Some(_), _) => [e.src, e.dst],
+            };
+            ups.push(back);
+            if self.weighted {
+                weights.push(e.before.unwrap_or(0.0));
+            }
+        }
+        self.pool.install(|| m.apply_edges(&ups, &weights));
+        m.max_lsn = 1;
+        let id = self
+            .next_run_id
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        self.pool.install(|| m.seal(latest, id))
+    }
+
+    /// The changes from the commit `from` names to the one `to` names.
+    pub(super) fn diff(&self, from: Point, to: Point) -> Result<Diff> {
+        let pieces = self.pieces()?;
+        let upto = pieces.last().map_or(0, |p| p.max_lsn);
+        let commits = Self::commits_of(&pieces, upto);
+        let (ia, ib) = (self.resolve(&commits, from)?, self.resolve(&commits, to)?);
+        let (a, b) = (commits[ia], commits[ib]);
+        let ids = |lsn: u64| vertices_at(&pieces, lsn);
+        let refs: Vec<&Sealed> = pieces.iter().map(|p| &*p.sealed).collect();
+        let (lo, hi) = (a.lsn.min(b.lsn), a.lsn.max(b.lsn));
+        let (mut edges, changed) = net::between(&refs, lo, hi);
+        // Vertices handed out between the two commits did not exist at the earlier one.
+        let mut vertices = born_between(&changed, ids(lo), ids(hi));
+        if a.lsn > b.lsn {
+            edges
+                .iter_mut()
+                .for_each(|e| std::mem::swap(&mut e.before, &mut e.after));
+            vertices
+                .iter_mut()
+                .for_each(|v| std::mem::swap(&mut v.before, &mut v.after));
+        }
+        let dict = self.dict.read().unwrap();
+        let records = diff_records(&edges, &vertices, self.weighted, |v| dict.external(v));
+        Ok(Diff {
+            from: a,
+            to: b,
+            records,
+        })
+    }
+
+    /// The commits in the window, with what is kept and what it costs.
+    pub(super) fn log(&self) -> Result<Log> {
+        let pieces = self.pieces()?;
+        let upto = pieces.last().map_or(0, |p| p.max_lsn);
+        let commits = Self::commits_of(&pieces, upto);
+        let kept = self.history.lock().unwrap();
+        let pairs: Vec<(u64, i64)> = commits.iter().map(|c| (c.lsn, c.unix_nanos)).collect();
+        let start = window_start(kept.setting, &pairs).unwrap_or(commits.len());
+        let mut prev = if start > 0 {
+            commits[start - 1].lsn
+        } else {
+            pieces.first().map_or(0, |p| p.min_lsn)
+        };
+        let listed = commits[start..]
+            .iter()
+            .map(|&c| {
+                let records = c.lsn - prev;
+                prev = c.lsn;
+                (c, records)
+            })
+            .collect();
+        Ok(Log {
+            setting: kept.setting,
+            commits: listed,
+            segment_bytes: kept.segments.iter().map(|s| s.r.file_len).sum(),
+            segments: kept.segments.len(),
+        })
+    }
+
+    /// [`crate::Graph::set_history`]: the new setting first (the memtable the flush leaves
+    /// keeps history or not as it says), then a flush, then a commit recording it.
+    pub(super) fn set_history(&self, setting: History) -> Result<()> {
+        self.check_writable()?;
+        self.history.lock().unwrap().setting = setting;
+        self.flush()?;
+        let mut m = self.maint.lock().unwrap();
+        let runs = self.file_runs();
+        let dropped = self
+            .commit_runs(&mut m, &runs, None, None)
+            .inspect_err(|e| self.poison(e))?;
+        self.settle_history(None, dropped, (0, 0));
+        Ok(())
+    }
+
+    /// Writes the history segment of `run` (committed next, under `_m`).
+    pub(super) fn write_segment(
+        &self,
+        _m: &Maint,
+        run: &Run,
+        s: &Arc<Sealed>,
+    ) -> Result<(HistRef, Arc<Sealed>)> {
+        let h = segment::Header {
+            min_lsn: run.header.min_lsn,
+            max_lsn: run.header.max_lsn,
+            weighted: self.weighted,
+            undirected: self.undirected,
+            stamp: self.next_stamp(),
+        };
+        let file_len = segment::write(&*self.medium, &h, s)?;
+        let r = HistRef {
+            min_lsn: h.min_lsn,
+            max_lsn: h.max_lsn,
+            file_len,
+            commits: s.commits.len() as u64,
+            last_time: s.commits.last().map_or(i64::MIN, |c| c.time),
+        };
+        Ok((r, s.clone()))
+    }
+}
+
+/// Dense ids handed out by the commit `lsn` among `pieces`.
+fn vertices_at(pieces: &[Piece], lsn: u64) -> u64 {
+    (pieces.iter())
+        .flat_map(|p| p.sealed.commits.iter())
+        .find(|c| c.lsn == lsn)
+        .map_or(0, |c| c.vertices)
+}
+
+/// The net vertex changes between two commits with `lo` and `hi` ids handed out: the ones
+/// `changed` says, plus every id handed out in between, which did not exist at the earlier
+/// commit and exists at the later one unless deleted by then.
+fn born_between(changed: &[net::VertexChange], lo: u64, hi: u64) -> Vec<net::VertexChange> {
+    let mut out: Vec<net::VertexChange> = (changed.iter())
+        .filter(|c| (c.v as u64) < lo && c.before != c.after)
+        .copied()
+        .collect();
+    let mut at = changed.partition_point(|c| (c.v as u64) < lo);
+    for v in lo..hi {
+        let v = v as VertexId;
+        while at < changed.len() && changed[at].v < v {
+            at += 1;
+        }
+        let updated = changed.get(at).filter(|c| c.v == v);
+        if updated.is_none_or(|c| c.after) {
+            out.push(net::VertexChange {
+                v,
+                before: false,
+                after: true,
+            });
+        }
+    }
+    out
+}
+
+/// A diff's records, in external ids (`ext`): edge removals, vertex deletes, vertex
+/// inserts, edge insertions.
+fn diff_records(
+    edges: &[net::EdgeChange],
+    vertices: &[net::VertexChange],
+    weighted: bool,
+    ext: impl Fn(VertexId) -> u64,
+) -> Vec<Record> {
+    let mut out = Vec::with_capacity(edges.len() + vertices.len());
+    let gone = edges.iter().filter(|e| e.after.is_none());
+    out.extend(gone.map(|e| Record::Delete(ext(e.src), ext(e.dst))));
+    out.extend((vertices.iter().filter(|v| !v.after)).map(|v| Record::DeleteVertex(ext(v.v))));
+    out.extend((vertices.iter().filter(|v| v.after)).map(|v| Record::InsertVertex(ext(v.v))));
+    out.extend(edges.iter().filter_map(|e| {
+        let w = e.after?;
+        Some(match weighted {
+            true => Record::InsertWeighted(ext(e.src), ext(e.dst), w),
+            false => Record::Insert(ext(e.src), ext(e.dst)),
+        })
+    }));
+    out
+}
+
+/// How many of `segs` (oldest first) `setting` lets go, from the oldest: whole segments
+/// wholly outside the window, counted back from the newest segment's last commit.
+pub(super) fn to_drop(setting: History, segs: &[HistRef]) -> usize {
+    let Some(newest) = segs.last() else { return 0 };
+    match setting {
+        History::None => segs.len(),
+        History::All => 0,
+        History::Commits(n) => {
+            let mut total = 0u64;
+            let keep = segs.iter().rev().take_while(|s| {
+                let more = total < n;
+                total += s.commits;
+                more
+            });
+            segs.len() - keep.count()
+        }
+        History::Within(ns) => {
+            let from = newest.last_time.saturating_sub(ns);
+            segs.partition_point(|s| s.last_time < from)
+        }
+    }
+}
+
+/// The message for a point outside the window.
+fn outside_window(
+    at: Point,
+    setting: History,
+    commits: &[CommitPoint],
+    start: Option<usize>,
+) -> String {
+    let what = match at {
+        Point::Lsn(k) => format!("LSN {k}"),
+        Point::Time(t) => crate::time::show(t),
+    };
+    let show = |c: &CommitPoint| format!("LSN {} ({})", c.lsn, crate::time::show(c.unix_nanos));
+    match (start, commits.last()) {
+        (None, _) if !setting.keeps() => format!(
+            "{what} is not a point this store can show: it keeps no history (--history none); keep some with `evograph config STORE --history all` (or a window such as 7d)"
+        ),
+        (Some(s), Some(last)) => format!(
+            "{what} is outside the history kept: commits {} to {} (history {setting})",
+            show(&commits[s]),
+            show(last)
+        ),
+        _ => format!("{what} is outside the history kept: no commit is kept yet (history {setting})"),
+    }
+}

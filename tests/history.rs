@@ -1,0 +1,183 @@
+//! History against a model: random sequences of batches, snapshots, flushes, compactions,
+//! reopens and retention changes; afterwards, the snapshot as of every commit still kept
+//! equals the model as of that commit, a point outside the window is refused naming it, and
+//! a diff between any two kept commits, applied to the model of the first, gives the second.
+//!
+//! `EVOGRAPH_HISTORY_SOAK=N` runs N times the cases.
+
+mod common;
+
+use common::{assert_matches, read_weights, Model};
+use evograph::history::History;
+use evograph::store::{Options, Point};
+use evograph::{Durability, Graph, Record};
+use proptest::prelude::*;
+
+#[derive(Clone, Debug)]
+enum Step {
+    Batch(Vec<Record>),
+    Snapshot,
+    Flush,
+    Compact,
+    Reopen,
+}
+
+fn record(ids: u64, weighted: bool) -> impl Strategy<Value = Record> {
+    let e = move |u: u64| u * 1000 + 7;
+    prop_oneof![
+        8 => (0..ids, 0..ids, prop::sample::select(vec![0.5, 1.0, 2.0])).prop_map(move |(u, v, w)| {
+            if weighted { Record::InsertWeighted(e(u), e(v), w) } else { Record::Insert(e(u), e(v)) }
+        }),
+        4 => (0..ids, 0..ids).prop_map(move |(u, v)| Record::Delete(e(u), e(v))),
+        1 => (0..ids).prop_map(move |v| Record::InsertVertex(e(v))),
+        1 => (0..ids).prop_map(move |v| Record::DeleteVertex(e(v))),
+    ]
+}
+
+fn step(weighted: bool) -> impl Strategy<Value = Step> {
+    prop_oneof![
+        10 => prop::collection::vec(record(10, weighted), 1..25).prop_map(Step::Batch),
+        2 => Just(Step::Snapshot),
+        2 => Just(Step::Flush),
+        1 => Just(Step::Compact),
+        1 => Just(Step::Reopen),
+    ]
+}
+
+fn opts(undirected: bool, weighted: bool, background: bool) -> Options {
+    Options::new()
+        .weighted(Some(weighted))
+        .memtable_bytes(if background { 1 } else { 1 << 30 })
+        .undirected(Some(undirected))
+        .durability(Durability::Sync)
+        .threads(2)
+        .fanout(2)
+        .partition_bits(2)
+        .background(background)
+        .history(History::All)
+        .create(true)
+}
+
+/// Every kept commit's snapshot against its model, diffs between pairs of them.
+fn check_history(g: &Graph, models: &[(u64, Model)], keep: usize, ctx: &str) {
+    let kept = &models[models.len() - keep.min(models.len())..];
+    for (lsn, m) in kept {
+        let (s, at) = g.snapshot_at(Point::Lsn(*lsn)).unwrap();
+        assert!(
+            at.lsn <= *lsn,
+            "{ctx}: commit {} named for LSN {lsn}",
+            at.lsn
+        );
+        assert_matches(&s, m, &format!("{ctx}: as of LSN {lsn}"));
+        if g.is_weighted() {
+            assert_eq!(
+                read_weights(&s),
+                m.weights,
+                "{ctx}: weights as of LSN {lsn}"
+            );
+        }
+    }
+    for (i, (a, ma)) in kept.iter().enumerate() {
+        let (b, mb) = &kept[(i * 7 + 3) % kept.len()];
+        let d = g.diff(Point::Lsn(*a), Point::Lsn(*b)).unwrap();
+        let mut m = ma.clone();
+        d.records.iter().for_each(|r| m.apply(r));
+        assert_eq!(
+            (&m.vertices, &m.edges),
+            (&mb.vertices, &mb.edges),
+            "{ctx}: diff {a} -> {b}"
+        );
+        if g.is_weighted() {
+            assert_eq!(m.weights, mb.weights, "{ctx}: diff {a} -> {b} weights");
+        }
+    }
+    let log = g.log().unwrap();
+    let listed: Vec<u64> = log.commits.iter().map(|c| c.0.lsn).collect();
+    let mut want: Vec<u64> = kept.iter().map(|k| k.0).collect();
+    want.dedup();
+    assert!(
+        listed.ends_with(&want) || want.is_empty(),
+        "{ctx}: log lists {listed:?}, kept {want:?}"
+    );
+}
+
+fn run(steps: Vec<Step>, undirected: bool, weighted: bool, background: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let o = || opts(undirected, weighted, background);
+    let mut g = Graph::open(&path, o()).unwrap();
+    let mut model = Model::new(undirected);
+    // The model as of every batch's ticket (a batch that changes nothing names the commit
+    // before it, whose model is the same).
+    let mut models: Vec<(u64, Model)> = Vec::new();
+    for s in steps {
+        match s {
+            Step::Batch(recs) => {
+                let t = g.submit(&recs).unwrap();
+                g.wait(t).unwrap();
+                recs.iter().for_each(|r| model.apply(r));
+                if t.lsn() > 0 {
+                    models.push((t.lsn(), model.clone()));
+                }
+            }
+            Step::Snapshot => drop(g.snapshot().unwrap()),
+            Step::Flush => g.flush().unwrap(),
+            Step::Compact => g.compact().unwrap(),
+            Step::Reopen => {
+                g.close().unwrap();
+                g = Graph::open(&path, o()).unwrap();
+            }
+        }
+    }
+    check_history(&g, &models, usize::MAX, "all kept");
+    // Keep the last 3 commits: older ones are refused, naming the window.
+    g.set_history(History::Commits(3)).unwrap();
+    let t = g.submit(&[Record::Insert(1, 2)]).unwrap();
+    g.wait(t).unwrap();
+    model.apply(&Record::Insert(1, 2));
+    models.push((t.lsn(), model.clone()));
+    g.flush().unwrap();
+    models.dedup_by_key(|m| m.0);
+    check_history(&g, &models, 3, "the last 3 kept");
+    if let Some((old, _)) = models.iter().rev().nth(3) {
+        let e = match g.snapshot_at(Point::Lsn(*old)) {
+            Ok(_) => panic!("LSN {old} is outside a window of 3 commits"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains("outside the history kept"), "{e}");
+    }
+    g.close().unwrap();
+    let g = Graph::open(&path, o()).unwrap();
+    assert_eq!(g.history(), History::Commits(3));
+    assert!(g.check().unwrap().is_sound());
+}
+
+fn cases() -> u32 {
+    let soak: u32 = std::env::var("EVOGRAPH_HISTORY_SOAK")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    24 * soak.max(1)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), .. ProptestConfig::default() })]
+
+    #[test]
+    fn history_matches_the_model_at_every_commit(
+        steps in prop::collection::vec(step(false), 1..25),
+        u in any::<bool>(),
+        bg in any::<bool>(),
+    ) {
+        run(steps, u, false, bg);
+    }
+
+    #[test]
+    fn weighted_history_matches_the_model_at_every_commit(
+        steps in prop::collection::vec(step(true), 1..25),
+        u in any::<bool>(),
+        bg in any::<bool>(),
+    ) {
+        run(steps, u, true, bg);
+    }
+}
