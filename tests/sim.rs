@@ -20,8 +20,10 @@
 mod common;
 
 use common::{named, read, read_weights, Model, Rng};
+use evograph::history::History;
 use evograph::internals::medium::sim::{Fault, SimMedium, Tear};
 use evograph::internals::medium::Medium;
+use evograph::store::Point;
 use evograph::{Compression, Durability, Graph, GraphView, KeyKind, Options, Record, Snapshot};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -37,6 +39,9 @@ struct Config {
     background: bool,
     keys: KeyKind,
     compression: Compression,
+    /// The store keeps all its history: every recovered image must also read the graph as
+    /// of earlier commits as the model had it.
+    history: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -135,6 +140,11 @@ fn opts(cfg: Config, background: bool) -> Options {
         .background(background)
         // A few blocks per segment: rotation, recycling and spare reuse all happen.
         .wal_segment_bytes(4 << 10)
+        .history(if cfg.history {
+            History::All
+        } else {
+            History::None
+        })
 }
 
 /// How recovery opens an image: the store says what it is, but for its keys, which a
@@ -176,6 +186,8 @@ fn snapshot_digest(s: &Snapshot, weighted: bool) -> (u64, usize) {
 struct Bounds {
     /// (records so far, digest, edges) after each batch.
     at: Vec<(u64, u64, usize)>,
+    /// The LSN each of those batches was acknowledged at (its commit), where it was.
+    lsns: Vec<Option<u64>>,
     /// The store's id (`stats`), the same in every image that holds its manifest.
     store_id: Option<String>,
 }
@@ -199,6 +211,7 @@ fn record(cfg: Config, steps: &[Step], fault: Option<(u64, Fault)>) -> Recorded 
     let mut model = Model::new(cfg.undirected);
     let mut bounds = Bounds {
         at: vec![(0, model_digest(&model, cfg.weighted), 0)],
+        lsns: vec![None],
         store_id: None,
     };
     let mut records = 0u64;
@@ -224,7 +237,9 @@ fn record(cfg: Config, steps: &[Step], fault: Option<(u64, Fault)>) -> Recorded 
                     model_digest(&model, cfg.weighted),
                     model.edges.len(),
                 ));
-                apply(gr, cfg, recs).map(|()| {
+                bounds.lsns.push(None);
+                apply(gr, cfg, recs).map(|lsn| {
+                    *bounds.lsns.last_mut().unwrap() = Some(lsn);
                     if cfg.durability == Durability::Sync {
                         medium.mark(records);
                     }
@@ -282,15 +297,17 @@ fn record(cfg: Config, steps: &[Step], fault: Option<(u64, Fault)>) -> Recorded 
 
 /// Applies a batch: as it is, or with its ids turned into names in a string-keyed store
 /// (the path an ingest of a named input takes).
-fn apply(g: &Graph, cfg: Config, recs: &[Record]) -> evograph::Result<()> {
-    match cfg.keys {
-        KeyKind::U64 => g.apply(recs),
+/// Returns the LSN it was acknowledged at.
+fn apply(g: &Graph, cfg: Config, recs: &[Record]) -> evograph::Result<u64> {
+    let t = match cfg.keys {
+        KeyKind::U64 => g.submit(recs)?,
         KeyKind::String => {
             let (recs, names) = named(recs);
-            let t = g.submit_named(&recs, &names)?;
-            g.wait(t)
+            g.submit_named(&recs, &names)?
         }
-    }
+    };
+    g.wait(t)?;
+    Ok(t.lsn())
 }
 
 /// Opens an image, checks it and finds the batch boundary it equals (at or after `acked`
@@ -335,6 +352,9 @@ fn verify(
         .at
         .iter()
         .position(|&(recs, bd, _)| recs >= acked && bd == d);
+    if let Some(k) = found.filter(|_| cfg.history) {
+        verify_history(&g, cfg, bounds, k)?;
+    }
     g.close()
         .map_err(|e| format!("close after recovery failed: {e}"))?;
     IMAGES.fetch_add(1, Ordering::Relaxed);
@@ -347,6 +367,33 @@ fn verify(
             bounds.at.get(first).map_or(0, |b| b.2)
         )
     })
+}
+
+/// The graph as of some commits before boundary `k` (the first, the one before `k`, and a
+/// few between) reads as the model had it: history survives the crash as the graph does.
+fn verify_history(g: &Graph, cfg: Config, bounds: &Bounds, k: usize) -> Result<(), String> {
+    let known: Vec<usize> = (1..=k).filter(|&j| bounds.lsns[j].is_some()).collect();
+    let picks = [
+        0,
+        known.len() / 3,
+        known.len() / 2,
+        known.len().saturating_sub(2),
+    ];
+    for &i in picks.iter().filter(|&&i| i < known.len()) {
+        let j = known[i];
+        let lsn = bounds.lsns[j].unwrap();
+        let (s, _) = g
+            .snapshot_at(Point::Lsn(lsn))
+            .map_err(|e| format!("the graph as of LSN {lsn} (boundary {j}): {e}"))?;
+        let (d, edges) = snapshot_digest(&s, cfg.weighted);
+        if d != bounds.at[j].1 {
+            return Err(format!(
+                "the graph as of LSN {lsn} (boundary {j}) has {edges} edges, the model {}",
+                bounds.at[j].2
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A store recovered as empty must take writes and keep them.
@@ -461,7 +508,27 @@ const SYNC: Config = Config {
     background: true,
     keys: KeyKind::U64,
     compression: Compression::None,
+    history: false,
 };
+
+/// History kept through power cuts: weighted (weight changes are history too), with
+/// flushes in the background and the foreground.
+#[test]
+fn power_cuts_with_history() {
+    let cfg = Config {
+        history: true,
+        weighted: true,
+        ..SYNC
+    };
+    simulate(cfg, &[61, 62], 160, 300);
+    let cfg = Config {
+        history: true,
+        undirected: true,
+        background: false,
+        ..SYNC
+    };
+    simulate(cfg, &[63], 160, 300);
+}
 
 #[test]
 fn power_cuts_sync_directed() {

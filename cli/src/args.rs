@@ -71,6 +71,43 @@ pub fn bytes(s: &str) -> Result<u64, String> {
     Ok(b)
 }
 
+/// A point in history as `--at`, `--from` and `--to` take it (see `Point`'s `FromStr`).
+pub fn point(s: &str) -> Result<evograph::store::Point, String> {
+    s.parse()
+}
+
+/// The graph `at` names (the latest one when `None`), saying on stderr which commit it is
+/// and, when the point fell between commits, that it is the last one before it.
+pub fn snapshot_at(
+    g: &evograph::Graph,
+    at: Option<evograph::store::Point>,
+) -> evograph::Result<evograph::Snapshot> {
+    let Some(p) = at else {
+        return g.snapshot();
+    };
+    let (s, c) = g.snapshot_at(p)?;
+    eprintln!("evograph: {}", describe(p, c));
+    Ok(s)
+}
+
+/// "as of commit LSN L (time)", and what the point named when it fell between commits.
+pub fn describe(p: evograph::store::Point, c: evograph::store::CommitPoint) -> String {
+    use evograph::store::Point;
+    let at = format!(
+        "as of commit LSN {} ({})",
+        c.lsn,
+        evograph::time::show(c.unix_nanos)
+    );
+    match p {
+        Point::Lsn(k) if k != c.lsn => format!("{at}: the last commit at or before LSN {k}"),
+        Point::Time(t) if t != c.unix_nanos => format!(
+            "{at}: the last commit at or before {}",
+            evograph::time::show(t)
+        ),
+        _ => at,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,6 +51,12 @@ pub struct Args {
     /// line. An ops stream gives times on `@ TIME` lines instead.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     time_column: Option<u32>,
+    /// History a new store keeps: none (the default), all, a duration counted back from the
+    /// newest commit's time (7d, 12h, 30m, 90s) or a number of commits (100). Recorded in
+    /// the store; `evograph config STORE --history` changes it later. Read it back with
+    /// `--at` (run, export, stats, query), `evograph diff` and `evograph log`.
+    #[arg(long)]
+    history: Option<evograph::history::History>,
     /// Vertex keys of a new store: u64 (unsigned integers) or string (names such as
     /// package or user names, read from edge lists and ops streams; a header line needs
     /// --header). Recorded in the store: an existing store keeps its kind.
@@ -239,10 +245,19 @@ fn ingest(
         .wal_segment_bytes(a.wal_segment_kb << 10)
         .fanout(a.fanout)
         .partition_bits(a.partition_bits)
+        .history(a.history.unwrap_or_default())
         // `ingest` makes the store it is pointed at if there is none.
         .create(true);
     let t_open = Instant::now();
     let g = Graph::open(&a.store, opts)?;
+    if let Some(h) = a.history.filter(|&h| !creating && h != g.history()) {
+        return Err(evograph::Error::Invalid(format!(
+            "store {} keeps history {}; --history {h} applies to a new store (change it with `evograph config {} --history {h}`)",
+            a.store.display(),
+            g.history(),
+            a.store.display()
+        )));
+    }
     let open_secs = t_open.elapsed().as_secs_f64();
     if matches!(a.medium, Some(MediumKind::Pmem | MediumKind::Battery)) {
         eprintln!(

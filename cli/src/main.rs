@@ -7,10 +7,13 @@ mod args;
 mod bench;
 mod check;
 mod compact;
+mod config;
 mod demo;
+mod diff;
 mod export;
 mod generate;
 mod ingest;
+mod log;
 mod progress;
 mod query;
 mod run;
@@ -43,6 +46,9 @@ enum Cmd {
     Compact(compact::Args),
     Run(run::Args),
     Query(query::Args),
+    Log(log::Args),
+    Diff(diff::Args),
+    Config(config::Args),
 }
 
 fn main() -> ExitCode {
@@ -74,6 +80,9 @@ fn main() -> ExitCode {
         Cmd::Compact(a) => compact::run(a).map_err(Failure::from),
         Cmd::Run(a) => run::run(a).map_err(Failure::from),
         Cmd::Query(a) => query::run(a).map_err(Failure::from),
+        Cmd::Log(a) => log::run(a).map_err(Failure::from),
+        Cmd::Diff(a) => diff::run(a).map_err(Failure::from),
+        Cmd::Config(a) => config::run(a).map_err(Failure::from),
     };
     match res {
         Ok(code) => code,

@@ -58,6 +58,10 @@ use std::process::ExitCode;
 pub struct Args {
     /// Store directory.
     store: PathBuf,
+    /// The graph as of this commit (an LSN, @SECONDS or RFC 3339: the last commit at or
+    /// before it), if the store keeps that history.
+    #[arg(long, value_parser = crate::args::point)]
+    at: Option<evograph::store::Point>,
     /// bfs | pr | wcc | cdlp | lcc | sssp | gap-bfs | gap-sssp | gap-pr | gap-cc | bc | tc | khop |
     /// pregel-pr | pregel-cc | pregel-bfs | pregel-sssp
     kernel: Kernel,
@@ -138,7 +142,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             .view_copy_bytes(a.view_mb.map(|mb| mb << 20))
             .sweep_reads(a.sweep_reads.into()),
     )?;
-    let s = g.snapshot()?;
+    let s = crate::args::snapshot_at(&g, a.at)?;
     let opened = started.elapsed().as_secs_f64();
     let source = source(&a, &g, &s)?;
     let pool = rayon::ThreadPoolBuilder::new()

@@ -13,6 +13,10 @@ use std::process::ExitCode;
 pub struct Args {
     /// Store directory.
     store: PathBuf,
+    /// The graph as of this commit (an LSN, @SECONDS or RFC 3339: the last commit at or
+    /// before it), if the store keeps that history.
+    #[arg(long, value_parser = crate::args::point)]
+    at: Option<evograph::store::Point>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -58,21 +62,54 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let open_seconds = t.elapsed().as_secs_f64();
     let s = g.stats()?;
     // Count what export lists: the memtable included, an undirected edge once.
-    let snap = g.snapshot()?;
+    let snap = crate::args::snapshot_at(&g, a.at)?;
     let counts = Counts {
         edges: snap.edge_count(),
         entries: snap.num_edges(),
+        vertices: snap.live_vertices() as u64,
         open_seconds,
     };
+    let history = history_line(&g)?;
     if a.json {
-        print_json(&s, &counts);
+        print_json(&s, &counts, history);
         return Ok(ExitCode::SUCCESS);
     }
     println!("store           {}", a.store.display());
     print_identity(&s);
     print_shape(&s, &counts);
+    if let Some(h) = history {
+        println!("history         {}", h.0);
+    }
     print_costs(&s, &counts);
     Ok(ExitCode::SUCCESS)
+}
+
+/// What history the store keeps and costs, as a line and as JSON; `None` when none.
+fn history_line(g: &evograph::Graph) -> evograph::Result<Option<(String, serde_json::Value)>> {
+    if !g.history().keeps() {
+        return Ok(None);
+    }
+    let l = g.log()?;
+    let span = match (l.commits.first(), l.commits.last()) {
+        (Some((a, _)), Some((b, _))) => format!(" (LSN {} to {})", a.lsn, b.lsn),
+        _ => String::new(),
+    };
+    let line = format!(
+        "{}: {} commits kept{span}, {} segments of {} bytes",
+        l.setting,
+        l.commits.len(),
+        l.segments,
+        l.segment_bytes
+    );
+    let json = serde_json::json!({
+        "setting": l.setting.to_string(),
+        "commits": l.commits.len(),
+        "from_lsn": l.commits.first().map(|c| c.0.lsn),
+        "to_lsn": l.commits.last().map(|c| c.0.lsn),
+        "segments": l.segments,
+        "segment_bytes": l.segment_bytes,
+    });
+    Ok(Some((line, json)))
 }
 
 /// What the report counts beyond the store's own figures.
@@ -81,11 +118,21 @@ struct Counts {
     edges: u64,
     /// Adjacency entries.
     entries: u64,
+    /// Vertices that exist in the graph shown (as of `--at` when given).
+    vertices: u64,
     open_seconds: f64,
 }
 
-fn print_json(s: &evograph::store::Stats, c: &Counts) {
+fn print_json(
+    s: &evograph::store::Stats,
+    c: &Counts,
+    history: Option<(String, serde_json::Value)>,
+) {
     let mut v = serde_json::to_value(s).expect("stats serialize");
+    v["vertices"] = c.vertices.into();
+    if let Some((_, h)) = history {
+        v["history"] = h;
+    }
     v["open_seconds"] = c.open_seconds.into();
     v["edges"] = c.edges.into();
     v["adjacency_entries"] = c.entries.into();
@@ -137,7 +184,7 @@ fn print_shape(s: &evograph::store::Stats, c: &Counts) {
     if s.compression != "none" {
         println!("compression     {} (runs' neighbor lists)", s.compression);
     }
-    println!("vertices        {} ({} ids)", s.vertices, s.vertex_ids);
+    println!("vertices        {} ({} ids)", c.vertices, s.vertex_ids);
     let listed = if s.undirected {
         "each undirected edge once"
     } else {

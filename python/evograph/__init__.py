@@ -100,6 +100,7 @@ def open(
     read_only: bool = False,
     keys: Optional[str] = None,
     compress: bool = False,
+    history: Optional[str] = None,
 ) -> "Graph":
     """Opens the store at ``path``; with ``create=True``, creates it if there is none.
 
@@ -121,6 +122,10 @@ def open(
     ``compress=True`` creates the store with compressed runs (neighbor lists delta-encoded
     and bit-packed, about 2.4x smaller, read in place by every kernel). It is recorded in
     the store; opening a plain store with it raises ``ValueError``.
+
+    ``history`` is what history a new store keeps: ``"none"`` (the default), ``"all"``, a
+    duration counted back from the newest commit (``"7d"``, ``"12h"``) or a number of
+    commits (``"100"``); ``Graph.set_history`` changes it later.
     """
     if not isinstance(durability, str):
         raise TypeError(f"durability must be a str, got {type(durability).__name__}")
@@ -140,8 +145,21 @@ def open(
         bool(read_only),
         keys,
         bool(compress),
+        history,
     )
     return Graph(inner)
+
+
+def _point(at: Union[int, str]) -> str:
+    if isinstance(at, (bool, np.bool_)):
+        raise TypeError("a point is an LSN (int) or a time (str), not a bool")
+    if isinstance(at, (int, np.integer)):
+        if at < 0:
+            raise ValueError(f"an LSN is never negative, got {at}")
+        return str(int(at))
+    if isinstance(at, str):
+        return at
+    raise TypeError(f"a point is an LSN (int) or a time (str), got {type(at).__name__}")
 
 
 def _count(x: Any, what: str) -> int:
@@ -308,9 +326,51 @@ class Graph:
             return
         self._g.delete_vertices(_ids(ids, "ids"))
 
-    def snapshot(self) -> "Snapshot":
-        """A consistent view of the graph as of now; later writes do not change it."""
-        return Snapshot(self._g.snapshot())
+    def snapshot(self, at: Union[int, str, None] = None) -> "Snapshot":
+        """A consistent view of the graph as of now; later writes do not change it.
+
+        With ``at``, the graph right after that commit, if the store keeps that history: an
+        LSN (int, or its digits), ``"@SECONDS"`` or RFC 3339 text such as
+        ``"2002-01-01T00:00:00Z"`` (the last commit at or before it). ``snapshot.commit``
+        then says which commit it is, as ``(lsn, unix_nanos)``.
+        """
+        if at is None:
+            return Snapshot(self._g.snapshot())
+        inner, lsn, nanos = self._g.snapshot_at(_point(at))
+        s = Snapshot(inner)
+        s.commit = (lsn, nanos)
+        return s
+
+    def diff(self, from_: Union[int, str], to: Union[int, str]) -> Dict[str, Any]:
+        """The net changes from commit ``from_`` to commit ``to`` (points as ``snapshot(at=)``
+        takes them; ``from_`` may come after ``to``: then they undo): numpy arrays ``op``
+        (int8: 1 adds an edge or sets its weight, -1 removes one, 2 adds a vertex, -2
+        deletes one), ``src`` and ``dst`` (external ids; ``dst == src`` for vertices) and
+        ``weight``, with the commits ``from_lsn`` and ``to_lsn``."""
+        op, src, dst, weight, a, b = self._g.diff(_point(from_), _point(to))
+        return {"op": op, "src": src, "dst": dst, "weight": weight, "from_lsn": a, "to_lsn": b}
+
+    def log(self) -> Dict[str, Any]:
+        """The commits in the history kept (``lsn``, ``unix_nanos``, ``records`` arrays), the
+        ``history`` setting, and the ``segments`` and ``segment_bytes`` it takes."""
+        commits, setting, segments, nbytes = self._g.log()
+        return {
+            "lsn": np.array([c[0] for c in commits], dtype=np.uint64),
+            "unix_nanos": np.array([c[1] for c in commits], dtype=np.int64),
+            "records": np.array([c[2] for c in commits], dtype=np.uint64),
+            "history": setting,
+            "segments": segments,
+            "segment_bytes": nbytes,
+        }
+
+    @property
+    def history(self) -> str:
+        """What history the store keeps (``"none"``, ``"all"``, ``"7d"``, ``"100"``)."""
+        return self._g.history()
+
+    def set_history(self, setting: str) -> None:
+        """Changes what history the store keeps; history starts at the next commit."""
+        self._g.set_history(str(setting))
 
     def flush(self) -> None:
         """Writes the buffered updates into a run on the medium."""
@@ -381,6 +441,8 @@ class Snapshot:
     def __init__(self, inner: "_evograph.Snapshot") -> None:
         self._s = inner
         self._keys: str = inner.keys
+        #: For a snapshot as of a commit (``Graph.snapshot(at=...)``): ``(lsn, unix_nanos)``.
+        self.commit: Optional[Tuple[int, int]] = None
 
     def _vertex(self, v: Any, what: Optional[str] = None) -> Vertex:
         """One vertex as the store keys them: an id, or a name."""

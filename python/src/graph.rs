@@ -3,9 +3,9 @@
 use crate::errors::{ClosedError, IntoPy};
 use crate::names::NameBuf;
 use crate::snapshot::Snapshot;
-use evograph::store::Ticket;
+use evograph::store::{Point, Ticket};
 use evograph::{Durability, KeyKind, Names, Options, Record};
-use numpy::PyReadonlyArray1;
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::ops::Range;
@@ -29,7 +29,7 @@ pub struct Graph {
 /// write compressed runs.
 #[pyfunction]
 #[pyo3(signature = (path, create, durability, undirected, weighted, memtable_mb, threads, read_only,
-    keys=None, compress=false))]
+    keys=None, compress=false, history=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn open(
     py: Python<'_>,
@@ -43,6 +43,7 @@ pub fn open(
     read_only: bool,
     keys: Option<&str>,
     compress: bool,
+    history: Option<&str>,
 ) -> PyResult<Graph> {
     let durability: Durability = durability.parse().map_err(PyValueError::new_err)?;
     let keys = match keys {
@@ -58,6 +59,9 @@ pub fn open(
         .threads(threads)
         .create(create)
         .read_only(read_only);
+    if let Some(h) = history {
+        opts = opts.history(h.parse().map_err(PyValueError::new_err)?);
+    }
     if let Some(mb) = memtable_mb {
         if mb == 0 {
             return Err(PyValueError::new_err("memtable_mb must be at least 1"));
@@ -288,6 +292,89 @@ impl Graph {
     /// A consistent view of the graph as of now.
     fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
         self.with(py, |g| g.snapshot()).map(Snapshot::new)
+    }
+
+    /// The graph right after the commit `at` names (an LSN, or `@SECONDS` / RFC 3339 text),
+    /// with that commit's LSN and time (Unix nanoseconds).
+    fn snapshot_at(&self, py: Python<'_>, at: &str) -> PyResult<(Snapshot, u64, i64)> {
+        let p: Point = at.parse().map_err(PyValueError::new_err)?;
+        let (s, c) = self.with(py, |g| g.snapshot_at(p))?;
+        Ok((Snapshot::new(s), c.lsn, c.unix_nanos))
+    }
+
+    /// The net changes between two commits as numpy arrays: `op` (int8: 1 adds an edge or
+    /// sets its weight, -1 removes one, 2 adds a vertex, -2 deletes one), `src`, `dst`
+    /// (external ids; `dst` = `src` for vertices), `weight` (0 but for additions in
+    /// weighted stores), and the two commits' LSNs.
+    #[allow(clippy::type_complexity)]
+    fn diff<'py>(
+        &self,
+        py: Python<'py>,
+        from: &str,
+        to: &str,
+    ) -> PyResult<(
+        Bound<'py, PyArray1<i8>>,
+        Bound<'py, PyArray1<u64>>,
+        Bound<'py, PyArray1<u64>>,
+        Bound<'py, PyArray1<f64>>,
+        u64,
+        u64,
+    )> {
+        let (a, b): (Point, Point) = (
+            from.parse().map_err(PyValueError::new_err)?,
+            to.parse().map_err(PyValueError::new_err)?,
+        );
+        let d = self.with(py, |g| g.diff(a, b))?;
+        let n = d.records.len();
+        let (mut op, mut src, mut dst, mut w) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for r in &d.records {
+            let (o, s, t, x) = match *r {
+                Record::Insert(s, t) => (1, s, t, 0.0),
+                Record::InsertWeighted(s, t, x) => (1, s, t, x),
+                Record::Delete(s, t) => (-1, s, t, 0.0),
+                Record::InsertVertex(v) => (2, v, v, 0.0),
+                Record::DeleteVertex(v) => (-2, v, v, 0.0),
+            };
+            op.push(o);
+            src.push(s);
+            dst.push(t);
+            w.push(x);
+        }
+        Ok((
+            op.into_pyarray(py),
+            src.into_pyarray(py),
+            dst.into_pyarray(py),
+            w.into_pyarray(py),
+            d.from.lsn,
+            d.to.lsn,
+        ))
+    }
+
+    /// The commits in the history kept: (LSN, Unix nanoseconds, records) each, the setting,
+    /// segments and their bytes.
+    #[allow(clippy::type_complexity)]
+    fn log(&self, py: Python<'_>) -> PyResult<(Vec<(u64, i64, u64)>, String, usize, u64)> {
+        let l = self.with(py, |g| g.log())?;
+        let commits = (l.commits.iter())
+            .map(|(c, n)| (c.lsn, c.unix_nanos, *n))
+            .collect();
+        Ok((commits, l.setting.to_string(), l.segments, l.segment_bytes))
+    }
+
+    /// What history the store keeps (`none`, `all`, `7d`, `100`).
+    fn history(&self, py: Python<'_>) -> PyResult<String> {
+        self.with(py, |g| Ok(g.history().to_string()))
+    }
+
+    /// Changes what history the store keeps.
+    fn set_history(&self, py: Python<'_>, setting: &str) -> PyResult<()> {
+        let h: evograph::history::History = setting.parse().map_err(PyValueError::new_err)?;
+        self.with(py, |g| g.set_history(h))
     }
 
     /// Writes the buffered updates into a run.

@@ -61,6 +61,28 @@ pub enum Point {
     Time(i64),
 }
 
+impl std::str::FromStr for Point {
+    type Err = String;
+
+    /// An LSN (`1234`), Unix seconds after `@` (`@1009843200`, `@1009843200.5`), or RFC 3339
+    /// (`2002-01-01T00:00:00Z`): what `--at` takes.
+    fn from_str(s: &str) -> std::result::Result<Point, String> {
+        let s = s.trim();
+        if let Some(secs) = s.strip_prefix('@') {
+            return crate::time::parse(secs).map(Point::Time);
+        }
+        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+            return s
+                .parse()
+                .map(Point::Lsn)
+                .map_err(|_| format!("{s} is too large for an LSN"));
+        }
+        crate::time::parse(s)
+            .map(Point::Time)
+            .map_err(|e| format!("{e}; an LSN is a whole number, Unix seconds take a leading @"))
+    }
+}
+
 /// A stretch of history with the LSN range it covers.
 #[derive(Clone)]
 struct Piece {

@@ -341,6 +341,8 @@ impl Inner {
         added: Option<HistRef>,
     ) -> Result<Vec<HistRef>> {
         let (dict_entries, dict_bytes) = self.dict.read().unwrap().committed();
+        // Read before `manifest` is taken: both are leaves.
+        let setting = self.history.lock().unwrap().setting;
         let mut man = self.manifest.lock().unwrap();
         let mut root = man.root().clone();
         root.dict_entries = dict_entries as u64;
@@ -359,7 +361,6 @@ impl Inner {
                 file_len: r.header.file_len,
             })
             .collect();
-        let setting = self.history.lock().unwrap().setting;
         root.history_segments.extend(added);
         root.history = setting.keeps().then(|| setting.to_string());
         let n = super::history::to_drop(setting, &root.history_segments);

@@ -49,7 +49,8 @@
 //! FORMAT.md ("What a reader in another process may rely on"), so nothing here waits for
 //! them.
 //!
-//! `manifest` (the root in force), `poisoned` and each frozen memtable's own mutex are
+//! `manifest` (the root in force), `history` (what history is kept, and its committed
+//! segments: `history.rs`), `poisoned` and each frozen memtable's own mutex are
 //! leaves: nothing else is taken while they are held. `manifest` is held across the one
 //! persist of a commit; every commit takes it, and the first batch of a writer takes it
 //! without `maint` to say the log is in use (`Inner::claim_log`), so that commit never

@@ -27,6 +27,10 @@ use std::process::ExitCode;
 pub struct Args {
     /// Store directory.
     store: PathBuf,
+    /// The graph as of this commit (an LSN, @SECONDS or RFC 3339: the last commit at or
+    /// before it), if the store keeps that history.
+    #[arg(long, value_parser = crate::args::point)]
+    at: Option<evograph::store::Point>,
     /// Output directory (parquet only).
     out: Option<PathBuf>,
     /// text | parquet
@@ -53,7 +57,7 @@ enum ExportFormat {
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let g = crate::open_existing(&a.store, true)?;
-    let s = g.snapshot()?;
+    let s = crate::args::snapshot_at(&g, a.at)?;
     match (a.format, &a.out) {
         (ExportFormat::Text, None) if a.kernels.is_empty() => text(&s),
         (ExportFormat::Text, _) => Err(evograph::Error::Invalid(

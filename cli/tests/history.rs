@@ -1,0 +1,142 @@
+//! History from the command line: commit times from `@` lines and time columns, `--history`,
+//! `log`, `--at`, `diff` (replayed with `ingest --format ops`) and `config`, with their
+//! errors.
+
+mod common;
+
+use common::{assert_no_panic, evograph};
+use std::path::Path;
+
+fn ok(args: &[&str]) -> String {
+    let out = evograph(args);
+    assert_no_panic(&out, &args.join(" "));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn fails(args: &[&str], want: &str) -> String {
+    let out = evograph(args);
+    assert_no_panic(&out, &args.join(" "));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?} should fail: {err}");
+    assert!(err.contains(want), "{args:?}: {err}");
+    err
+}
+
+fn sorted(text: &str) -> Vec<String> {
+    let mut v: Vec<String> = text.lines().map(str::to_owned).collect();
+    v.sort();
+    v
+}
+
+fn p(dir: &Path, name: &str) -> String {
+    dir.join(name).to_str().unwrap().to_owned()
+}
+
+const DAYS: &str = "@ 2001-01-01T00:00:00Z\n+ 1 2\n+ 2 3\n+ 3 1\n\
+@ 2001-01-02T00:00:00Z\n- 1 2\n+ 3 4\n+ 9\n\
+@ 2001-01-03T00:00:00Z\n+ 1 2\n- 9\n- 3 1\n\
+@ 2001-01-04T00:00:00Z\n+ 4 5\n";
+
+#[test]
+fn log_at_and_diff_read_the_graph_of_every_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("u.ops"), DAYS).unwrap();
+    let s = p(d, "S");
+    ok(&["ingest", &s, &p(d, "u.ops"), "--history", "all"]);
+    let log: serde_json::Value = serde_json::from_str(&ok(&["log", &s, "--json"])).unwrap();
+    let lsns: Vec<u64> = (log["commits"].as_array().unwrap().iter())
+        .map(|c| c["lsn"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lsns, vec![3, 6, 9, 10]);
+    assert_eq!(log["commits"][1]["time"], "2001-01-02T00:00:00Z");
+    assert_eq!(log["history"], "all");
+    // The graph of each day, by LSN, by time, and between commits.
+    let day = |at: &str| sorted(&ok(&["export", &s, "--at", at]));
+    assert_eq!(day("3"), sorted("1 2\n2 3\n3 1\n"));
+    assert_eq!(day("7"), sorted("2 3\n3 1\n3 4\n"));
+    assert_eq!(day("2001-01-03T12:00:00Z"), sorted("2 3\n3 4\n1 2\n"));
+    assert_eq!(day("@978307200"), day("3"));
+    let err = String::from_utf8_lossy(&evograph(["export", &s, "--at", "7"]).stderr).into_owned();
+    assert!(err.contains("the last commit at or before LSN 7"), "{err}");
+    // Day 1 had 3 vertices; vertex 9 existed on day 2 only.
+    let at = |lsn: &str| -> serde_json::Value {
+        serde_json::from_str(&ok(&["stats", &s, "--at", lsn, "--json"])).unwrap()
+    };
+    assert_eq!(at("3")["vertices"], 3);
+    assert_eq!(at("6")["vertices"], 5);
+    assert_eq!(at("9")["vertices"], 4);
+    assert_eq!(at("9")["history"]["commits"], 4);
+    // A diff replays: the graph of day 1 plus diff(day 1, day 4) is the graph of day 4,
+    // and the reverse diff takes it back.
+    for (from, to) in [("3", "10"), ("10", "3"), ("6", "9")] {
+        let base = p(d, &format!("B{from}-{to}"));
+        std::fs::write(d.join("base.el"), ok(&["export", &s, "--at", from])).unwrap();
+        ok(&["ingest", &base, &p(d, "base.el")]);
+        std::fs::write(
+            d.join("diff.ops"),
+            ok(&["diff", &s, "--from", from, "--to", to]),
+        )
+        .unwrap();
+        ok(&["ingest", &base, &p(d, "diff.ops"), "--format", "ops"]);
+        assert_eq!(
+            sorted(&ok(&["export", &base])),
+            day(to),
+            "diff {from} -> {to}"
+        );
+    }
+    // Outside the window, and without history.
+    ok(&["config", &s, "--history", "2"]);
+    assert!(ok(&["config", &s]).contains("history: 2"));
+    fails(
+        &["export", &s, "--at", "3"],
+        "outside the history kept: commits LSN 9",
+    );
+    fails(
+        &["ingest", &s, &p(d, "u.ops"), "--history", "all"],
+        "evograph config",
+    );
+    std::fs::write(d.join("e.el"), "1 2\n").unwrap();
+    ok(&["ingest", &p(d, "N"), &p(d, "e.el")]);
+    fails(&["run", &p(d, "N"), "wcc", "--at", "0"], "keeps no history");
+}
+
+#[test]
+fn input_times_never_go_backwards() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("t.el"), "1 2 100\n2 3 100\n3 4 200.5\n").unwrap();
+    let s = p(d, "S");
+    ok(&[
+        "ingest",
+        &s,
+        &p(d, "t.el"),
+        "--time-column",
+        "3",
+        "--history",
+        "all",
+    ]);
+    let log = ok(&["log", &s]);
+    assert!(log.contains("1970-01-01T00:01:40Z\t2"), "{log}");
+    assert!(log.contains("1970-01-01T00:03:20.500Z\t1"), "{log}");
+    // Back in time within one input: the line is named, nothing of the file is stored.
+    std::fs::write(d.join("b.ops"), "@ 300\n+ 7 8\n@ 299\n+ 8 9\n").unwrap();
+    let err = fails(&["ingest", &s, &p(d, "b.ops")], "never go backwards");
+    assert!(err.contains(":3"), "{err}");
+    // Before the store's last commit: both times are named.
+    std::fs::write(d.join("c.ops"), "@ 150\n+ 7 8\n").unwrap();
+    fails(
+        &["ingest", &s, &p(d, "c.ops")],
+        "before the store's last commit",
+    );
+    assert_eq!(sorted(&ok(&["export", &s])), sorted("1 2\n2 3\n3 4\n"));
+    fails(
+        &["ingest", &p(d, "X"), &p(d, "b.ops"), "--time-column", "1"],
+        "time column",
+    );
+}
