@@ -5,10 +5,12 @@
 //!   magic "EVGHIS01", flags (1 weighted, 2 undirected, 16 ids are u64), min_lsn, max_lsn,
 //!   commits, edge changes, vertex changes, store_id, commit (the manifest commit it was
 //!   written for), crc32c (of every byte of the file but this word)
-//! commits:  per commit 5 × u64: lsn (after its last record), time (i64, Unix ns),
-//!           vertices (dense ids handed out by then), edge_end, vertex_end (where its
-//!           changes end in the two arrays below)
-//! edges:    per change: src id, dst id (top bit: the edge went)
+//! commits:  per commit 4 × u64: lsn (after its last record), time (i64, Unix ns),
+//!           vertices (dense ids handed out by then), vertex_end (where its vertex
+//!           changes end)
+//! edges:    per change, ordered by source, destination, then commit: its commit (u32,
+//!           the position in the table above; padded to 8 bytes after the last), then
+//!           per change src id, dst id (top bit: the edge went)
 //! weights:  per change: f64 (weighted stores: the weight given, or had when removed)
 //! vertices: per change: id (top bit: deleted), padded to 8 bytes
 //! ```
@@ -79,24 +81,21 @@ pub fn encode(h: &Header, s: &Sealed) -> Vec<u8> {
         0,
     ];
     let mut out: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let (mut e, mut v) = (0usize, 0usize);
+    let mut v = 0usize;
     for (k, c) in s.commits.iter().enumerate() {
-        e += s.edges[e..]
-            .iter()
-            .take_while(|x| x.commit == k as u32)
-            .count();
         v += s.vertices[v..]
             .iter()
             .take_while(|x| x.0 == k as u32)
             .count();
-        for w in [c.lsn, c.time as u64, c.vertices, e as u64, v as u64] {
+        for w in [c.lsn, c.time as u64, c.vertices, v as u64] {
             out.extend_from_slice(&w.to_le_bytes());
         }
     }
-    debug_assert!(
-        e == s.edges.len() && v == s.vertices.len(),
-        "changes by commit"
-    );
+    debug_assert!(v == s.vertices.len(), "vertex changes by commit");
+    s.edges
+        .iter()
+        .for_each(|c| out.extend_from_slice(&c.commit.to_le_bytes()));
+    out.resize(out.len().next_multiple_of(8), 0);
     for c in &s.edges {
         out.extend_from_slice(bytemuck::bytes_of(&c.src));
         out.extend_from_slice(bytemuck::bytes_of(&c.dst));
@@ -151,7 +150,8 @@ pub fn decode(b: &[u8], name: &str) -> Result<(Header, Sealed)> {
         },
     };
     let (nc, ne, nv) = (w(4) as usize, w(5) as usize, w(6) as usize);
-    let need = (nc.checked_mul(40))
+    let need = (nc.checked_mul(32))
+        .and_then(|x| x.checked_add(ne.checked_mul(4)?.next_multiple_of(8)))
         .and_then(|x| x.checked_add(ne.checked_mul(2 * ID_BYTES + if h.weighted { 8 } else { 0 })?))
         .and_then(|x| x.checked_add(nv.checked_mul(ID_BYTES)?))
         .and_then(|x| x.checked_add(HEADER))
@@ -164,54 +164,54 @@ pub fn decode(b: &[u8], name: &str) -> Result<(Header, Sealed)> {
     let mut s = Sealed::default();
     let mut ends = Vec::with_capacity(nc);
     for k in 0..nc {
-        let at = k * 40;
+        let at = k * 32;
         s.commits.push(Commit {
             lsn: word(at),
             time: word(at + 8) as i64,
             vertices: word(at + 16),
         });
-        ends.push((word(at + 24) as usize, word(at + 32) as usize));
+        ends.push(word(at + 24) as usize);
     }
-    check_commits(&s.commits, &ends, ne, nv, &h).map_err(|m| bad(&m))?;
-    let (edges, vertices) = changes(&body[nc * 40..], &ends, ne, nv, h.weighted);
+    check_commits(&s.commits, &ends, nv, &h).map_err(|m| bad(&m))?;
+    let (edges, vertices) = changes(&body[nc * 32..], &ends, ne, nv, h.weighted);
+    if edges.iter().any(|c| c.commit as usize >= nc) {
+        return Err(bad("a change names a commit it does not hold"));
+    }
     s.edges = edges;
     s.vertices = vertices;
     Ok((h, s))
 }
 
-/// The edge and vertex changes in `b` (the bytes after the commit table), each with the
-/// commit whose `ends` cover it.
+/// The edge and vertex changes in `b` (the bytes after the commit table); each vertex
+/// change with the commit whose `ends` cover it.
 fn changes(
     b: &[u8],
-    ends: &[(usize, usize)],
+    ends: &[usize],
     ne: usize,
     nv: usize,
     weighted: bool,
 ) -> (Vec<Change>, Vec<(u32, VertexId)>) {
-    let wts = &b[ne * 2 * ID_BYTES..];
+    let ids = &b[(ne * 4).next_multiple_of(8)..];
+    let wts = &ids[ne * 2 * ID_BYTES..];
     let vts = &wts[if weighted { ne * 8 } else { 0 }..];
-    let mut edges = Vec::with_capacity(ne);
-    let mut k = 0;
-    for i in 0..ne {
-        while ends[k].0 <= i {
-            k += 1;
-        }
-        let at = i * 2 * ID_BYTES;
-        let weight = match weighted {
-            true => f64::from_le_bytes(wts[i * 8..i * 8 + 8].try_into().unwrap()),
-            false => 0.0,
-        };
-        edges.push(Change {
-            commit: k as u32,
-            src: id_from_le(&b[at..]),
-            dst: id_from_le(&b[at + ID_BYTES..]),
-            weight,
-        });
-    }
+    let edges = (0..ne)
+        .map(|i| {
+            let at = i * 2 * ID_BYTES;
+            Change {
+                commit: u32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap()),
+                src: id_from_le(&ids[at..]),
+                dst: id_from_le(&ids[at + ID_BYTES..]),
+                weight: match weighted {
+                    true => f64::from_le_bytes(wts[i * 8..i * 8 + 8].try_into().unwrap()),
+                    false => 0.0,
+                },
+            }
+        })
+        .collect();
     let mut vertices = Vec::with_capacity(nv);
     let mut k = 0;
     for i in 0..nv {
-        while ends[k].1 <= i {
+        while ends[k] <= i {
             k += 1;
         }
         vertices.push((k as u32, id_from_le(&vts[i * ID_BYTES..])));
@@ -220,24 +220,20 @@ fn changes(
 }
 
 /// The commit table's own consistency: LSNs rising inside the segment's range, times never
-/// going back, change ends rising to the counts.
+/// going back, vertex change ends rising to their count.
 fn check_commits(
     c: &[Commit],
-    ends: &[(usize, usize)],
-    ne: usize,
+    ends: &[usize],
     nv: usize,
     h: &Header,
 ) -> std::result::Result<(), String> {
     let rising = c
         .windows(2)
         .all(|p| p[0].lsn < p[1].lsn && p[0].time <= p[1].time)
-        && ends
-            .windows(2)
-            .all(|p| p[0].0 <= p[1].0 && p[0].1 <= p[1].1);
+        && ends.windows(2).all(|p| p[0] <= p[1]);
     let in_range =
         c.first().is_none_or(|f| f.lsn > h.min_lsn) && c.last().is_none_or(|l| l.lsn <= h.max_lsn);
-    let counted =
-        ends.last().is_none_or(|&(e, v)| e == ne && v == nv) && (!c.is_empty() || ne + nv == 0);
+    let counted = ends.last().map_or(nv == 0, |&v| v == nv);
     match rising && in_range && counted {
         true => Ok(()),
         false => Err("its commit table is inconsistent".into()),

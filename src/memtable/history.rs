@@ -54,8 +54,8 @@ impl Change {
 pub struct Sealed {
     /// The commits, in order.
     pub commits: Vec<Commit>,
-    /// Edge changes ordered by commit, then source, then destination (a weight change's
-    /// removal before its addition).
+    /// Edge changes ordered by source, destination, then commit (a weight change's
+    /// removal before its addition): the order the seal emits them in, vertex by vertex.
     pub edges: Vec<Change>,
     /// Vertex updates ordered by commit, arrival order within one: the commit's position
     /// and the vertex, with [`DEL`] when it was deleted (else inserted or revived).
@@ -104,6 +104,36 @@ pub(super) struct Updates<'a> {
     pub commits: &'a [u32],
     /// Each update's weight (empty in unweighted stores).
     pub weights: &'a [f64],
+}
+
+/// The seal's common case, a vertex no older run holds with only inserts (unweighted):
+/// appends its distinct neighbors, ascending, to `adds` and their first insertions to
+/// `out`, from one sort of the updates with their commits.
+pub(super) fn emit_inserts(
+    u: &Updates<'_>,
+    undirected: bool,
+    scratch: &mut Scratch,
+    adds: &mut Vec<VertexId>,
+    out: &mut Vec<Change>,
+) -> usize {
+    let keyed = &mut scratch.keyed;
+    keyed.clear();
+    keyed.extend(u.entries.iter().zip(u.commits).map(|(&x, &c)| (x, c)));
+    keyed.sort_unstable();
+    let before = adds.len();
+    for g in keyed.chunk_by(|a, b| a.0 == b.0) {
+        let (x, commit) = g[0];
+        adds.push(x);
+        if !undirected || x >= u.v {
+            out.push(Change {
+                commit,
+                src: u.v,
+                dst: x,
+                weight: 0.0,
+            });
+        }
+    }
+    adds.len() - before
 }
 
 /// Appends the effective changes of `u`'s updates to `out`, neighbor by neighbor, given
@@ -168,31 +198,4 @@ fn weight_before(prior: &[(&DirData, usize)], x: VertexId) -> Option<f64> {
         }
     }
     None
-}
-
-/// Orders the changes the seal's tasks emitted (each in vertex order) by commit, keeping
-/// the vertex order within each: a counting sort over the commits.
-pub(super) fn by_commit(changes: Vec<Change>, commits: usize) -> Vec<Change> {
-    let mut start = vec![0usize; commits + 1];
-    for c in &changes {
-        start[c.commit as usize + 1] += 1;
-    }
-    for i in 0..commits {
-        start[i + 1] += start[i];
-    }
-    let mut out = vec![
-        Change {
-            commit: 0,
-            src: 0,
-            dst: 0,
-            weight: 0.0
-        };
-        changes.len()
-    ];
-    for c in changes {
-        let p = &mut start[c.commit as usize];
-        out[*p] = c;
-        *p += 1;
-    }
-    out
 }

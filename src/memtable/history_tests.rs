@@ -139,9 +139,10 @@ fn check(seed: u64, undirected: bool, weighted: bool) {
             (23, 23 | DEL)
         ]
     );
+    let key = |c: &Change| (c.src, id_of(c.dst), c.commit);
     assert!(
-        edges.windows(2).all(|p| p[0].commit <= p[1].commit),
-        "changes by commit"
+        edges.windows(2).all(|p| key(&p[0]) <= key(&p[1])),
+        "changes by edge, then commit"
     );
     let mut g = edges_of(&older[0], undirected);
     for (c, want) in after.iter().enumerate() {

@@ -282,16 +282,14 @@ impl Memtable {
     }
 }
 
-/// The history a seal hands out: `edges` (as the seal emitted them, in vertex order)
-/// ordered by commit.
+/// The history a seal hands out: `edges` as the seal emitted them, vertex by vertex.
 fn sealed_history(
     log: history::Log,
     edges: Vec<history::Change>,
     vertices: Vec<(u32, VertexId)>,
 ) -> history::Sealed {
-    let n = log.commits.len();
     history::Sealed {
-        edges: history::by_commit(edges, n),
+        edges,
         commits: log.commits,
         vertices,
     }

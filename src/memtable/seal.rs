@@ -369,6 +369,7 @@ fn seal_range(
                 prior.push((dd, i));
             }
         }
+        let fresh = !weighted && prior.is_empty() && updates.iter().all(|&x| !is_del(x));
         if let Some(undirected) = history {
             let u = history::Updates {
                 v,
@@ -376,11 +377,25 @@ fn seal_range(
                 commits: grouped.commits(lv),
                 weights: if weighted { grouped.weights(lv) } else { &[] },
             };
+            if fresh {
+                // One sort gives both the list and its first insertions.
+                let mut adds = std::mem::take(&mut part.adds);
+                let n = history::emit_inserts(
+                    &u,
+                    undirected,
+                    &mut hist_scratch,
+                    &mut adds,
+                    &mut changes,
+                );
+                part.adds = adds;
+                part.close(v, n, &[]);
+                continue;
+            }
             history::emit(&u, &prior, undirected, &mut hist_scratch, &mut changes);
         }
         // Common case, inserts of a vertex no older run holds (unweighted): sort and dedup
         // in place in the output, with no intermediate copy.
-        if !weighted && prior.is_empty() && updates.iter().all(|&x| !is_del(x)) {
+        if fresh {
             let start = part.adds.len();
             part.adds.extend_from_slice(updates);
             let tail = &mut part.adds[start..];
