@@ -325,6 +325,26 @@ fn take_transposed(b: usize, grouped: &Grouped, lvs: Range<usize>, weighted: boo
     part
 }
 
+/// Emits the history of one vertex's updates `u` into `changes`; for a `fresh` vertex (no
+/// older run holds it, inserts only, unweighted) its list too, into `part`, from the one
+/// sort both need: then whether the vertex is sealed.
+fn emit_history(
+    u: &history::Updates<'_>,
+    prior: &[(&DirData, usize)],
+    fresh: bool,
+    undirected: bool,
+    scratch: &mut history::Scratch,
+    (part, changes): (&mut DirPart, &mut Vec<Change>),
+) -> bool {
+    if !fresh {
+        history::emit(u, prior, undirected, scratch, changes);
+        return false;
+    }
+    let n = history::emit_inserts(u, undirected, scratch, &mut part.adds, changes);
+    part.close(u.v, n, &[]);
+    true
+}
+
 /// Seals local vertices `lvs` of block `b` (out direction: keyed by source), emitting
 /// their effective changes with `history` (whether the store is undirected).
 fn seal_range(
@@ -377,21 +397,10 @@ fn seal_range(
                 commits: grouped.commits(lv),
                 weights: if weighted { grouped.weights(lv) } else { &[] },
             };
-            if fresh {
-                // One sort gives both the list and its first insertions.
-                let mut adds = std::mem::take(&mut part.adds);
-                let n = history::emit_inserts(
-                    &u,
-                    undirected,
-                    &mut hist_scratch,
-                    &mut adds,
-                    &mut changes,
-                );
-                part.adds = adds;
-                part.close(v, n, &[]);
+            let out = (&mut part, &mut changes);
+            if emit_history(&u, &prior, fresh, undirected, &mut hist_scratch, out) {
                 continue;
             }
-            history::emit(&u, &prior, undirected, &mut hist_scratch, &mut changes);
         }
         // Common case, inserts of a vertex no older run holds (unweighted): sort and dedup
         // in place in the output, with no intermediate copy.
