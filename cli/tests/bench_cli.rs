@@ -381,3 +381,42 @@ fn bench_with_compress_reports_sizes_kernel_ratios_and_packed_lookups() {
         }
     }
 }
+
+#[test]
+fn bench_history_reports_its_figures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("h.json");
+    let out = common::evograph([
+        "bench",
+        "--history",
+        "--scale",
+        "8",
+        "--dir",
+        tmp.path().join("w").to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for f in [
+        "history.ingest.speed_ratio",
+        "history.latest_kernels.gap-pr.ratio",
+        "history.snapshot_at_s.median",
+        "history.gap_at_middle_commit.tc.ratio",
+        "history.diff.ns_per_change",
+    ] {
+        assert!(number(&j, f) > 0.0, "{f}");
+    }
+    // 20 rounds, each at least one commit, after the graph's batches.
+    assert!(number(&j, "history.commits") >= 21.0);
+    // Changes cost 12 B in a segment, a record 8 B in the log plus block headers.
+    let ratio = number(&j, "history.bytes.ratio");
+    assert!(
+        ratio > 0.5 && ratio < 2.0,
+        "history bytes / WAL bytes {ratio}"
+    );
+}

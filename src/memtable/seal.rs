@@ -217,12 +217,14 @@ where
     }
     let mut it = blocks.into_iter().enumerate();
     let mut ready: Option<Vec<DirPart>> = None;
-    let mut changes = Vec::new();
+    // Each task's changes, concatenated once at the end: copying them wave by wave into
+    // one growing vector cost a bulk load's history two more copies and their page faults.
+    let mut changes: Vec<Vec<Change>> = Vec::new();
     loop {
         let wave: Vec<(usize, BlockLog)> = it.by_ref().take(WAVE).collect();
         if wave.is_empty() {
             ready.map_or(Ok(()), sink)?;
-            return Ok(changes);
+            return Ok(changes.concat());
         }
         let handed = ready.take();
         let ((parts, emitted), res) = rayon::join(
@@ -235,13 +237,14 @@ where
     }
 }
 
-/// Seals one wave of blocks into parts, in vertex order, with the changes emitted.
+/// Seals one wave of blocks into parts, in vertex order, with the changes each task
+/// emitted.
 fn seal_wave(
     wave: Vec<(usize, BlockLog)>,
     src: Source<'_>,
     weighted: bool,
     min_task: usize,
-) -> (Vec<DirPart>, Vec<Change>) {
+) -> (Vec<DirPart>, Vec<Vec<Change>>) {
     // Each log is dropped once grouped, so the wave holds one copy of its entries.
     let grouped: Vec<(usize, Grouped)> = wave
         .into_par_iter()
@@ -261,14 +264,7 @@ fn seal_wave(
             Source::Transposed => (take_transposed(b, g, lvs, weighted), Vec::new()),
         })
         .collect();
-    let mut changes = Vec::new();
-    let parts = (done.into_iter())
-        .map(|(p, c)| {
-            changes.extend(c);
-            p
-        })
-        .collect();
-    (parts, changes)
+    done.into_iter().unzip()
 }
 
 /// Takes local vertices `lvs` of block `b` of a transposed direction: each list is final,

@@ -77,9 +77,13 @@ impl std::str::FromStr for Point {
                 .map(Point::Lsn)
                 .map_err(|_| format!("{s} is too large for an LSN"));
         }
+        let hint = "a point is an LSN (a whole number), @SECONDS, or RFC 3339 such as 2002-01-01T00:00:00Z";
+        if !s.contains(':') {
+            return Err(format!("'{s}' is not a point: {hint}"));
+        }
         crate::time::parse(s)
             .map(Point::Time)
-            .map_err(|e| format!("{e}; an LSN is a whole number, Unix seconds take a leading @"))
+            .map_err(|e| format!("{e}; {hint}"))
     }
 }
 
@@ -466,5 +470,44 @@ fn outside_window(
             show(last)
         ),
         _ => format!("{what} is outside the history kept: no commit is kept yet (history {setting})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retention_lets_go_of_whole_segments_outside_the_window_only() {
+        let seg = |min: u64, commits: u64, last_time: i64| HistRef {
+            min_lsn: min,
+            max_lsn: min + 10,
+            file_len: 100,
+            commits,
+            last_time,
+        };
+        let segs = [seg(0, 5, 100), seg(10, 5, 200), seg(20, 5, 300)];
+        assert_eq!(to_drop(History::All, &segs), 0);
+        assert_eq!(to_drop(History::None, &segs), 3);
+        // The last 5 commits are the newest segment; 6 reach into the one before.
+        assert_eq!(to_drop(History::Commits(5), &segs), 2);
+        assert_eq!(to_drop(History::Commits(6), &segs), 1);
+        assert_eq!(to_drop(History::Commits(100), &segs), 0);
+        // Counted back from the newest segment's last commit (300).
+        assert_eq!(to_drop(History::Within(100), &segs), 1);
+        assert_eq!(to_drop(History::Within(99), &segs), 2);
+        assert_eq!(to_drop(History::Within(1), &[]), 0);
+    }
+
+    #[test]
+    fn points_read_as_lsns_or_times() {
+        assert_eq!("42".parse::<Point>(), Ok(Point::Lsn(42)));
+        assert_eq!("@1.5".parse::<Point>(), Ok(Point::Time(1_500_000_000)));
+        assert_eq!(
+            "1970-01-01T00:00:02Z".parse::<Point>(),
+            Ok(Point::Time(2_000_000_000))
+        );
+        assert!("yesterday".parse::<Point>().is_err());
+        assert!("-3".parse::<Point>().is_err());
     }
 }

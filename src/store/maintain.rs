@@ -640,8 +640,10 @@ impl Inner {
             let mut kept = self.history.lock().unwrap();
             kept.segments
                 .retain(|s| !dropped.iter().any(|d| d.min_lsn == s.r.min_lsn));
-            if let Some((r, h)) = added {
-                kept.segments.push(super::history::Segment::new(r, Some(h)));
+            // Read back when first asked for: a bulk load's history is hundreds of MB
+            // that the writer has no reason to keep.
+            if let Some((r, _)) = added {
+                kept.segments.push(super::history::Segment::new(r, None));
             }
         }
         self.state

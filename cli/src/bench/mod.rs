@@ -13,6 +13,7 @@
 mod capped;
 mod compress;
 mod crash;
+mod history;
 mod kernels;
 mod lookup;
 mod pregel;
@@ -178,6 +179,14 @@ pub struct Args {
     /// (`compress.*`, `lookup.*.packed_*`).
     #[arg(long)]
     compress: bool,
+    /// Run the history protocol instead (issue 49): the graph, then 20 rounds of 1 %
+    /// deletes and 1 % inserts, each round at its own day, ingested into a store keeping
+    /// no history and one keeping all of it (`--trials` rounds of each, interleaved);
+    /// reports the ingest ratio, kernels on the latest graph, opening the graph as of a
+    /// commit, every GAP kernel as of the middle commit against a compacted store of that
+    /// graph, history bytes against WAL bytes, and a diff's cost per change.
+    #[arg(long, conflicts_with = "memory_limit")]
+    history: bool,
 }
 
 fn invalid(msg: impl Into<String>) -> evograph::Error {
@@ -256,6 +265,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     match res? {
         Outcome::Trials(n, t) => report_trials(&a, threads, n, &t),
         Outcome::Capped(n, figures) => report_capped(&a, threads, n, figures),
+        Outcome::History(n, figures) => report_history(&a, threads, n, figures),
     }
 }
 
@@ -278,6 +288,10 @@ fn protocol(mut plan: Plan<'_>) -> evograph::Result<Outcome> {
         let n = edges.len();
         drop(edges);
         return Ok(Outcome::Capped(n, capped::run(a, limit, &dir, &path)?));
+    }
+    if a.history {
+        let figures = history::run(a, &dir, &edges, plan.threads)?;
+        return Ok(Outcome::History(edges.len(), figures));
     }
     let (unique, deleted) = plan.pool.install(|| pick_deletions(&edges, a.seed));
     io::write_bin(&dir.join("edges.bin"), &edges)?;
@@ -334,6 +348,39 @@ fn report_trials(
 enum Outcome {
     Trials(usize, Vec<Trial>),
     Capped(usize, serde_json::Value),
+    History(usize, serde_json::Value),
+}
+
+/// Prints (and with `--json` writes) the history protocol's figures.
+fn report_history(
+    a: &Args,
+    threads: usize,
+    inserted: usize,
+    figures: serde_json::Value,
+) -> evograph::Result<ExitCode> {
+    println!(
+        "evograph bench --history: {} scale {} edge factor {}, {inserted} edges, {threads} threads, durability {}, {} round(s), revision {}",
+        a.graph, a.scale, a.edge_factor, a.durability, a.trials, sys::GIT_REVISION
+    );
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&figures).expect("figures serialize")
+    );
+    if let Some(p) = &a.json {
+        let j = json!({
+            "params": {
+                "graph": a.graph, "scale": a.scale, "edge_factor": a.edge_factor,
+                "seed": a.seed, "threads": threads, "batch": a.batch, "trials": a.trials,
+                "durability": a.durability.to_string(), "memtable_mb": a.memtable_mb,
+            },
+            "git_revision": sys::GIT_REVISION,
+            "machine": sys::machine(),
+            "history": figures,
+        });
+        let text = serde_json::to_string_pretty(&j).expect("figures serialize");
+        std::fs::write(p, text + "\n").map_err(|e| io_err("write", p, e))?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Prints (and with `--json` writes) the capped protocol's figures.
