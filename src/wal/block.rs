@@ -398,7 +398,8 @@ mod tests {
         encode(&sample(), 1, 0, &mut buf);
         // Turn the first id-holding section into the other width's kind; recompute the crc
         // so that only the width is wrong.
-        let first_kind = HEADER_LEN + 8 + 8 + 3 * 8; // past the dictionary section
+        // Past the dictionary section (3 ids) and the commit time section.
+        let first_kind = HEADER_LEN + 8 + 8 + 3 * 8 + 16;
         buf[first_kind] ^= WIDE_KIND;
         let crc = crc32c::crc32c_append(crc32c::crc32c(&buf[..24]), &buf[28..]);
         buf[24..28].copy_from_slice(&crc.to_le_bytes());
