@@ -44,25 +44,61 @@ fn make_ops(rng: &mut Rng, trial: u64, n: usize, path: &Path, keys: KeyKind) -> 
     recs
 }
 
+/// What the store keeps besides the latest graph.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kept {
+    Latest,
+    /// All history: after every kill, the graph as of the commit where the trial began
+    /// must still be the graph the trial began from.
+    History,
+}
+
 #[test]
 fn sigkill_mid_ingest_loses_no_acknowledged_record() {
     // Partitions of 16384 ids: from the first trial on, merges above level 0 rewrite one
     // partition at a time, so kills land between partition merges too.
-    kill_points("file", 60, 14, KeyKind::U64);
+    kill_points("file", 60, 14, KeyKind::U64, Kept::Latest);
+}
+
+/// The same keeping all history: segments are written with every flush and dropped by
+/// none, and a kill anywhere keeps the past as it was.
+#[test]
+fn sigkill_mid_ingest_keeps_history() {
+    kill_points("file", 20, 14, KeyKind::U64, Kept::History);
 }
 
 /// The same with vertex names: each batch's new names reach `KEYS`, durably, before the
 /// batch's WAL block, so a kill anywhere leaves a name for every vertex recovered.
 #[test]
 fn sigkill_mid_ingest_with_string_keys_loses_no_acknowledged_record() {
-    kill_points("file", 30, 14, KeyKind::String);
+    kill_points("file", 30, 14, KeyKind::String, Kept::Latest);
 }
 
 /// The same on the pmem medium: mapped segments, WAL commit markers, segments allocated
 /// ahead (recovery cuts their zero tails and allocates them again).
 #[test]
 fn sigkill_mid_ingest_on_pmem_loses_no_acknowledged_record() {
-    kill_points("pmem", 20, 20, KeyKind::U64);
+    kill_points("pmem", 20, 20, KeyKind::U64, Kept::Latest);
+}
+
+/// The graph as of the commit the last verified trial ended at (`began`) is still the
+/// graph it was then, whatever the kill since did.
+fn check_past(g: &Graph, began: &Option<(u64, Model)>, seed: u64, trial: u64) {
+    let Some((lsn, was)) = began else { return };
+    let (s, at) = g
+        .snapshot_at(evograph::store::Point::Lsn(*lsn))
+        .unwrap_or_else(|e| panic!("seed {seed} trial {trial}: the graph as of LSN {lsn}: {e}"));
+    assert_eq!(
+        at.lsn, *lsn,
+        "seed {seed} trial {trial}: commit {lsn} is gone"
+    );
+    let (vertices, edges) = read(&s);
+    assert!(
+        edges == was.edges && vertices == was.vertices,
+        "seed {seed} trial {trial}: the graph as of LSN {lsn} changed after a kill ({} edges, was {})",
+        edges.len(),
+        was.edges.len()
+    );
 }
 
 /// How the model after `batches` whole batches differs from a recovered store.
@@ -101,7 +137,7 @@ impl Distance {
     }
 }
 
-fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyKind) {
+fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyKind, kept: Kept) {
     let seed: u64 = std::env::var("EVOGRAPH_CRASH_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -132,6 +168,8 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyK
     // Whether a trial has reopened the store: from then on it must exist.
     let mut store_made = false;
     let mut trials_log = std::fs::File::create(dir.path().join("trials.log")).unwrap();
+    // With history: the last commit a verified trial ended at, and the graph there.
+    let mut began: Option<(u64, Model)> = None;
     for trial in 0..kills {
         let n = 20_000 + rng.below(20_000) as usize;
         let input = dir.path().join(format!("t{trial}.ops"));
@@ -157,6 +195,10 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyK
             ])
             .args(["--no-validate", "--medium", medium, "--keys", keys.as_str()])
             .args(["--partition-bits", &partition_bits.to_string()])
+            .args(match kept {
+                Kept::History => &["--history", "all"][..],
+                Kept::Latest => &[],
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -244,6 +286,10 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyK
                 kept.display()
             );
         };
+        if kept == Kept::History {
+            check_past(&g, &began, seed, trial);
+            began = g.last_commit().map(|c| (c.lsn, m.clone()));
+        }
         model = m;
         // What each trial left, for the post-mortem of a later failure.
         writeln!(
