@@ -366,21 +366,12 @@ fn report_history(
         "{}",
         serde_json::to_string_pretty(&figures).expect("figures serialize")
     );
-    if let Some(p) = &a.json {
-        let j = json!({
-            "params": {
-                "graph": a.graph, "scale": a.scale, "edge_factor": a.edge_factor,
-                "seed": a.seed, "threads": threads, "batch": a.batch, "trials": a.trials,
-                "durability": a.durability.to_string(), "memtable_mb": a.memtable_mb,
-            },
-            "git_revision": sys::GIT_REVISION,
-            "machine": sys::machine(),
-            "history": figures,
-        });
-        let text = serde_json::to_string_pretty(&j).expect("figures serialize");
-        std::fs::write(p, text + "\n").map_err(|e| io_err("write", p, e))?;
-    }
-    Ok(ExitCode::SUCCESS)
+    let params = json!({
+        "graph": a.graph, "scale": a.scale, "edge_factor": a.edge_factor,
+        "seed": a.seed, "threads": threads, "batch": a.batch, "trials": a.trials,
+        "durability": a.durability.to_string(), "memtable_mb": a.memtable_mb,
+    });
+    write_figures(a, params, "history", figures)
 }
 
 /// Prints (and with `--json` writes) the capped protocol's figures.
@@ -395,18 +386,30 @@ fn report_capped(
         a.graph, a.scale, a.edge_factor, a.durability, a.memtable_mb, sys::GIT_REVISION
     );
     print!("{}", capped::table(&figures));
+    let params = json!({
+        "graph": a.graph, "scale": a.scale, "edge_factor": a.edge_factor,
+        "seed": a.seed, "threads": threads, "batch": a.batch,
+        "durability": a.durability.to_string(), "kernels": a.kernels,
+        "memtable_mb": a.memtable_mb, "memory_limit": a.memory_limit,
+    });
+    write_figures(a, params, "capped", figures)
+}
+
+/// With `--json`, writes a protocol's `figures` under `key`, beside its `params`, the
+/// revision and the machine.
+fn write_figures(
+    a: &Args,
+    params: serde_json::Value,
+    key: &str,
+    figures: serde_json::Value,
+) -> evograph::Result<ExitCode> {
     if let Some(p) = &a.json {
-        let j = json!({
-            "params": {
-                "graph": a.graph, "scale": a.scale, "edge_factor": a.edge_factor,
-                "seed": a.seed, "threads": threads, "batch": a.batch,
-                "durability": a.durability.to_string(), "kernels": a.kernels,
-                "memtable_mb": a.memtable_mb, "memory_limit": a.memory_limit,
-            },
+        let mut j = json!({
+            "params": params,
             "git_revision": sys::GIT_REVISION,
             "machine": sys::machine(),
-            "capped": figures,
         });
+        j[key] = figures;
         let text = serde_json::to_string_pretty(&j).expect("figures serialize");
         std::fs::write(p, text + "\n").map_err(|e| io_err("write", p, e))?;
     }
