@@ -638,13 +638,15 @@ impl Inner {
     ) {
         {
             let mut kept = self.history.lock().unwrap();
-            kept.segments
-                .retain(|s| !dropped.iter().any(|d| d.min_lsn == s.r.min_lsn));
             // Read back when first asked for: a bulk load's history is hundreds of MB
             // that the writer has no reason to keep.
             if let Some((r, _)) = added {
                 kept.segments.push(super::history::Segment::new(r, None));
             }
+            // After the push: the commit that adds a segment may drop it at once (history
+            // turned off while the memtable still kept it), and its file goes below.
+            kept.segments
+                .retain(|s| !dropped.iter().any(|d| d.min_lsn == s.r.min_lsn));
         }
         self.state
             .lock()
