@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Verify checksums (runs, dictionary, manifest, WAL) and invariants (sorted neighbors,
+/// Verify checksums (runs, dictionary, manifest, WAL, history segments) and invariants (sorted neighbors,
 /// degree sums, out/in symmetry, dictionary consistency). Exit 0 when sound, 1 when not.
 #[derive(clap::Args)]
 pub struct Args {
@@ -26,6 +26,12 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             "sound: {} runs, {} vertices, {} edges",
             r.runs, r.vertices, r.edges
         );
+        if r.history.0 > 0 {
+            println!(
+                "history: {} segments, {} commits, every checksum verified",
+                r.history.0, r.history.1
+            );
+        }
         Ok(ExitCode::SUCCESS)
     } else {
         println!("{} problem(s) found", r.problems.len());

@@ -140,3 +140,40 @@ fn input_times_never_go_backwards() {
         "time column",
     );
 }
+
+#[test]
+fn damaged_history_is_named_by_check_and_refused_by_the_points_that_need_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("u.ops"), DAYS).unwrap();
+    let s = p(d, "S");
+    ok(&["ingest", &s, &p(d, "u.ops"), "--history", "all"]);
+    let out = ok(&["check", &s]);
+    assert!(out.contains("history: 1 segments, 4 commits"), "{out}");
+    let seg = std::fs::read_dir(&s)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "hist"))
+        .expect("a history segment");
+    let good = std::fs::read(&seg).unwrap();
+    // The last byte is a change (the body); byte 100 is in the commit table (the head).
+    for (at, what) in [(good.len() - 1, "checksum mismatch"), (100, "in its head")] {
+        let mut bad = good.clone();
+        bad[at] ^= 0x10;
+        std::fs::write(&seg, &bad).unwrap();
+        let out = evograph(["check", &s]);
+        assert_no_panic(&out, "check");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(
+            text.contains("history segment") && text.contains(what),
+            "{text}"
+        );
+        let err = fails(&["export", &s, "--at", "3"], "history segment");
+        assert!(err.contains(what), "{err}");
+        // The latest graph does not need history.
+        assert_eq!(sorted(&ok(&["export", &s])), sorted("2 3\n3 4\n1 2\n4 5\n"));
+    }
+    std::fs::write(&seg, &good).unwrap();
+    ok(&["check", &s]);
+}

@@ -1,10 +1,11 @@
 //! The byte format of a history segment: one flushed memtable's commits and changes.
 //!
 //! ```text
-//! header (80 B): 10 little-endian u64 words:
-//!   magic "EVGHIS01", flags (1 weighted, 2 undirected, 16 ids are u64), min_lsn, max_lsn,
+//! header (88 B): 11 little-endian u64 words:
+//!   magic "EVGHIS02", flags (1 weighted, 2 undirected, 16 ids are u64), min_lsn, max_lsn,
 //!   commits, edge changes, vertex changes, store_id, commit (the manifest commit it was
-//!   written for), crc32c (of every byte of the file but this word)
+//!   written for), head crc32c (of the header's first 9 words and the commit table),
+//!   body crc32c (of every byte after the commit table)
 //! commits:  per commit 4 × u64: lsn (after its last record), time (i64, Unix ns),
 //!           vertices (dense ids handed out by then), vertex_end (where its vertex
 //!           changes end)
@@ -14,8 +15,10 @@
 //! weights:  per change: f64 (weighted stores: the weight given, or had when removed)
 //! vertices: per change: id (top bit: deleted), padded to 8 bytes
 //! ```
-//! An `id` is a dense vertex id of the store's width. File name: `hist-<min_lsn as 16
-//! hex>-<max_lsn as 16 hex>.hist`.
+//! The head (header and commit table) has a checksum of its own so that the log and the
+//! choice of which segments a point needs read only heads: 32 bytes per commit, not the
+//! changes. An `id` is a dense vertex id of the store's width. File name:
+//! `hist-<min_lsn as 16 hex>-<max_lsn as 16 hex>.hist`.
 
 use crate::batch::DEL;
 use crate::medium::Medium;
@@ -24,8 +27,11 @@ use crate::stamp::Stamp;
 use crate::types::{id_from_le, VertexId, ID_BYTES};
 use crate::{Error, Result};
 
-const MAGIC: u64 = u64::from_le_bytes(*b"EVGHIS01");
-const HEADER_WORDS: usize = 10;
+const MAGIC: u64 = u64::from_le_bytes(*b"EVGHIS02");
+const HEADER_WORDS: usize = 11;
+const HEAD_CRC: usize = 9;
+const BODY_CRC: usize = 10;
+const COMMIT_BYTES: usize = 32;
 const HEADER: usize = HEADER_WORDS * 8;
 const WEIGHTED: u64 = 1;
 const UNDIRECTED: u64 = 2;
@@ -79,8 +85,18 @@ pub fn encode(h: &Header, s: &Sealed) -> Vec<u8> {
         h.stamp.store_id,
         h.stamp.seq,
         0,
+        0,
     ];
-    let mut out: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let (ne, nv) = (s.edges.len(), s.vertices.len());
+    let per_edge = 2 * ID_BYTES + if h.weighted { 8 } else { 0 };
+    let len = HEADER
+        + s.commits.len() * COMMIT_BYTES
+        + (ne * 4).next_multiple_of(8)
+        + ne * per_edge
+        + (nv * ID_BYTES).next_multiple_of(8);
+    // Sized once: a bulk load's segment is hundreds of MB, and growing it copied it over.
+    let mut out: Vec<u8> = Vec::with_capacity(len);
+    out.extend(words.iter().flat_map(|w| w.to_le_bytes()));
     let mut v = 0usize;
     for (k, c) in s.commits.iter().enumerate() {
         v += s.vertices[v..]
@@ -109,28 +125,55 @@ pub fn encode(h: &Header, s: &Sealed) -> Vec<u8> {
         out.extend_from_slice(bytemuck::bytes_of(&x));
     }
     out.resize(out.len().next_multiple_of(8), 0);
-    let crc = crc_of(&out);
-    out[HEADER - 8..HEADER].copy_from_slice(&crc.to_le_bytes());
+    debug_assert_eq!(out.len(), len);
+    let (head, body) = crcs(&out, s.commits.len());
+    out[HEAD_CRC * 8..HEAD_CRC * 8 + 8].copy_from_slice(&head.to_le_bytes());
+    out[BODY_CRC * 8..BODY_CRC * 8 + 8].copy_from_slice(&body.to_le_bytes());
     out
 }
 
-fn crc_of(b: &[u8]) -> u64 {
-    let c = crc32c::crc32c(&b[..HEADER - 8]);
-    crc32c::crc32c_append(c, &b[HEADER..]) as u64
+/// The head's and the body's checksums of segment bytes `b` (the body may be absent).
+fn crcs(b: &[u8], commits: usize) -> (u64, u64) {
+    let end = HEADER + commits * COMMIT_BYTES;
+    let head = crc32c::crc32c_append(crc32c::crc32c(&b[..HEAD_CRC * 8]), &b[HEADER..end]);
+    (
+        head as u64,
+        crc32c::crc32c(b.get(end..).unwrap_or(&[])) as u64,
+    )
 }
 
-/// Reads a segment's bytes back; `name` is used in errors.
-pub fn decode(b: &[u8], name: &str) -> Result<(Header, Sealed)> {
+/// A segment's head: its header and commit table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Head {
+    /// The header.
+    pub header: Header,
+    /// Its commits, oldest first.
+    pub commits: Vec<Commit>,
+    /// Where each commit's vertex changes end.
+    ends: Vec<usize>,
+    /// Edge and vertex changes held.
+    counts: (usize, usize),
+}
+
+/// Reads a segment's head from `b`, which holds at least the head; `name` is used in errors.
+pub fn decode_head(b: &[u8], name: &str) -> Result<Head> {
     let bad = |m: &str| Error::corrupt(format!("history segment {name}: {m}"));
-    if b.len() < HEADER || !b.len().is_multiple_of(8) {
-        return Err(bad("shorter than its header, or cut"));
+    if b.len() < HEADER {
+        return Err(bad("shorter than its header"));
     }
     let w = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap());
+    if w(0) == u64::from_le_bytes(*b"EVGHIS01") {
+        return Err(bad("segment format 1, written by a development build of evograph 0.1.0 before its history format settled; this build reads format 2 (re-ingest the history to keep it)"));
+    }
     if w(0) != MAGIC {
         return Err(bad("bad magic"));
     }
-    if crc_of(b) != w(HEADER_WORDS - 1) {
-        return Err(bad("checksum mismatch"));
+    let nc = usize::try_from(w(4))
+        .ok()
+        .filter(|&n| n <= (b.len() - HEADER) / COMMIT_BYTES);
+    let nc = nc.ok_or_else(|| bad("cut inside its commit table, or a bad count"))?;
+    if crcs(&b[..HEADER + nc * COMMIT_BYTES], nc).0 != w(HEAD_CRC) {
+        return Err(bad("checksum mismatch in its head"));
     }
     let flags = w(1);
     if flags & WIDE_IDS != THIS_WIDTH {
@@ -139,7 +182,7 @@ pub fn decode(b: &[u8], name: &str) -> Result<(Header, Sealed)> {
             if flags & WIDE_IDS != 0 { 64 } else { 32 },
         )));
     }
-    let h = Header {
+    let header = Header {
         min_lsn: w(2),
         max_lsn: w(3),
         weighted: flags & WEIGHTED != 0,
@@ -149,37 +192,57 @@ pub fn decode(b: &[u8], name: &str) -> Result<(Header, Sealed)> {
             seq: w(8),
         },
     };
-    let (nc, ne, nv) = (w(4) as usize, w(5) as usize, w(6) as usize);
-    let need = (nc.checked_mul(32))
-        .and_then(|x| x.checked_add(ne.checked_mul(4)?.next_multiple_of(8)))
-        .and_then(|x| x.checked_add(ne.checked_mul(2 * ID_BYTES + if h.weighted { 8 } else { 0 })?))
+    let word = |at: usize| w(HEADER_WORDS + at);
+    let (mut commits, mut ends) = (Vec::with_capacity(nc), Vec::with_capacity(nc));
+    for k in 0..nc {
+        commits.push(Commit {
+            lsn: word(k * 4),
+            time: word(k * 4 + 1) as i64,
+            vertices: word(k * 4 + 2),
+        });
+        ends.push(word(k * 4 + 3) as usize);
+    }
+    let counts = (w(5) as usize, w(6) as usize);
+    check_commits(&commits, &ends, counts.1, &header).map_err(|m| bad(&m))?;
+    Ok(Head {
+        header,
+        commits,
+        ends,
+        counts,
+    })
+}
+
+/// Reads a segment's bytes back; `name` is used in errors.
+pub fn decode(b: &[u8], name: &str) -> Result<(Header, Sealed)> {
+    let bad = |m: &str| Error::corrupt(format!("history segment {name}: {m}"));
+    let head = decode_head(b, name)?;
+    let (nc, (ne, nv)) = (head.commits.len(), head.counts);
+    let need = (ne.checked_mul(4).map(|x| x.next_multiple_of(8)))
+        .and_then(|x| {
+            let per = 2 * ID_BYTES + if head.header.weighted { 8 } else { 0 };
+            x.checked_add(ne.checked_mul(per)?)
+        })
         .and_then(|x| x.checked_add(nv.checked_mul(ID_BYTES)?))
-        .and_then(|x| x.checked_add(HEADER))
+        .and_then(|x| x.checked_add(HEADER + nc * COMMIT_BYTES))
         .ok_or_else(|| bad("counts out of range"))?;
-    if need.next_multiple_of(8) != b.len() {
+    if !b.len().is_multiple_of(8) || need.next_multiple_of(8) != b.len() {
         return Err(bad("length does not match its counts"));
     }
-    let body = &b[HEADER..];
-    let word = |at: usize| u64::from_le_bytes(body[at..at + 8].try_into().unwrap());
-    let mut s = Sealed::default();
-    let mut ends = Vec::with_capacity(nc);
-    for k in 0..nc {
-        let at = k * 32;
-        s.commits.push(Commit {
-            lsn: word(at),
-            time: word(at + 8) as i64,
-            vertices: word(at + 16),
-        });
-        ends.push(word(at + 24) as usize);
+    let stored = u64::from_le_bytes(b[BODY_CRC * 8..BODY_CRC * 8 + 8].try_into().unwrap());
+    if crcs(b, nc).1 != stored {
+        return Err(bad("checksum mismatch"));
     }
-    check_commits(&s.commits, &ends, nv, &h).map_err(|m| bad(&m))?;
-    let (edges, vertices) = changes(&body[nc * 32..], &ends, ne, nv, h.weighted);
+    let body = &b[HEADER + nc * COMMIT_BYTES..];
+    let (edges, vertices) = changes(body, &head.ends, ne, nv, head.header.weighted);
     if edges.iter().any(|c| c.commit as usize >= nc) {
         return Err(bad("a change names a commit it does not hold"));
     }
-    s.edges = edges;
-    s.vertices = vertices;
-    Ok((h, s))
+    let sealed = Sealed {
+        commits: head.commits,
+        edges,
+        vertices,
+    };
+    Ok((head.header, sealed))
 }
 
 /// The edge and vertex changes in `b` (the bytes after the commit table); each vertex
@@ -258,6 +321,20 @@ pub fn write(medium: &dyn Medium, h: &Header, s: &Sealed) -> Result<u64> {
     Ok(bytes.len() as u64)
 }
 
+/// Reads the head of segment `name`, checked: its commits without its changes.
+pub fn read_head(medium: &dyn Medium, name: &str) -> Result<Head> {
+    let seg = medium.open(name)?;
+    let len = seg.len()? as usize;
+    let mut b = vec![0u8; HEADER.min(len)];
+    seg.read_at(0, &mut b)?;
+    if let Ok(w) = <[u8; 8]>::try_from(b.get(32..40).unwrap_or(&[])) {
+        let table = (u64::from_le_bytes(w) as usize).saturating_mul(COMMIT_BYTES);
+        b.resize(HEADER.saturating_add(table).min(len), 0);
+        seg.read_at(HEADER as u64, &mut b[HEADER..])?;
+    }
+    decode_head(&b, name)
+}
+
 /// Reads segment `name` back, checked.
 pub fn read(medium: &dyn Medium, name: &str) -> Result<(Header, Sealed)> {
     let seg = medium.open(name)?;
@@ -330,6 +407,10 @@ mod tests {
                 assert!(decode(&d, "x").is_err(), "flip at {at}");
             }
             assert!(decode(&b[..b.len() - 8], "x").is_err());
+            // The head alone reads back from the header and commit table.
+            let head = decode_head(&b[..HEADER + 3 * COMMIT_BYTES], "x").unwrap();
+            assert_eq!((head.header, &head.commits), (h, &s.commits));
+            assert!(decode_head(&b[..HEADER + 2 * COMMIT_BYTES], "x").is_err());
         }
         assert_eq!(parse_name(&file_name(10, 20)), Some((10, 20)));
         assert_eq!(

@@ -352,7 +352,12 @@ fn seal_range(
     history: Option<bool>,
 ) -> (DirPart, Vec<Change>) {
     let mut part = DirPart::default();
-    let mut changes = Vec::new();
+    // One change per update at most but for weight changes: sized once, not doubled.
+    let expect = match history {
+        Some(_) => lvs.clone().map(|lv| grouped.entries(lv).len()).sum(),
+        None => 0,
+    };
+    let mut changes = Vec::with_capacity(expect);
     let mut hist_scratch = history::Scratch::default();
     let mut scratch = Resolve::default();
     // Older runs holding v, each with v's index there.

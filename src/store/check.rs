@@ -22,6 +22,8 @@ pub struct CheckReport {
     pub edges: u64,
     /// Vertices checked.
     pub vertices: u64,
+    /// History segments checked, and the commits they hold.
+    pub history: (usize, u64),
 }
 
 impl CheckReport {
@@ -185,6 +187,7 @@ impl Inner {
             rep.problems
                 .extend(check_keys(k, &self.medium, max, root.store_id));
         }
+        rep.history = self.check_history(&root, &mut rep.problems);
         let snap = self.snapshot()?;
         let runs: Vec<Arc<Run>> = snap.runs().to_vec();
         rep.runs = runs.len();

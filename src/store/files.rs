@@ -93,6 +93,19 @@ impl<'a> Expected<'a> {
         }
     }
 
+    /// A history segment the root names: this store's, written for a commit up to the
+    /// root's.
+    pub(super) fn named_history(&self, name: &str, stamp: Stamp) -> Result<()> {
+        self.owner(&format!("history segment {name}"), Some(stamp), |_| false)?;
+        match stamp.seq > self.root.seq {
+            true => Err(Error::corrupt(format!(
+                "history segment {name} was written for commit {}, after the MANIFEST's commit {} that names it",
+                stamp.seq, self.root.seq
+            ))),
+            false => Ok(()),
+        }
+    }
+
     /// A run file the root does not name: what it is, or the error that refuses the store.
     pub(super) fn stray_run(&self, name: &str, h: &RunHeader) -> Result<Stray> {
         self.owner(&format!("run file {name}"), h.stamp, |l| {

@@ -2,8 +2,10 @@
 //! between two commits, and the commit log (see [`crate::history`] for the design).
 //!
 //! Where history lives while the store runs:
-//! - committed **segments** (`Kept::segments`, named by the root), each read from its file
-//!   on first use and kept;
+//! - committed **segments** (`Kept::segments`, named by the root): each one's commit table
+//!   (its head) is read on first use and kept, 32 bytes a commit; its changes are read
+//!   only by a point or a diff that needs them, and not kept, so memory does not grow
+//!   with the history read;
 //! - the history of runs **sealed but not committed** yet (`State::dram_history`, by run
 //!   id), published with the run itself so that a reader of the runs always finds their
 //!   history, and dropped once the commit naming its segment is in force;
@@ -15,7 +17,7 @@
 use super::{CommitPoint, Inner, Maint};
 use crate::history::{net, segment, window_start, History};
 use crate::manifest::HistRef;
-use crate::memtable::history::Sealed;
+use crate::memtable::history::{Commit, Sealed};
 use crate::memtable::Memtable;
 use crate::run::Run;
 use crate::snapshot::Snapshot;
@@ -31,23 +33,26 @@ pub(super) struct Kept {
     pub segments: Vec<Segment>,
 }
 
-/// A committed segment, read on first use.
+/// A committed segment, its commit table read on first use.
 #[derive(Clone)]
 pub(super) struct Segment {
     pub r: HistRef,
-    pub loaded: Arc<OnceLock<Arc<Sealed>>>,
+    head: Arc<OnceLock<Arc<[Commit]>>>,
 }
 
 impl Segment {
-    pub fn new(r: HistRef, loaded: Option<Arc<Sealed>>) -> Segment {
-        let cell = OnceLock::new();
-        if let Some(s) = loaded {
-            let _ = cell.set(s);
-        }
+    pub fn new(r: HistRef) -> Segment {
         Segment {
             r,
-            loaded: Arc::new(cell),
+            head: Default::default(),
         }
+    }
+
+    /// A segment just written from `s`: its commit table is known.
+    pub fn written(r: HistRef, s: &Sealed) -> Segment {
+        let seg = Segment::new(r);
+        let _ = seg.head.set(s.commits.clone().into());
+        seg
     }
 }
 
@@ -87,12 +92,22 @@ impl std::str::FromStr for Point {
     }
 }
 
-/// A stretch of history with the LSN range it covers.
+/// A stretch of history with the LSN range it covers and its commits.
 #[derive(Clone)]
 struct Piece {
     min_lsn: u64,
     max_lsn: u64,
-    sealed: Arc<Sealed>,
+    commits: Arc<[Commit]>,
+    changes: Changes,
+}
+
+/// Where a piece's changes are.
+#[derive(Clone)]
+enum Changes {
+    /// Sealed in DRAM, not committed yet (or just committed).
+    Dram(Arc<Sealed>),
+    /// In a committed segment's file.
+    File(Segment),
 }
 
 /// Changes between two commits, in external ids: applying them to the graph as of `from`
@@ -129,35 +144,35 @@ impl Inner {
 
     /// The history of everything applied so far, in LSN order, from the first commit after
     /// the last gap (a stretch sealed while no history was kept): the memtables are sealed
-    /// into DRAM runs first, as a snapshot seals them.
+    /// into DRAM runs first, as a snapshot seals them. Only commit tables are read.
     fn pieces(&self) -> Result<Vec<Piece>> {
         {
             let mut w = self.writer.lock().unwrap();
             self.freeze_locked(&mut w);
         }
         self.seal_pending_dram()?;
-        let dram: Vec<Piece> = {
+        let mut pieces: Vec<Piece> = {
             let st = self.state.lock().unwrap();
             (st.dram_history.iter())
                 .map(|(lsns, s)| Piece {
                     min_lsn: lsns.0,
                     max_lsn: lsns.1,
-                    sealed: s.clone(),
+                    commits: s.commits.clone().into(),
+                    changes: Changes::Dram(s.clone()),
                 })
                 .collect()
         };
         let segments = self.history.lock().unwrap().segments.clone();
-        let mut pieces = Vec::with_capacity(segments.len() + dram.len());
         for s in segments {
-            let sealed = self.load_segment(&s)?;
             pieces.push(Piece {
                 min_lsn: s.r.min_lsn,
                 max_lsn: s.r.max_lsn,
-                sealed,
+                commits: self.segment_head(&s)?,
+                changes: Changes::File(s),
             });
         }
-        pieces.extend(dram);
-        pieces.sort_by_key(|p| (p.min_lsn, p.max_lsn));
+        // A piece both sealed in DRAM and committed is read from DRAM.
+        pieces.sort_by_key(|p| (p.min_lsn, p.max_lsn, matches!(p.changes, Changes::File(_))));
         pieces.dedup_by_key(|p| (p.min_lsn, p.max_lsn));
         let gap = pieces
             .windows(2)
@@ -165,31 +180,110 @@ impl Inner {
         Ok(pieces.split_off(gap.map_or(0, |i| i + 1)))
     }
 
-    /// A segment's history, read and checked on first use.
-    fn load_segment(&self, s: &Segment) -> Result<Arc<Sealed>> {
-        if let Some(x) = s.loaded.get() {
+    /// A segment's commit table, read and checked on first use.
+    fn segment_head(&self, s: &Segment) -> Result<Arc<[Commit]>> {
+        if let Some(x) = s.head.get() {
             return Ok(x.clone());
         }
         let name = segment::file_name(s.r.min_lsn, s.r.max_lsn);
-        let (h, sealed) = segment::read(&*self.medium, &name)?;
-        if (h.min_lsn, h.max_lsn) != (s.r.min_lsn, s.r.max_lsn)
-            || sealed.commits.len() as u64 != s.r.commits
-            || h.weighted != self.weighted
-            || h.undirected != self.undirected
+        let head = segment::read_head(&*self.medium, &name)?;
+        let h = head.header;
+        self.check_segment(&name, &h, head.commits.len(), s)?;
+        let commits: Arc<[Commit]> = head.commits.into();
+        let _ = s.head.set(commits.clone());
+        Ok(commits)
+    }
+
+    /// Whether segment file `name`, with header `h` and `commits`, is the one `s` names,
+    /// written by this store for a commit up to the root in force.
+    fn check_segment(
+        &self,
+        name: &str,
+        h: &segment::Header,
+        commits: usize,
+        s: &Segment,
+    ) -> Result<()> {
         {
-            return Err(Error::corrupt(format!(
-                "history segment {name} does not match the manifest's description"
-            )));
+            let man = self.manifest.lock().unwrap();
+            super::files::Expected::new(man.root()).named_history(name, h.stamp)?;
         }
-        let sealed = Arc::new(sealed);
-        let _ = s.loaded.set(sealed.clone());
-        Ok(sealed)
+        match (h.min_lsn, h.max_lsn) == (s.r.min_lsn, s.r.max_lsn)
+            && commits as u64 == s.r.commits
+            && h.weighted == self.weighted
+            && h.undirected == self.undirected
+        {
+            true => Ok(()),
+            false => Err(Error::corrupt(format!(
+                "history segment {name} does not match the manifest's description"
+            ))),
+        }
+    }
+
+    /// The changes of the pieces that hold commits in `lo+1 ..= hi`, read from their files
+    /// where they are not in DRAM.
+    fn changes_between(&self, pieces: &[Piece], lo: u64, hi: u64) -> Result<Vec<Arc<Sealed>>> {
+        let needed = pieces.iter().filter(|p| p.max_lsn > lo && p.min_lsn < hi);
+        needed
+            .map(|p| match &p.changes {
+                Changes::Dram(s) => Ok(s.clone()),
+                Changes::File(seg) => {
+                    let name = segment::file_name(seg.r.min_lsn, seg.r.max_lsn);
+                    let (h, sealed) = segment::read(&*self.medium, &name)?;
+                    self.check_segment(&name, &h, sealed.commits.len(), seg)?;
+                    Ok(Arc::new(sealed))
+                }
+            })
+            .collect()
+    }
+
+    /// `check`: every segment `root` names read whole (both checksums), matched against
+    /// its description, and their commits in order from one segment to the next; returns
+    /// the segments and commits checked. A read-only handle skips a segment its writer
+    /// let go of since.
+    pub(super) fn check_history(
+        &self,
+        root: &crate::manifest::Root,
+        problems: &mut Vec<String>,
+    ) -> (usize, u64) {
+        let (mut checked, mut commits) = (0, 0);
+        let mut last: Option<Commit> = None;
+        for r in &root.history_segments {
+            let name = segment::file_name(r.min_lsn, r.max_lsn);
+            if self.opts.read_only && !self.medium.exists(&name) {
+                continue;
+            }
+            let read = segment::read(&*self.medium, &name).and_then(|(h, sealed)| {
+                let seg = Segment::new(r.clone());
+                self.check_segment(&name, &h, sealed.commits.len(), &seg)
+                    .map(|_| sealed)
+            });
+            let sealed = match read {
+                Ok(s) => s,
+                Err(e) => {
+                    problems.push(format!("history: {e}"));
+                    continue;
+                }
+            };
+            let first = sealed.commits.first().copied();
+            if let (Some(a), Some(b)) = (last, first) {
+                if a.lsn >= b.lsn || a.time > b.time || a.vertices > b.vertices {
+                    problems.push(format!(
+                        "history segment {name} starts at LSN {} ({}), not after the segment before it ended (LSN {}, {})",
+                        b.lsn, crate::time::show(b.time), a.lsn, crate::time::show(a.time)
+                    ));
+                }
+            }
+            last = sealed.commits.last().copied().or(last);
+            checked += 1;
+            commits += sealed.commits.len() as u64;
+        }
+        (checked, commits)
     }
 
     /// The commits of `pieces` up to `upto`, oldest first.
     fn commits_of(pieces: &[Piece], upto: u64) -> Vec<CommitPoint> {
         (pieces.iter())
-            .flat_map(|p| p.sealed.commits.iter())
+            .flat_map(|p| p.commits.iter())
             .filter(|c| c.lsn <= upto)
             .map(|c| CommitPoint {
                 lsn: c.lsn,
@@ -225,14 +319,13 @@ impl Inner {
         if i + 1 == commits.len() {
             return Ok((parts.build(self), point));
         }
-        let refs: Vec<&Sealed> = pieces.iter().map(|p| &*p.sealed).collect();
+        let loaded = self.changes_between(&pieces, point.lsn, parts.lsn)?;
+        let refs: Vec<&Sealed> = loaded.iter().map(|s| &**s).collect();
         let (edges, vertices) = net::between(&refs, point.lsn, parts.lsn);
+        drop(loaded);
         let undo = self.undo_run(&parts.runs, parts.n, &edges);
         parts.runs.push(Arc::new(undo));
-        let existed = (pieces.iter())
-            .flat_map(|p| p.sealed.commits.iter())
-            .find(|c| c.lsn == point.lsn)
-            .map_or(0, |c| c.vertices);
+        let existed = vertices_at(&pieces, point.lsn);
         let mut gone = (*parts.deleted).clone();
         for v in &vertices {
             bits::assign(&mut gone, v.v, !v.before);
@@ -276,9 +369,11 @@ impl Inner {
         let (ia, ib) = (self.resolve(&commits, from)?, self.resolve(&commits, to)?);
         let (a, b) = (commits[ia], commits[ib]);
         let ids = |lsn: u64| vertices_at(&pieces, lsn);
-        let refs: Vec<&Sealed> = pieces.iter().map(|p| &*p.sealed).collect();
         let (lo, hi) = (a.lsn.min(b.lsn), a.lsn.max(b.lsn));
+        let loaded = self.changes_between(&pieces, lo, hi)?;
+        let refs: Vec<&Sealed> = loaded.iter().map(|s| &**s).collect();
         let (mut edges, changed) = net::between(&refs, lo, hi);
+        drop(loaded);
         // Vertices handed out between the two commits did not exist at the earlier one.
         let mut vertices = born_between(&changed, ids(lo), ids(hi));
         if a.lsn > b.lsn {
@@ -371,7 +466,7 @@ impl Inner {
 /// Dense ids handed out by the commit `lsn` among `pieces`.
 fn vertices_at(pieces: &[Piece], lsn: u64) -> u64 {
     (pieces.iter())
-        .flat_map(|p| p.sealed.commits.iter())
+        .flat_map(|p| p.commits.iter())
         .find(|c| c.lsn == lsn)
         .map_or(0, |c| c.vertices)
 }

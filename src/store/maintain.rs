@@ -122,9 +122,23 @@ impl Inner {
         self.run_bytes
             .flushed
             .fetch_add(run.header.file_len, Ordering::Relaxed);
-        unpersisted
-            .persist_and_name(|| self.log_durable_to(run.header.max_lsn))
-            .and_then(|()| self.segment_of(&m, &run, history.as_ref()))
+        let name = || unpersisted.persist_and_name(|| self.log_durable_to(run.header.max_lsn));
+        let seg = |m: &Maint| self.segment_of(m, &run, history.as_ref());
+        let (named, seg) = match history {
+            // Both must be durable before the commit, neither needs the other: the
+            // segment's encode and write overlap the run's persist.
+            Some(_) => std::thread::scope(|sc| {
+                let maint = &*m;
+                let seg = sc.spawn(move || seg(maint));
+                (
+                    name(),
+                    seg.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                )
+            }),
+            None => (name(), Ok(None)),
+        };
+        named
+            .and(seg)
             .and_then(|seg| self.commit_flushed(&mut m, &run, None, seg))
             .inspect_err(|e| self.poison(e))?;
         Ok(true)
@@ -638,10 +652,10 @@ impl Inner {
     ) {
         {
             let mut kept = self.history.lock().unwrap();
-            // Read back when first asked for: a bulk load's history is hundreds of MB
-            // that the writer has no reason to keep.
-            if let Some((r, _)) = added {
-                kept.segments.push(super::history::Segment::new(r, None));
+            // Only its commit table is kept: a bulk load's changes are hundreds of MB that
+            // the writer has no reason to keep.
+            if let Some((r, s)) = added {
+                kept.segments.push(super::history::Segment::written(r, &s));
             }
             // After the push: the commit that adds a segment may drop it at once (history
             // turned off while the memtable still kept it), and its file goes below.
