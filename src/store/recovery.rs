@@ -360,7 +360,7 @@ fn kept_history(root: &Root) -> Result<super::history::Kept> {
     Ok(super::history::Kept {
         setting: history_setting(root)?,
         segments: (segs.iter().cloned())
-            .map(|r| super::history::Segment::new(r))
+            .map(super::history::Segment::new)
             .collect(),
     })
 }
