@@ -32,6 +32,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let name = |x: u64| -> String {
         (s.key_of_external(x)).map_or_else(|| x.to_string(), |k| k.to_string())
     };
+    refuse_unreplayable(&d.records, &name)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let io = |e: std::io::Error| evograph::Error::io("write", "stdout", e);
     for r in &d.records {
@@ -47,4 +48,24 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     }
     out.flush().map_err(io)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// An ops line splits its fields at blanks, so a name holding one (or empty) would not
+/// replay as the vertex it names: refused before any line is printed.
+fn refuse_unreplayable(
+    records: &[evograph::Record],
+    name: impl Fn(u64) -> String,
+) -> evograph::Result<()> {
+    use evograph::Record::*;
+    let bad = |n: &String| n.is_empty() || n.chars().any(char::is_whitespace);
+    let vertices = records.iter().flat_map(|r| match *r {
+        Insert(u, v) | InsertWeighted(u, v, _) | Delete(u, v) => [Some(u), Some(v)],
+        InsertVertex(u) | DeleteVertex(u) => [Some(u), None],
+    });
+    match vertices.flatten().map(name).find(bad) {
+        Some(n) => Err(evograph::Error::Invalid(format!(
+            "the diff names vertex {n:?}, which an ops line cannot carry (its fields are split at blanks): take the changes from Python (Graph.diff gives arrays) or rename the vertex"
+        ))),
+        None => Ok(()),
+    }
 }

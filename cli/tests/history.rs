@@ -177,3 +177,24 @@ fn damaged_history_is_named_by_check_and_refused_by_the_points_that_need_it() {
     std::fs::write(&seg, &good).unwrap();
     ok(&["check", &s]);
 }
+
+#[test]
+fn a_diff_refuses_names_an_ops_line_cannot_carry() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let s = p(d, "S");
+    std::fs::write(d.join("a.csv"), "a,b\n").unwrap();
+    std::fs::write(d.join("b.csv"), "New York,b\n").unwrap();
+    let a = p(d, "a.csv");
+    ok(&["ingest", &s, &a, "--keys", "string", "--history", "all"]);
+    ok(&["ingest", &s, &p(d, "b.csv")]);
+    let out = evograph(["diff", &s, "--from", "1", "--to", "2"]);
+    assert_no_panic(&out, "diff");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("\"New York\"") && err.contains("cannot carry"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing printed before the refusal");
+}
