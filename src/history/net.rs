@@ -6,8 +6,12 @@
 //! Edges whose states at A and B agree (added then removed, a weight set back) drop out.
 
 use crate::batch::{id_of, is_del};
-use crate::memtable::history::Sealed;
+use crate::memtable::history::{Change, Sealed};
 use crate::types::VertexId;
+use rayon::prelude::*;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::ops::Range;
 
 /// An edge whose state differs between two commits.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,52 +48,130 @@ pub fn between(
     after: u64,
     upto: u64,
 ) -> (Vec<EdgeChange>, Vec<VertexChange>) {
-    let inside = |s: &Sealed, c: u32| {
-        let lsn = s.commits[c as usize].lsn;
-        lsn > after && lsn <= upto
+    let inside: Vec<Range<u32>> = pieces.iter().map(|s| commits_in(s, after, upto)).collect();
+    (net_edges(pieces, &inside), net_vertices(pieces, &inside))
+}
+
+/// The positions of `s`'s commits with LSNs in `after+1 ..= upto`.
+fn commits_in(s: &Sealed, after: u64, upto: u64) -> Range<u32> {
+    let lo = s.commits.partition_point(|c| c.lsn <= after);
+    let hi = s.commits.partition_point(|c| c.lsn <= upto);
+    lo as u32..hi.max(lo) as u32
+}
+
+/// Source ranges of about equal work for the pool: bounds taken from the largest piece.
+fn source_bounds(pieces: &[Piece<'_>]) -> Vec<VertexId> {
+    let Some(big) = pieces.iter().max_by_key(|s| s.edges.len()) else {
+        return vec![0];
     };
-    // (src, dst, order, removes, weight): `order` keeps commit order within an edge.
-    let mut edges: Vec<(VertexId, VertexId, usize, bool, f64)> = Vec::new();
-    let mut vertices: Vec<(VertexId, usize, bool)> = Vec::new();
-    let mut order = 0usize;
-    for s in pieces {
-        for c in s.edges.iter().filter(|c| inside(s, c.commit)) {
-            edges.push((c.src, id_of(c.dst), order, c.removes(), c.weight));
-            order += 1;
-        }
-        for &(_, x) in s.vertices.iter().filter(|(c, _)| inside(s, *c)) {
-            vertices.push((id_of(x), order, is_del(x)));
-            order += 1;
-        }
+    if big.edges.is_empty() {
+        return vec![0];
     }
-    edges.sort_unstable_by_key(|e| (e.0, e.1, e.2));
-    vertices.sort_unstable_by_key(|v| (v.0, v.1));
-    let net_edges = (edges.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)))
-        .filter_map(|g| {
-            let (first, last) = (g[0], g[g.len() - 1]);
-            let before = first.3.then_some(first.4);
-            let after = (!last.3).then_some(last.4);
-            let same = before.map(f64::to_bits) == after.map(f64::to_bits);
-            (!same).then_some(EdgeChange {
-                src: first.0,
-                dst: first.1,
-                before,
-                after,
-            })
+    let parts = (rayon::current_num_threads() * 8).min(big.edges.len() / 65_536 + 1);
+    let mut b: Vec<VertexId> = (0..parts)
+        .map(|i| big.edges[i * big.edges.len() / parts].src)
+        .collect();
+    b[0] = 0;
+    b.dedup();
+    b
+}
+
+/// The net edge changes: each piece's changes are sorted by (source, destination,
+/// commit) and the pieces come in LSN order, so a merge of the pieces (ties to the earlier
+/// piece) meets an edge's changes in commit order, with no sort and no copy of them.
+fn net_edges(pieces: &[Piece<'_>], inside: &[Range<u32>]) -> Vec<EdgeChange> {
+    let bounds = source_bounds(pieces);
+    let ranges: Vec<(VertexId, Option<VertexId>)> = (0..bounds.len())
+        .map(|i| (bounds[i], bounds.get(i + 1).copied()))
+        .collect();
+    let parts: Vec<Vec<EdgeChange>> = ranges
+        .into_par_iter()
+        .map(|(lo, hi)| {
+            let slices: Vec<&[Change]> = pieces
+                .iter()
+                .map(|s| {
+                    let a = s.edges.partition_point(|c| c.src < lo);
+                    let b = hi.map_or(s.edges.len(), |h| s.edges.partition_point(|c| c.src < h));
+                    &s.edges[a..b]
+                })
+                .collect();
+            merge_net(&slices, inside)
         })
         .collect();
-    let net_vertices = (vertices.chunk_by(|a, b| a.0 == b.0))
+    parts.concat()
+}
+
+/// [`net_edges`] over one source range: `slices[k]` is piece k's changes there.
+fn merge_net(slices: &[&[Change]], inside: &[Range<u32>]) -> Vec<EdgeChange> {
+    let next = |k: usize, from: usize| {
+        (slices[k][from..].iter())
+            .position(|c| inside[k].contains(&c.commit))
+            .map(|i| from + i)
+    };
+    let key = |k: usize, i: usize| {
+        let c = &slices[k][i];
+        Reverse((c.src, id_of(c.dst), k, i))
+    };
+    let mut heap: BinaryHeap<_> = (0..slices.len())
+        .filter_map(|k| next(k, 0).map(|i| key(k, i)))
+        .collect();
+    let mut out = Vec::new();
+    let mut group: Option<(&Change, &Change)> = None;
+    while let Some(Reverse((_, _, k, i))) = heap.pop() {
+        if let Some(j) = next(k, i + 1) {
+            heap.push(key(k, j));
+        }
+        let c = &slices[k][i];
+        group = match group {
+            Some((first, last)) if (first.src, id_of(first.dst)) == (c.src, id_of(c.dst)) => {
+                debug_assert!(id_of(last.dst) == id_of(c.dst));
+                Some((first, c))
+            }
+            Some((first, last)) => {
+                out.extend(net_of(first, last));
+                Some((c, c))
+            }
+            None => Some((c, c)),
+        };
+    }
+    out.extend(group.and_then(|(first, last)| net_of(first, last)));
+    out
+}
+
+/// An edge's net change from its first change in a range to its last: its state just
+/// before the first is its state at the start, just after the last its state at the end.
+fn net_of(first: &Change, last: &Change) -> Option<EdgeChange> {
+    let before = first.removes().then_some(first.weight);
+    let after = (!last.removes()).then_some(last.weight);
+    let same = before.map(f64::to_bits) == after.map(f64::to_bits);
+    (!same).then_some(EdgeChange {
+        src: first.src,
+        dst: id_of(first.dst),
+        before,
+        after,
+    })
+}
+
+/// Every vertex updated in the range, by id, with its states at both ends.
+fn net_vertices(pieces: &[Piece<'_>], inside: &[Range<u32>]) -> Vec<VertexChange> {
+    // (vertex, deleted) in commit order; the sort is stable, so it stays so per vertex.
+    let mut vertices: Vec<(VertexId, bool)> = Vec::new();
+    for (s, range) in pieces.iter().zip(inside) {
+        let mine = s.vertices.iter().filter(|(c, _)| range.contains(c));
+        vertices.extend(mine.map(|&(_, x)| (id_of(x), is_del(x))));
+    }
+    vertices.sort_by_key(|v| v.0);
+    (vertices.chunk_by(|a, b| a.0 == b.0))
         .map(|g| {
             let (first, last) = (g[0], g[g.len() - 1]);
             // A vertex update changes its state: a delete finds it live, an insert not.
             VertexChange {
                 v: first.0,
-                before: first.2,
-                after: !last.2,
+                before: first.1,
+                after: !last.1,
             }
         })
-        .collect();
-    (net_edges, net_vertices)
+        .collect()
 }
 
 #[cfg(test)]
@@ -117,7 +199,7 @@ mod tests {
         };
         let a = Sealed {
             commits: commits(&[1, 2]),
-            edges: vec![ch(0, 1, 2, 1.0), ch(0, 3, 4, 0.0), ch(1, 1, 2 | DEL, 1.0)],
+            edges: vec![ch(0, 1, 2, 1.0), ch(1, 1, 2 | DEL, 1.0), ch(0, 3, 4, 0.0)],
             vertices: vec![(0, 5), (1, 6 | DEL)],
         };
         let b = Sealed {

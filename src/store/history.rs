@@ -321,7 +321,9 @@ impl Inner {
         }
         let loaded = self.changes_between(&pieces, point.lsn, parts.lsn)?;
         let refs: Vec<&Sealed> = loaded.iter().map(|s| &**s).collect();
-        let (edges, vertices) = net::between(&refs, point.lsn, parts.lsn);
+        let (edges, vertices) = self
+            .pool
+            .install(|| net::between(&refs, point.lsn, parts.lsn));
         drop(loaded);
         let undo = self.undo_run(&parts.runs, parts.n, &edges);
         parts.runs.push(Arc::new(undo));
@@ -372,7 +374,7 @@ impl Inner {
         let (lo, hi) = (a.lsn.min(b.lsn), a.lsn.max(b.lsn));
         let loaded = self.changes_between(&pieces, lo, hi)?;
         let refs: Vec<&Sealed> = loaded.iter().map(|s| &**s).collect();
-        let (mut edges, changed) = net::between(&refs, lo, hi);
+        let (mut edges, changed) = self.pool.install(|| net::between(&refs, lo, hi));
         drop(loaded);
         // Vertices handed out between the two commits did not exist at the earlier one.
         let mut vertices = born_between(&changed, ids(lo), ids(hi));
