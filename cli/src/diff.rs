@@ -32,7 +32,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let name = |x: u64| -> String {
         (s.key_of_external(x)).map_or_else(|| x.to_string(), |k| k.to_string())
     };
-    refuse_unreplayable(&d.records, &name)?;
+    refuse_unreplayable(&d.records, name)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let io = |e: std::io::Error| evograph::Error::io("write", "stdout", e);
     for r in &d.records {
