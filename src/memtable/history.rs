@@ -30,7 +30,7 @@ pub struct Commit {
 }
 
 /// One effective change of an edge.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Change {
     /// The commit it happened in: its position among the history's commits.
     pub commit: u32,

@@ -4,8 +4,8 @@
 //! Where history lives while the store runs:
 //! - committed **segments** (`Kept::segments`, named by the root): each one's commit table
 //!   (its head) is read on first use and kept, 32 bytes a commit; its changes are read
-//!   only by a point or a diff that needs them, and not kept, so memory does not grow
-//!   with the history read;
+//!   only by a point or a diff that needs them, and kept among the recent ones up to the
+//!   memtable's budget (`Recent`), so memory does not grow with the history read;
 //! - the history of runs **sealed but not committed** yet (`State::dram_history`, by run
 //!   id), published with the run itself so that a reader of the runs always finds their
 //!   history, and dropped once the commit naming its segment is in force;
@@ -31,6 +31,56 @@ pub(super) struct Kept {
     pub setting: History,
     /// The committed segments, oldest first.
     pub segments: Vec<Segment>,
+    /// Segments' changes read lately.
+    pub recent: Recent,
+}
+
+/// Segments' changes read lately, kept up to the memtable's budget: a point or a diff
+/// read again, or the next one near it, does not read and decode them again, and memory
+/// stays bounded however much history is read.
+#[derive(Default)]
+pub(super) struct Recent {
+    /// By LSN range, the most recently used last, with their bytes in DRAM.
+    entries: std::collections::VecDeque<((u64, u64), Arc<Sealed>, usize)>,
+    bytes: usize,
+}
+
+impl Recent {
+    fn get(&mut self, lsns: (u64, u64)) -> Option<Arc<Sealed>> {
+        let at = self.entries.iter().position(|e| e.0 == lsns)?;
+        let e = self.entries.remove(at)?;
+        let s = e.1.clone();
+        self.entries.push_back(e);
+        Some(s)
+    }
+
+    fn put(&mut self, lsns: (u64, u64), s: Arc<Sealed>, budget: usize) {
+        let bytes = s.edges.len() * std::mem::size_of::<crate::memtable::history::Change>()
+            + s.vertices.len() * std::mem::size_of::<(u32, VertexId)>();
+        if bytes > budget || self.entries.iter().any(|e| e.0 == lsns) {
+            return;
+        }
+        self.entries.push_back((lsns, s, bytes));
+        self.bytes += bytes;
+        while self.bytes > budget {
+            let Some(old) = self.entries.pop_front() else {
+                break;
+            };
+            self.bytes -= old.2;
+        }
+    }
+
+    /// Forgets the segments with LSN ranges `gone` (dropped by retention).
+    pub(super) fn forget(&mut self, gone: &[(u64, u64)]) {
+        let bytes = &mut self.bytes;
+        self.entries.retain(|e| {
+            let keep = !gone.contains(&e.0);
+            if !keep {
+                *bytes -= e.2;
+            }
+            keep
+        });
+    }
 }
 
 /// A committed segment, its commit table read on first use.
@@ -226,14 +276,24 @@ impl Inner {
         needed
             .map(|p| match &p.changes {
                 Changes::Dram(s) => Ok(s.clone()),
-                Changes::File(seg) => {
-                    let name = segment::file_name(seg.r.min_lsn, seg.r.max_lsn);
-                    let (h, sealed) = segment::read(&*self.medium, &name)?;
-                    self.check_segment(&name, &h, sealed.commits.len(), seg)?;
-                    Ok(Arc::new(sealed))
-                }
+                Changes::File(seg) => self.segment_changes(seg),
             })
             .collect()
+    }
+
+    /// A segment's changes: from [`Recent`], else read and checked (and kept there).
+    fn segment_changes(&self, seg: &Segment) -> Result<Arc<Sealed>> {
+        let lsns = (seg.r.min_lsn, seg.r.max_lsn);
+        if let Some(s) = self.history.lock().unwrap().recent.get(lsns) {
+            return Ok(s);
+        }
+        let name = segment::file_name(lsns.0, lsns.1);
+        let (h, sealed) = segment::read(&*self.medium, &name)?;
+        self.check_segment(&name, &h, sealed.commits.len(), seg)?;
+        let sealed = Arc::new(sealed);
+        let budget = self.opts.memtable_bytes;
+        (self.history.lock().unwrap().recent).put(lsns, sealed.clone(), budget);
+        Ok(sealed)
     }
 
     /// `check`: every segment `root` names read whole (both checksums), matched against
@@ -594,6 +654,30 @@ mod tests {
         assert_eq!(to_drop(History::Within(100), &segs), 1);
         assert_eq!(to_drop(History::Within(99), &segs), 2);
         assert_eq!(to_drop(History::Within(1), &[]), 0);
+    }
+
+    #[test]
+    fn recent_segments_stay_within_their_budget_and_forget_dropped_ones() {
+        let seg = |n: usize| {
+            Arc::new(Sealed {
+                edges: vec![crate::memtable::history::Change::default(); n],
+                ..Sealed::default()
+            })
+        };
+        let per = std::mem::size_of::<crate::memtable::history::Change>();
+        let mut r = Recent::default();
+        r.put((0, 1), seg(10), 25 * per);
+        r.put((1, 2), seg(10), 25 * per);
+        assert!(r.get((0, 1)).is_some(), "both fit");
+        // (0, 1) was used last: the third evicts (1, 2).
+        r.put((2, 3), seg(10), 25 * per);
+        assert!(r.get((1, 2)).is_none() && r.get((0, 1)).is_some());
+        assert_eq!(r.bytes, 20 * per);
+        r.put((3, 4), seg(30), 25 * per);
+        assert!(r.get((3, 4)).is_none(), "larger than the budget: not kept");
+        r.forget(&[(0, 1)]);
+        assert!(r.get((0, 1)).is_none());
+        assert_eq!(r.bytes, 10 * per);
     }
 
     #[test]

@@ -661,6 +661,8 @@ impl Inner {
             // turned off while the memtable still kept it), and its file goes below.
             kept.segments
                 .retain(|s| !dropped.iter().any(|d| d.min_lsn == s.r.min_lsn));
+            let gone: Vec<(u64, u64)> = dropped.iter().map(|d| (d.min_lsn, d.max_lsn)).collect();
+            kept.recent.forget(&gone);
         }
         self.state
             .lock()

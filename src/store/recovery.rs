@@ -362,6 +362,7 @@ fn kept_history(root: &Root) -> Result<super::history::Kept> {
         segments: (segs.iter().cloned())
             .map(super::history::Segment::new)
             .collect(),
+        recent: Default::default(),
     })
 }
 
