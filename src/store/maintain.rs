@@ -221,6 +221,9 @@ impl Inner {
 
     fn seal_and_merge_pending(&self, merges: Merges) -> Result<()> {
         loop {
+            // After a failure nothing commits: a run published before its failed commit
+            // is in the list of file runs, and a merge would take it for a committed one.
+            self.check_poisoned()?;
             let sealed = self.seal_next_file()?;
             let mut m = self.maint.lock().unwrap();
             self.flush_dram(&mut m)?;
