@@ -38,6 +38,7 @@ pub mod pregel;
 mod run;
 pub mod snapshot;
 mod stamp;
+pub mod standing;
 pub mod store;
 pub mod time;
 pub mod types;

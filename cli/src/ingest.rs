@@ -120,6 +120,22 @@ pub struct Args {
     /// experiments and tests; 0: never partition).
     #[arg(long, hide = true, default_value_t = 20, value_parser = args::int::<u32>(0, 62))]
     partition_bits: u32,
+    /// Keep this kernel's result current as batches commit (wcc, bfs, sssp, pr-tol), and
+    /// write to --changes what `evograph watch` prints: the full result at the first
+    /// commit, then each batch's `# lsn LSN` and `vertex old new` lines. Each batch is
+    /// reflected before the next is submitted.
+    #[arg(long, requires = "changes")]
+    maintain: Option<evograph::algo::kernel::Kernel>,
+    /// The file --maintain writes its lines to.
+    #[arg(long, requires = "maintain")]
+    changes: Option<PathBuf>,
+    /// Source vertex of a maintained bfs or sssp (external id, or name): the result starts
+    /// at the first batch after which it exists.
+    #[arg(long)]
+    source: Option<String>,
+    /// Tolerance of a maintained pr-tol (L1 distance from the fixed point, above 0).
+    #[arg(long, default_value_t = 1e-4, value_parser = args::real(evograph::algo::kernel::limits::tolerance), allow_negative_numbers = true)]
+    tolerance: f64,
 }
 
 /// `--delimiter`: one byte, with `\t` and `tab` for a tab.
@@ -295,6 +311,12 @@ fn stream(
     total: u64,
     acked: &Cell<u64>,
 ) -> evograph::Result<u64> {
+    let mut kept = crate::standing::Kept::new(
+        a.maintain,
+        a.changes.as_deref(),
+        a.source.clone(),
+        a.tolerance,
+    )?;
     let (rx, reader) = read_ahead(src, a.batch as usize);
     let pb = progress::bytes(total, "ingesting");
     let mut acks = Acks {
@@ -332,6 +354,9 @@ fn stream(
             };
             records += b.len() as u64;
             pb.inc(b.len() as u64 * 8);
+            if let Some(k) = kept.as_mut() {
+                k.step(g).inspect_err(|_| drop(acks.settle()))?;
+            }
             acks.pending.push_back((ticket, records));
             acks.keep_at_most(a.in_flight)?;
         }

@@ -17,7 +17,9 @@ mod log;
 mod progress;
 mod query;
 mod run;
+mod standing;
 mod stats;
+mod watch;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use evograph::error::printable;
@@ -48,6 +50,7 @@ enum Cmd {
     Query(query::Args),
     Log(log::Args),
     Diff(diff::Args),
+    Watch(watch::Args),
     Config(config::Args),
 }
 
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
         Cmd::Query(a) => query::run(a).map_err(Failure::from),
         Cmd::Log(a) => log::run(a).map_err(Failure::from),
         Cmd::Diff(a) => diff::run(a).map_err(Failure::from),
+        Cmd::Watch(a) => watch::run(a).map_err(Failure::from),
         Cmd::Config(a) => config::run(a).map_err(Failure::from),
     };
     match res {

@@ -383,7 +383,12 @@ fn params(a: &Args, source: Option<VertexId>) -> Params {
     p
 }
 
-fn print(w: &mut impl Write, s: &Snapshot, kernel: Kernel, values: &Values) -> std::io::Result<()> {
+pub fn print(
+    w: &mut impl Write,
+    s: &Snapshot,
+    kernel: Kernel,
+    values: &Values,
+) -> std::io::Result<()> {
     let order = s.key_order();
     let live = by_key(s, &order);
     // Names may hold spaces; a tab keeps the columns apart.

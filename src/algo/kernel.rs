@@ -39,6 +39,9 @@ pub enum Kernel {
     GapSssp,
     /// GAP PageRank until the scores change by less than the tolerance.
     GapPr,
+    /// PageRank within the tolerance (L1) of its fixed point, deterministic
+    /// ([`crate::algo::pr_tolerance`]): the PageRank a standing kernel keeps.
+    PrTol,
     /// GAP connected components (Afforest).
     GapCc,
     /// GAP betweenness centrality from sampled sources.
@@ -59,7 +62,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel, in the order help texts list them.
-    pub const ALL: [Kernel; 17] = [
+    pub const ALL: [Kernel; 18] = [
         Kernel::Bfs,
         Kernel::Pr,
         Kernel::Wcc,
@@ -69,6 +72,7 @@ impl Kernel {
         Kernel::GapBfs,
         Kernel::GapSssp,
         Kernel::GapPr,
+        Kernel::PrTol,
         Kernel::GapCc,
         Kernel::Bc,
         Kernel::Tc,
@@ -91,6 +95,7 @@ impl Kernel {
             Kernel::GapBfs => "gap-bfs",
             Kernel::GapSssp => "gap-sssp",
             Kernel::GapPr => "gap-pr",
+            Kernel::PrTol => "pr-tol",
             Kernel::GapCc => "gap-cc",
             Kernel::Bc => "bc",
             Kernel::Tc => "tc",
@@ -141,7 +146,7 @@ impl Kernel {
     /// [`GraphView::sweep_in`], so that a compacted store whose lists do not fit the DRAM
     /// available streams them (see [`crate::SweepReads`]).
     pub fn sweeps_in_lists(self) -> bool {
-        matches!(self, Kernel::Pr | Kernel::GapPr)
+        matches!(self, Kernel::Pr | Kernel::GapPr | Kernel::PrTol)
     }
 
     /// How the kernel reads the graph (see [`Snapshot::advise`]): sweeps over every vertex
@@ -153,6 +158,7 @@ impl Kernel {
         match self {
             Kernel::Pr
             | Kernel::GapPr
+            | Kernel::PrTol
             | Kernel::Wcc
             | Kernel::GapCc
             | Kernel::Cdlp
@@ -505,6 +511,7 @@ fn compute<G: GraphView>(
             job.graphalytics()
         }
         Kernel::Khop => job.khop(),
+        Kernel::PrTol => job.pr_tolerance(),
         Kernel::GapBfs
         | Kernel::GapPr
         | Kernel::GapCc
@@ -589,6 +596,21 @@ impl<G: GraphView> Job<'_, G> {
         self.verify(|| gap::sssp::verify(g, src, &d))?;
         self.note("reached", reached_distances(&d));
         Ok(Values::Float(d))
+    }
+
+    /// PageRank to the tolerance, reporting its sweeps and the bound reached.
+    fn pr_tolerance(&mut self) -> Result<Values> {
+        let p = self.p;
+        if p.tolerance <= 0.0 {
+            return Err(invalid("pr-tol: the tolerance must be above 0"));
+        }
+        let g = self.g;
+        let s = self
+            .clock
+            .time(|| crate::algo::pr_tolerance::pagerank_to(g, p.damping, p.tolerance));
+        self.note("sweeps", s.sweeps);
+        self.note("bound", s.bound);
+        Ok(Values::Float(s.scores))
     }
 
     /// The vertices one and two hops from the source.

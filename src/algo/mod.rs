@@ -8,6 +8,7 @@ pub mod gap;
 pub mod graphalytics;
 pub mod kernel;
 pub(crate) mod oriented;
+pub mod pr_tolerance;
 #[cfg(test)]
 mod streamed_tests;
 pub(crate) mod vertex_arrays;

@@ -62,6 +62,15 @@ pub struct Sealed {
     pub vertices: Vec<(u32, VertexId)>,
 }
 
+impl Sealed {
+    /// DRAM it takes, in bytes.
+    pub fn bytes(&self) -> usize {
+        self.commits.len() * std::mem::size_of::<Commit>()
+            + self.edges.len() * std::mem::size_of::<Change>()
+            + self.vertices.len() * std::mem::size_of::<(u32, VertexId)>()
+    }
+}
+
 /// A memtable's record of its commits.
 #[derive(Default)]
 pub(super) struct Log {

@@ -76,6 +76,11 @@ impl Memtable {
         self
     }
 
+    /// Whether it records its commits' changes (see [`history`]).
+    pub fn keeps_history(&self) -> bool {
+        self.history.is_some()
+    }
+
     /// Ends the commit whose updates were applied since the last one: it is named by
     /// `lsn` (after its last record), committed at `time`, with `vertices` dense ids
     /// handed out by then. Only a memtable keeping history records it.

@@ -14,6 +14,7 @@
 //! A piece may be in both of the first two for a moment; pieces are told apart by their
 //! LSN range.
 
+use super::write::SnapshotParts;
 use super::{CommitPoint, Inner, Maint};
 use crate::history::{net, segment, window_start, History};
 use crate::manifest::HistRef;
@@ -116,6 +117,16 @@ pub enum Point {
     Time(i64),
 }
 
+impl std::fmt::Display for Point {
+    /// `LSN 1234`, or the time in RFC 3339.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Point::Lsn(k) => write!(f, "LSN {k}"),
+            Point::Time(t) => f.write_str(&crate::time::show(t)),
+        }
+    }
+}
+
 impl std::str::FromStr for Point {
     type Err = String;
 
@@ -144,9 +155,9 @@ impl std::str::FromStr for Point {
 
 /// A stretch of history with the LSN range it covers and its commits.
 #[derive(Clone)]
-struct Piece {
-    min_lsn: u64,
-    max_lsn: u64,
+pub(super) struct Piece {
+    pub(super) min_lsn: u64,
+    pub(super) max_lsn: u64,
     commits: Arc<[Commit]>,
     changes: Changes,
 }
@@ -187,15 +198,16 @@ pub struct Log {
 }
 
 impl Inner {
-    /// Whether memtables made now keep history.
+    /// Whether memtables made now record their changes: the store keeps history, or
+    /// someone follows its commits (`follow.rs`).
     pub(super) fn keeps_history(&self) -> bool {
-        self.history.lock().unwrap().setting.keeps()
+        self.history.lock().unwrap().setting.keeps() || self.followed()
     }
 
     /// The history of everything applied so far, in LSN order, from the first commit after
     /// the last gap (a stretch sealed while no history was kept): the memtables are sealed
     /// into DRAM runs first, as a snapshot seals them. Only commit tables are read.
-    fn pieces(&self) -> Result<Vec<Piece>> {
+    pub(super) fn pieces(&self) -> Result<Vec<Piece>> {
         {
             let mut w = self.writer.lock().unwrap();
             self.freeze_locked(&mut w);
@@ -203,7 +215,7 @@ impl Inner {
         self.seal_pending_dram()?;
         let mut pieces: Vec<Piece> = {
             let st = self.state.lock().unwrap();
-            (st.dram_history.iter())
+            (st.dram_history.iter().chain(&st.followed_history))
                 .map(|(lsns, s)| Piece {
                     min_lsn: lsns.0,
                     max_lsn: lsns.1,
@@ -271,7 +283,12 @@ impl Inner {
 
     /// The changes of the pieces that hold commits in `lo+1 ..= hi`, read from their files
     /// where they are not in DRAM.
-    fn changes_between(&self, pieces: &[Piece], lo: u64, hi: u64) -> Result<Vec<Arc<Sealed>>> {
+    pub(super) fn changes_between(
+        &self,
+        pieces: &[Piece],
+        lo: u64,
+        hi: u64,
+    ) -> Result<Vec<Arc<Sealed>>> {
         let needed = pieces.iter().filter(|p| p.max_lsn > lo && p.min_lsn < hi);
         needed
             .map(|p| match &p.changes {
@@ -371,15 +388,43 @@ impl Inner {
 
     /// The graph right after the commit `at` names, and that commit.
     pub(super) fn snapshot_at(&self, at: Point) -> Result<(Snapshot, CommitPoint)> {
-        let mut parts = self.snapshot_parts()?;
+        let parts = self.snapshot_parts()?;
         let pieces = self.pieces()?;
         let commits = Self::commits_of(&pieces, parts.lsn);
         let i = self.resolve(&commits, at)?;
+        self.snapshot_of(parts, &pieces, &commits, i)
+    }
+
+    /// The graph right after the commit `at` names, if the changes since are held (in the
+    /// window kept or not: a follower's, `follow.rs`); `None` if not.
+    pub(super) fn snapshot_held(&self, at: Point) -> Result<Option<(Snapshot, CommitPoint)>> {
+        let parts = self.snapshot_parts()?;
+        let pieces = self.pieces()?;
+        let commits = Self::commits_of(&pieces, parts.lsn);
+        let found = match at {
+            Point::Lsn(k) => commits.partition_point(|c| c.lsn <= k),
+            Point::Time(t) => commits.partition_point(|c| c.unix_nanos <= t),
+        };
+        match found.checked_sub(1) {
+            Some(i) => self.snapshot_of(parts, &pieces, &commits, i).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The graph right after `commits[i]`: the latest graph (`parts`) with the changes of
+    /// `pieces` after it undone.
+    fn snapshot_of(
+        &self,
+        mut parts: SnapshotParts,
+        pieces: &[Piece],
+        commits: &[CommitPoint],
+        i: usize,
+    ) -> Result<(Snapshot, CommitPoint)> {
         let point = commits[i];
         if i + 1 == commits.len() {
             return Ok((parts.build(self), point));
         }
-        let loaded = self.changes_between(&pieces, point.lsn, parts.lsn)?;
+        let loaded = self.changes_between(pieces, point.lsn, parts.lsn)?;
         let refs: Vec<&Sealed> = loaded.iter().map(|s| &**s).collect();
         let (edges, vertices) = self
             .pool
@@ -387,7 +432,7 @@ impl Inner {
         drop(loaded);
         let undo = self.undo_run(&parts.runs, parts.n, &edges);
         parts.runs.push(Arc::new(undo));
-        let existed = vertices_at(&pieces, point.lsn);
+        let existed = vertices_at(pieces, point.lsn);
         let mut gone = (*parts.deleted).clone();
         for v in &vertices {
             bits::assign(&mut gone, v.v, !v.before);

@@ -124,7 +124,8 @@ impl Inner {
             .fetch_add(run.header.file_len, Ordering::Relaxed);
         let name = || unpersisted.persist_and_name(|| self.log_durable_to(run.header.max_lsn));
         let seg = |m: &Maint| self.segment_of(m, &run, history.as_ref());
-        let (named, seg) = match history {
+        let keeps = self.history.lock().unwrap().setting.keeps();
+        let (named, seg) = match history.as_ref().filter(|_| keeps) {
             // Both must be durable before the commit, neither needs the other: the
             // segment's encode and write overlap the run's persist.
             Some(_) => std::thread::scope(|sc| {
@@ -632,7 +633,12 @@ impl Inner {
         run: &Run,
         history: Option<&Arc<Sealed>>,
     ) -> Result<Option<(HistRef, Arc<Sealed>)>> {
-        history.map(|h| self.write_segment(m, run, h)).transpose()
+        // A memtable records changes for followers too; only a store keeping history
+        // writes them.
+        let keeps = self.history.lock().unwrap().setting.keeps();
+        (history.filter(|_| keeps))
+            .map(|h| self.write_segment(m, run, h))
+            .transpose()
     }
 
     /// The history of the run in DRAM `r`, if its seal kept one.
@@ -667,11 +673,14 @@ impl Inner {
             let gone: Vec<(u64, u64)> = dropped.iter().map(|d| (d.min_lsn, d.max_lsn)).collect();
             kept.recent.forget(&gone);
         }
-        self.state
-            .lock()
-            .unwrap()
-            .dram_history
-            .retain(|(lsns, _)| *lsns != range);
+        {
+            let mut st = self.state.lock().unwrap();
+            let at = st.dram_history.iter().position(|(lsns, _)| *lsns == range);
+            if let Some(i) = at {
+                let (_, changes) = st.dram_history.remove(i);
+                self.keep_for_followers(&mut st, range, changes);
+            }
+        }
         for d in dropped {
             let _ = self
                 .medium

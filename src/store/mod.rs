@@ -63,6 +63,7 @@
 
 mod check;
 mod files;
+pub(crate) mod follow;
 mod history;
 mod lock;
 mod maintain;
@@ -162,6 +163,9 @@ struct State {
     /// The history of runs sealed but not yet committed with a segment, by LSN range
     /// (`history.rs`): published with the run, so that whoever reads the runs finds it.
     dram_history: Vec<((u64, u64), Arc<crate::memtable::history::Sealed>)>,
+    /// The history of runs flushed since, kept for followers still behind them
+    /// (`follow.rs`).
+    followed_history: Vec<((u64, u64), Arc<crate::memtable::history::Sealed>)>,
 }
 
 /// Held (as `maint`) by whoever commits: a flush or a merge, across its I/O. Holding it is
@@ -194,6 +198,13 @@ struct Inner {
     /// What history the store keeps, and its committed segments (`history.rs`). A leaf,
     /// like `manifest`: never held while another lock is taken.
     history: Mutex<history::Kept>,
+    /// Who follows the commits, and how far each has reached (`follow.rs`). A leaf.
+    followers: Mutex<follow::Followers>,
+    /// Signalled, with `writer` held, when a batch is applied while someone follows, and
+    /// at shutdown: followers wait on `writer` for the next batch.
+    commit_cv: Condvar,
+    /// Followers inside a wait, holding the store (`follow.rs`).
+    followers_waiting: std::sync::atomic::AtomicUsize,
     /// Whether this handle committed a root saying its log is in use ([`Inner::claim_log`]).
     log_claimed: AtomicBool,
     wal: Option<Wal>,
@@ -501,6 +512,10 @@ impl Graph {
         }
         self.inner.shutdown.store(true, Ordering::Release);
         self.inner.wake_state_waiters();
+        // Taken before notifying, as `wake_state_waiters` does: no follower sleeps through it.
+        drop(self.inner.writer.lock().unwrap());
+        self.inner.commit_cv.notify_all();
+        self.inner.let_followers_go();
         if let Some(t) = self.flusher.lock().unwrap().take() {
             let _ = t.join();
         }

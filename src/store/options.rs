@@ -125,9 +125,21 @@ pub struct Options {
     pub(crate) created_by: Option<String>,
     /// What history a new store keeps.
     pub(crate) history: History,
+    /// A read-only handle records each replayed commit's changes for a follower
+    /// (`Options::following`).
+    pub(crate) follow: bool,
 }
 
 impl Options {
+    /// A read-only handle replays the log into a memtable that records each commit's
+    /// changes, so that a standing kernel stepped on it ([`crate::standing::Maintainer`])
+    /// finds the changes since its last step there, not only in history the store keeps
+    /// (off by default: replay then costs a little more).
+    pub fn follow_changes(mut self, on: bool) -> Options {
+        self.follow = on;
+        self
+    }
+
     /// The defaults (see [`Options`]).
     pub fn new() -> Options {
         Options::default()
@@ -296,6 +308,7 @@ impl Default for Options {
             wal_segment_bytes: crate::wal::writer::SEGMENT_BYTES,
             created_by: None,
             history: History::None,
+            follow: false,
         }
     }
 }

@@ -194,7 +194,7 @@ fn read_store(
         root.wal_start_lsn,
         dict.len() as VertexId,
     )
-    .keeping_history(history_setting(root)?.keeps());
+    .keeping_history(history_setting(root)?.keeps() || opts.follow);
     let header_ok = |name: &str, h: &wal::segment::SegmentHeader| expected.segment(name, h);
     let expect = wal::Expect {
         start_lsn: root.wal_start_lsn,
@@ -290,7 +290,11 @@ fn assemble(
             // undone start now, not at the first flush (with none to do, the pass is idle).
             work: !opts.read_only,
             dram_history: Vec::new(),
+            followed_history: Vec::new(),
         }),
+        followers: Default::default(),
+        commit_cv: Condvar::new(),
+        followers_waiting: Default::default(),
         state_cv: Condvar::new(),
         seal_lock: Mutex::new(()),
         bytes_written_base: root.bytes_written,

@@ -129,6 +129,7 @@ impl Inner {
             lsn: end,
             unix_nanos: time,
         });
+        self.wake_followers();
         let full = w.mem.bytes() >= self.freeze_bytes();
         if full {
             self.freeze_locked(&mut w);

@@ -1,0 +1,154 @@
+//! The lines a standing kernel prints (`evograph watch`, `ingest --maintain --changes`):
+//! the full result at its first commit as `run` prints it, then each commit's changes.
+
+use evograph::algo::graphalytics as ga;
+use evograph::algo::kernel::Values;
+use evograph::standing::{Change, Maintainer, Step, Value};
+use evograph::{GraphView, Snapshot, VertexId};
+use std::io::Write;
+
+/// The separator of a line's fields: a tab where names may hold spaces.
+fn separator(s: &Snapshot) -> char {
+    if s.names().is_some() {
+        '\t'
+    } else {
+        ' '
+    }
+}
+
+/// `# lsn LSN` and the full result, as `run` prints it.
+pub fn write_full(w: &mut impl Write, m: &Maintainer, lsn: u64) -> std::io::Result<()> {
+    let s = m.snapshot().expect("stepped");
+    writeln!(w, "# lsn {lsn}")?;
+    crate::run::print(w, s, m.kernel(), &as_values(s, &m.values()))?;
+    w.flush()
+}
+
+/// `# lsn LSN` and a line per change, in key order.
+pub fn write_step(w: &mut impl Write, s: &Snapshot, step: &Step) -> std::io::Result<()> {
+    writeln!(w, "# lsn {}", step.lsn)?;
+    let mut changes: Vec<&Change> = step.changes.iter().collect();
+    changes.sort_by(|a, b| s.key(a.vertex).cmp(&s.key(b.vertex)));
+    let sep = separator(s);
+    let mut line = Vec::new();
+    for c in changes {
+        line.clear();
+        line.extend_from_slice(s.key(c.vertex).to_string().as_bytes());
+        for v in [c.old, c.new] {
+            line.push(sep as u8);
+            put_value(&mut line, s, v);
+        }
+        line.push(b'\n');
+        w.write_all(&line)?;
+    }
+    w.flush()
+}
+
+/// A value as `run` prints it; `-` for none.
+fn put_value(b: &mut Vec<u8>, s: &Snapshot, v: Option<Value>) {
+    match v {
+        None => b.push(b'-'),
+        Some(Value::Int(x)) => b.extend_from_slice(itoa::Buffer::new().format(x).as_bytes()),
+        Some(Value::Float(x)) => ga::write_f64(b, x),
+        Some(Value::Vertex(l)) => b.extend_from_slice(s.key(l).to_string().as_bytes()),
+    }
+}
+
+/// The maintained values as the kernel's [`Values`], labels as external ids (what `run`
+/// prints from).
+fn as_values(s: &Snapshot, vals: &[Option<Value>]) -> Values {
+    match vals.iter().flatten().next() {
+        Some(Value::Float(_)) => Values::Float(
+            (vals.iter())
+                .map(|v| match v {
+                    Some(Value::Float(x)) => *x,
+                    _ => 0.0,
+                })
+                .collect(),
+        ),
+        _ => Values::Int(
+            (vals.iter())
+                .map(|v| match v {
+                    Some(Value::Int(x)) => *x,
+                    Some(Value::Vertex(l)) => s.external_id(*l as VertexId) as i64,
+                    _ => 0,
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// `ingest --maintain`: a kernel kept current inside the writer, its lines written to a
+/// file.
+pub struct Kept {
+    kernel: evograph::algo::kernel::Kernel,
+    params: evograph::algo::kernel::Params,
+    /// The source not found yet: the kernel starts once a batch makes it exist.
+    source: Option<String>,
+    m: Option<Maintainer>,
+    out: std::io::BufWriter<std::fs::File>,
+    path: std::path::PathBuf,
+}
+
+impl Kept {
+    /// Creates the changes file; `None` without `--maintain`.
+    pub fn new(
+        kernel: Option<evograph::algo::kernel::Kernel>,
+        path: Option<&std::path::Path>,
+        source: Option<String>,
+        tolerance: f64,
+    ) -> evograph::Result<Option<Kept>> {
+        let (Some(kernel), Some(path)) = (kernel, path) else {
+            return Ok(None);
+        };
+        if !evograph::standing::KERNELS.contains(&kernel) {
+            // Maintainer::new says which kernels can be kept current.
+            evograph::standing::Maintainer::new(kernel, &Default::default())?;
+        }
+        if kernel.needs_source() && source.is_none() {
+            return Err(evograph::Error::Invalid(format!(
+                "--maintain {kernel} needs --source"
+            )));
+        }
+        let mut params = evograph::algo::kernel::Params::default();
+        params.tolerance = tolerance;
+        let file =
+            std::fs::File::create(path).map_err(|e| evograph::Error::io("create", path, e))?;
+        Ok(Some(Kept {
+            kernel,
+            params,
+            source: source.filter(|_| kernel.needs_source()),
+            m: None,
+            out: std::io::BufWriter::new(file),
+            path: path.to_path_buf(),
+        }))
+    }
+
+    /// Brings the kernel to the batch just submitted and writes its lines.
+    pub fn step(&mut self, g: &evograph::Graph) -> evograph::Result<()> {
+        if self.m.is_none() && !self.start(g)? {
+            return Ok(());
+        }
+        let m = self.m.as_mut().expect("started");
+        let Some(step) = m.step(g)? else {
+            return Ok(());
+        };
+        let res = match step.initial {
+            true => write_full(&mut self.out, m, step.lsn),
+            false => write_step(&mut self.out, m.snapshot().expect("stepped"), &step),
+        };
+        res.map_err(|e| evograph::Error::io("write", &self.path, e))
+    }
+
+    /// Makes the maintainer once its source exists; whether it did.
+    fn start(&mut self, g: &evograph::Graph) -> evograph::Result<bool> {
+        if let Some(key) = &self.source {
+            match g.dense_id_of(key)? {
+                Some(v) if g.snapshot()?.vertex_exists(v) => self.params.source = Some(v),
+                _ => return Ok(false),
+            }
+        }
+        self.m = Some(Maintainer::new(self.kernel, &self.params)?);
+        Ok(true)
+    }
+}

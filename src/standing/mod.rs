@@ -1,0 +1,115 @@
+//! Standing kernels: results kept current as batches commit.
+//!
+//! Rerunning a kernel on the whole graph after every batch costs the whole graph each time,
+//! however small the batch. A standing kernel keeps its values and brings them forward by
+//! the net changes between two commits (what [`crate::Graph::diff`] lists), reading the
+//! graph only around them:
+//!
+//! - `wcc`: labels and a spanning forest behind them;
+//! - `bfs` and `sssp` from a source: distances and a shortest-path tree;
+//! - `pr-tol`: PageRank within a tolerance of its fixed point, warm-started.
+//!
+//! Deletions are handled by *trimming* (KickStarter): the values that depended on a
+//! deleted edge are reset before the rest is brought forward, so the results equal a
+//! recompute's exactly (`pr-tol`: within the same tolerance of the fixed point).
+//!
+//! This layer sits above `store` and `algo`: the store knows nothing of kernels. It
+//! registers a follower ([`crate::Graph`] keeps each commit's changes for it, see the
+//! store's `follow.rs`) and reads snapshots like any reader.
+//!
+//! - [`maintain`] starts a [`Standing`] handle: a thread keeps the kernel current, and the
+//!   handle gives the values, the commit they reflect, a wait for a commit, and what
+//!   changed since a commit.
+//! - [`Maintainer`] is the same by hand: each [`Maintainer::step`] brings it to a store's
+//!   newest commit and says what changed (what `evograph watch` prints).
+//!
+//! When the store no longer holds the changes a step needs (the follower fell behind by
+//! more than the memtable budget, or a reader's writer flushed past it in a store without
+//! history), the step recomputes and says so ([`Step::recomputed`]).
+
+mod engine;
+mod handle;
+mod paths;
+mod rank;
+mod wcc;
+
+pub use engine::{Maintainer, KERNELS};
+pub use handle::{maintain, Standing};
+
+use crate::types::VertexId;
+
+/// What a kernel's values are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Integers (BFS depths).
+    Int,
+    /// Reals (distances, scores).
+    Float,
+    /// Vertices, by dense id (component labels).
+    Vertex,
+}
+
+/// One vertex's value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    /// An integer: a BFS depth ([`crate::algo::graphalytics::UNREACHABLE`] when unreached).
+    Int(i64),
+    /// A real: a distance (infinite when unreached) or a score.
+    Float(f64),
+    /// A vertex, by dense id: a component's smallest member.
+    Vertex(VertexId),
+}
+
+impl Value {
+    fn to_bits(self) -> u64 {
+        match self {
+            Value::Int(x) => x as u64,
+            Value::Float(x) => x.to_bits(),
+            Value::Vertex(v) => v as u64,
+        }
+    }
+
+    fn from_bits(kind: Kind, bits: u64) -> Value {
+        match kind {
+            Kind::Int => Value::Int(bits as i64),
+            Kind::Float => Value::Float(f64::from_bits(bits)),
+            Kind::Vertex => Value::Vertex(bits as VertexId),
+        }
+    }
+
+    /// Whether `self` and `other` differ by more than `slack` (any difference when 0).
+    fn differs(self, other: Value, slack: f64) -> bool {
+        match (self, other) {
+            (Value::Float(a), Value::Float(b)) if slack > 0.0 => (a - b).abs() > slack,
+            (Value::Float(a), Value::Float(b)) => a.to_bits() != b.to_bits(),
+            (a, b) => a != b,
+        }
+    }
+}
+
+/// A vertex whose value changed: `None` where it does not exist.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Change {
+    /// The vertex (dense id).
+    pub vertex: VertexId,
+    /// Its value before (as last reported).
+    pub old: Option<Value>,
+    /// Its value now.
+    pub new: Option<Value>,
+}
+
+/// What one step of a [`Maintainer`] did.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// The LSN of the commit the values now reflect.
+    pub lsn: u64,
+    /// The vertices whose values changed (empty on the first step, which computes them).
+    pub changes: Vec<Change>,
+    /// Whether the values were recomputed because the changes since the last step were no
+    /// longer held (never on the first step).
+    pub recomputed: bool,
+    /// Whether this was the first step.
+    pub initial: bool,
+    /// Seconds the step took, snapshot included.
+    pub seconds: f64,
+}

@@ -1,0 +1,299 @@
+//! Standing kernels against recomputes: random histories of batches (edge and vertex
+//! inserts and deletes, weight changes), flushes, compactions and reopens; after every
+//! batch each maintained kernel equals a full recompute on the snapshot of the same commit:
+//! exactly for wcc, bfs and sssp, and for pr-tol within the tolerance of the fixed point,
+//! as the recompute is. The changes each step reports, applied to the values before it,
+//! give the values after it.
+//!
+//! `EVOGRAPH_STANDING_SOAK=N` runs N times the cases.
+
+use evograph::algo::kernel::{self, Kernel, Params, Values};
+use evograph::algo::pr_tolerance::pagerank_to;
+use evograph::history::History;
+use evograph::standing::{self, Maintainer, Value};
+use evograph::store::Options;
+use evograph::{Durability, Graph, GraphView, Record, Snapshot, VertexId};
+use proptest::prelude::*;
+use std::time::Duration;
+
+const SOURCE: u64 = 7;
+const TOLERANCE: f64 = 1e-6;
+
+#[derive(Clone, Debug)]
+enum Step {
+    Batch(Vec<Record>),
+    Flush,
+    Compact,
+    Reopen,
+}
+
+fn record(ids: u64, weighted: bool) -> impl Strategy<Value = Record> {
+    let e = move |u: u64| u * 1000 + 7;
+    prop_oneof![
+        8 => (0..ids, 0..ids, prop::sample::select(vec![0.5, 1.0, 2.0])).prop_map(move |(u, v, w)| {
+            if weighted { Record::InsertWeighted(e(u), e(v), w) } else { Record::Insert(e(u), e(v)) }
+        }),
+        5 => (0..ids, 0..ids).prop_map(move |(u, v)| Record::Delete(e(u), e(v))),
+        1 => (0..ids).prop_map(move |v| Record::InsertVertex(e(v))),
+        1 => (0..ids).prop_map(move |v| Record::DeleteVertex(e(v))),
+    ]
+}
+
+fn step(weighted: bool) -> impl Strategy<Value = Step> {
+    prop_oneof![
+        12 => prop::collection::vec(record(12, weighted), 1..20).prop_map(Step::Batch),
+        2 => Just(Step::Flush),
+        1 => Just(Step::Compact),
+        1 => Just(Step::Reopen),
+    ]
+}
+
+fn opts(undirected: bool, weighted: bool, background: bool, history: bool) -> Options {
+    Options::new()
+        .weighted(Some(weighted))
+        .memtable_bytes(if background { 1 } else { 1 << 30 })
+        .undirected(Some(undirected))
+        .durability(Durability::Sync)
+        .threads(2)
+        .fanout(2)
+        .partition_bits(2)
+        .background(background)
+        .history(if history { History::All } else { History::None })
+        .create(true)
+}
+
+fn maintainers(s: &Snapshot, g: &Graph) -> Vec<(Maintainer, Vec<Option<Value>>)> {
+    let src = g.dense_id(SOURCE).unwrap().unwrap();
+    let mut p = Params::default();
+    p.tolerance = TOLERANCE;
+    p.source = Some(src);
+    standing::KERNELS
+        .iter()
+        .map(|&k| (Maintainer::new(k, &p).unwrap(), Vec::new()))
+        .filter(|_| s.vertex_exists(src))
+        .collect()
+}
+
+/// The maintained values of `m` against a recompute on `s`.
+fn check(m: &Maintainer, s: &Snapshot, ctx: &str) {
+    let got = m.values();
+    let n = s.num_vertices();
+    assert_eq!(got.len(), n, "{ctx}: {} values", m.kernel());
+    for v in 0..n as VertexId {
+        assert_eq!(
+            got[v as usize].is_some(),
+            s.vertex_exists(v),
+            "{ctx}: vertex {v} exists"
+        );
+    }
+    let mut p = Params::default();
+    p.tolerance = TOLERANCE;
+    p.source = s
+        .external_ids()
+        .iter()
+        .position(|&x| x == SOURCE)
+        .map(|i| i as VertexId);
+    let source_gone = p.source.is_none_or(|v| !s.vertex_exists(v));
+    let live = |v: usize| s.vertex_exists(v as VertexId);
+    match m.kernel() {
+        Kernel::PrTol => check_rank(&got, s, ctx),
+        _ if source_gone => {
+            // No source: nothing is reached.
+            for (v, x) in got.iter().enumerate().filter(|(v, _)| live(*v)) {
+                let unreached = match x.unwrap() {
+                    Value::Int(d) => d == evograph::algo::graphalytics::UNREACHABLE,
+                    Value::Float(d) => d.is_infinite(),
+                    Value::Vertex(_) => true,
+                };
+                assert!(
+                    unreached,
+                    "{ctx}: {} reached {v} without a source",
+                    m.kernel()
+                );
+            }
+        }
+        k => {
+            let want = kernel::run(s, k, &p).unwrap().values;
+            for v in (0..n).filter(|&v| live(v)) {
+                let x = got[v].unwrap();
+                let ok = match (&want, x) {
+                    (Values::Int(w), Value::Vertex(l)) => w[v] == s.external_id(l) as i64,
+                    (Values::Int(w), Value::Int(d)) => w[v] == d,
+                    (Values::Float(w), Value::Float(d)) => w[v].to_bits() == d.to_bits(),
+                    _ => false,
+                };
+                assert!(
+                    ok,
+                    "{ctx}: {k} of vertex {v}: maintained {x:?}, recomputed {want:?}"
+                );
+            }
+        }
+    }
+}
+
+/// PageRank within the tolerance of the fixed point, as a recompute is.
+fn check_rank(got: &[Option<Value>], s: &Snapshot, ctx: &str) {
+    let exact = pagerank_to(s, 0.85, 1e-13).scores;
+    let fresh = pagerank_to(s, 0.85, TOLERANCE).scores;
+    let score = |x: &Option<Value>| match x {
+        Some(Value::Float(f)) => *f,
+        None => 0.0,
+        other => panic!("{other:?}"),
+    };
+    let err: f64 = got
+        .iter()
+        .zip(&exact)
+        .map(|(x, e)| (score(x) - e).abs())
+        .sum();
+    let fresh_err: f64 = fresh.iter().zip(&exact).map(|(x, e)| (x - e).abs()).sum();
+    assert!(err <= TOLERANCE, "{ctx}: pr-tol {err} from the fixed point");
+    assert!(
+        fresh_err <= TOLERANCE,
+        "{ctx}: a recompute {fresh_err} from it"
+    );
+}
+
+/// Steps each maintainer and checks what it reports against a reader's copy of the values
+/// rebuilt from the reports (`view`): exactly the values, or for pr-tol within the
+/// tolerance of them.
+/// A step recomputes only where the store cannot hold the changes: after a reopen of a
+/// store without history (`may_recompute`).
+fn step_all(
+    ms: &mut [(Maintainer, Vec<Option<Value>>)],
+    g: &Graph,
+    may_recompute: bool,
+    ctx: &str,
+) {
+    for (m, view) in ms.iter_mut() {
+        let Some(step) = m.step(g).unwrap() else {
+            continue;
+        };
+        assert!(
+            !step.recomputed || may_recompute,
+            "{ctx}: {} recomputed",
+            m.kernel()
+        );
+        if step.initial {
+            *view = m.values();
+        }
+        view.resize(m.values().len(), None);
+        for c in &step.changes {
+            assert_eq!(view[c.vertex as usize], c.old, "{ctx}: old value reported");
+            view[c.vertex as usize] = c.new;
+        }
+        let now = m.values();
+        match m.kernel() {
+            Kernel::PrTol => {
+                let f = |x: &Option<Value>| match x {
+                    Some(Value::Float(f)) => *f,
+                    _ => 0.0,
+                };
+                let off: f64 = view
+                    .iter()
+                    .zip(&now)
+                    .map(|(a, b)| (f(a) - f(b)).abs())
+                    .sum();
+                assert!(off <= TOLERANCE, "{ctx}: reports leave pr-tol {off} off");
+            }
+            k => assert_eq!(*view, now, "{ctx}: {k} changes rebuild the values"),
+        }
+        let s = m.snapshot().unwrap().clone();
+        check(m, &s, ctx);
+    }
+}
+
+fn run(steps: Vec<Step>, undirected: bool, weighted: bool, background: bool, history: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let o = || opts(undirected, weighted, background, history);
+    let mut g = Graph::open(&path, o()).unwrap();
+    g.apply(&[Record::InsertVertex(SOURCE)]).unwrap();
+    let mut ms = maintainers(&g.snapshot().unwrap(), &g);
+    step_all(&mut ms, &g, false, "start");
+    for (i, s) in steps.into_iter().enumerate() {
+        let ctx = format!("step {i} ({s:?})");
+        let may_recompute = matches!(s, Step::Reopen) && !history;
+        match s {
+            Step::Batch(recs) => {
+                let t = g.submit(&recs).unwrap();
+                g.wait(t).unwrap();
+            }
+            Step::Flush => g.flush().unwrap(),
+            Step::Compact => g.compact().unwrap(),
+            Step::Reopen => {
+                g.close().unwrap();
+                g = Graph::open(&path, o()).unwrap();
+            }
+        }
+        step_all(&mut ms, &g, may_recompute, &ctx);
+    }
+}
+
+fn cases() -> u32 {
+    let soak: u32 = std::env::var("EVOGRAPH_STANDING_SOAK")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    16 * soak.max(1)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), .. ProptestConfig::default() })]
+
+    #[test]
+    fn standing_kernels_equal_recomputes_after_every_batch(
+        steps in prop::collection::vec(step(false), 1..30),
+        u in any::<bool>(),
+        bg in any::<bool>(),
+        h in any::<bool>(),
+    ) {
+        run(steps, u, false, bg, h);
+    }
+
+    #[test]
+    fn weighted_standing_kernels_equal_recomputes_after_every_batch(
+        steps in prop::collection::vec(step(true), 1..30),
+        u in any::<bool>(),
+        bg in any::<bool>(),
+        h in any::<bool>(),
+    ) {
+        run(steps, u, true, bg, h);
+    }
+}
+
+/// The handle: kept current by its thread, waited for by ticket, changes since a commit.
+#[test]
+fn a_standing_handle_follows_the_writer() {
+    let g = Graph::in_memory(Options::new().threads(2)).unwrap();
+    g.insert_edges(&[(1, 2), (3, 4)]).unwrap();
+    let h = standing::maintain(&g, Kernel::Wcc, &Params::default()).unwrap();
+    let start = h.lsn();
+    let label = |h: &standing::Standing, x: u64| {
+        let (vals, s, _) = h.values();
+        let v = g.dense_id(x).unwrap().unwrap();
+        match vals[v as usize] {
+            Some(Value::Vertex(l)) => s.external_id(l),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(label(&h, 4), 3);
+    let t = g.submit(&[Record::Insert(2, 3)]).unwrap();
+    g.wait(t).unwrap();
+    assert!(h.wait(t.lsn(), Duration::from_secs(20)).unwrap());
+    assert_eq!(label(&h, 4), 1);
+    let since = h.changes_since(start).unwrap();
+    let moved: Vec<u64> = since
+        .iter()
+        .map(|c| h.values().1.external_id(c.vertex))
+        .collect();
+    assert_eq!(moved, vec![3, 4]);
+    let t = g.submit(&[Record::Delete(2, 3)]).unwrap();
+    assert!(h.wait(t.lsn(), Duration::from_secs(20)).unwrap());
+    assert_eq!(label(&h, 4), 3);
+    assert!(
+        h.changes_since(start).unwrap().is_empty(),
+        "back where it started"
+    );
+    assert_eq!(h.recomputes(), 0);
+    h.stop().unwrap();
+}
