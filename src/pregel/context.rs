@@ -79,6 +79,8 @@ pub(crate) enum Outbox<'a> {
 /// What every vertex of one superstep shares (read-only).
 pub(crate) struct Step<'a> {
     pub superstep: u32,
+    /// A resumed run's first superstep ([`Context::announcing`]).
+    pub announcing: bool,
     /// Existing vertices.
     pub live: usize,
     /// Size of the id space.
@@ -180,6 +182,15 @@ impl<P: Program, G: GraphView> Context<'_, P, G> {
     #[inline]
     pub fn superstep(&self) -> u32 {
         self.step.superstep
+    }
+
+    /// Whether this is the first superstep of a resumed run ([`crate::pregel::resume`]):
+    /// the vertex has no messages and should send what it sends after improving its value
+    /// (its value is current: it may have been reset by trimming). Always false in a run
+    /// from scratch.
+    #[inline]
+    pub fn announcing(&self) -> bool {
+        self.step.announcing
     }
 
     /// Existing vertices in the graph (deleted ones excluded).

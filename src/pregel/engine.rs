@@ -35,7 +35,28 @@ pub(crate) fn run<P: Program, G: GraphView>(
     program: &P,
     cfg: &Config,
 ) -> Result<Outcome<P::Value>> {
-    Engine::new(g, program, cfg).run()
+    Engine::new(g, program, cfg).run(None)
+}
+
+/// Where a resumed run starts: every vertex's value, and the vertices that announce theirs
+/// in its first superstep (see [`super::resume`]).
+pub(crate) struct Start<V> {
+    pub values: Vec<V>,
+    /// One bit per vertex.
+    pub announce: Vec<u64>,
+}
+
+/// Runs `program` on `g` from `start`: its first superstep (numbered 1, so that no
+/// program takes it for its superstep 0) runs the announcing vertices only, with
+/// [`super::Context::announcing`] true; then supersteps go on as in [`run`].
+pub(crate) fn run_from<P: Program, G: GraphView>(
+    g: &G,
+    program: &P,
+    cfg: &Config,
+    start: Start<P::Value>,
+) -> Result<Outcome<P::Value>> {
+    debug_assert_eq!(start.values.len(), g.num_vertices());
+    Engine::new(g, program, cfg).run(Some(start))
 }
 
 /// What a range of vertices reports at the end of a superstep.
@@ -151,6 +172,8 @@ struct Totals {
     /// The aggregators' results of the last superstep.
     aggregated: Vec<f64>,
     steps: Vec<StepStats>,
+    /// The next superstep is a resumed run's first: its vertices announce their values.
+    announcing: bool,
 }
 
 impl Totals {
@@ -169,6 +192,7 @@ impl Totals {
     /// same on every run); aggregates fold as `kinds` say.
     fn fold<M>(&mut self, results: Vec<PartResult<M>>, kinds: &[Aggregate]) -> Result<Folded<M>> {
         self.supersteps += 1;
+        self.announcing = false;
         let mut f = Folded {
             lists: Vec::new(),
             broadcasters: 0,
@@ -292,14 +316,11 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
         }
     }
 
-    fn run(self) -> Result<Outcome<P::Value>> {
+    fn run(self, start: Option<Start<P::Value>>) -> Result<Outcome<P::Value>> {
         let (n, words) = (self.n, self.n.div_ceil(64));
         let push = self.delivery == Delivery::Push;
-        let mut values: Vec<P::Value> = crate::types::par_vertices(n)
-            .map(|v| self.p.init(v))
-            .collect();
-        let mut active = self.existing_bits();
-        let live: usize = active.iter().map(|w| w.count_ones() as usize).sum();
+        let resumed = start.is_some();
+        let (mut values, mut active, live) = self.starting(start);
         let mut mail = self.mailboxes();
         // Pull delivery's recipients of few broadcasters, and their combined mail.
         let recipients = atomics(if push { 0 } else { words }, 0);
@@ -310,7 +331,8 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
         let mut gather = Gather::Nothing;
         let senders = if push { 0 } else { self.senders() };
         let mut t = Totals {
-            supersteps: 0,
+            supersteps: resumed as u32,
+            announcing: resumed,
             edges: 0,
             messages: 0,
             active: live as u64,
@@ -352,6 +374,20 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
             delivery: self.delivery,
             steps: t.steps,
         })
+    }
+
+    /// The values a run starts from, the vertices scheduled first and the existing ones'
+    /// count: every existing vertex with its initial value, or where `start` says.
+    fn starting(&self, start: Option<Start<P::Value>>) -> (Vec<P::Value>, Vec<u64>, usize) {
+        let existing = self.existing_bits();
+        let live = existing.iter().map(|w| w.count_ones() as usize).sum();
+        match start {
+            Some(s) => (s.values, s.announce, live),
+            None => {
+                let init = crate::types::par_vertices(self.n).map(|v| self.p.init(v));
+                (init.collect(), existing, live)
+            }
+        }
     }
 
     /// One bit per vertex, set for the existing ones: every vertex runs superstep 0.
@@ -405,6 +441,7 @@ impl<'g, P: Program, G: GraphView> Engine<'g, P, G> {
         };
         Step {
             superstep: t.supersteps,
+            announcing: t.announcing,
             live,
             n: self.n,
             aggregated: &t.aggregated,

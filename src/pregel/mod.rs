@@ -30,12 +30,15 @@ mod degrees;
 mod engine;
 mod program;
 pub mod programs;
+mod resume;
 
 pub use context::{Context, Messages};
 pub use program::{
     Aggregate, Combiner, Delivery, Edges, Max, Message, Message32, Min, NoCombiner, Number,
     Program, Sum,
 };
+
+pub use resume::{resume, Monotone};
 
 use crate::{GraphView, Result, Snapshot};
 

@@ -1,8 +1,10 @@
 //! The maintainer: one kernel's values brought from commit to commit, by the changes
 //! between them where the store holds them, by a recompute where it does not.
 
+use super::vertex_program::VertexProgram;
 use super::{paths, rank, wcc, Change, Kind, Step, Value};
 use crate::algo::kernel::{Kernel, Params};
+use crate::pregel::programs;
 use crate::snapshot::Snapshot;
 use crate::store::follow::{Follower, NetChanges};
 use crate::store::{CommitPoint, Point};
@@ -26,10 +28,17 @@ pub(crate) trait Maintained: Send {
     fn len(&self) -> usize;
     /// What its values are.
     fn kind(&self) -> Kind;
+    /// DRAM its state takes, in bytes.
+    fn bytes(&self) -> usize;
     /// How far a value may move unreported (0: every change is reported).
     fn slack(&self, _g: &Snapshot) -> f64 {
         0.0
     }
+}
+
+/// The source a kernel's parameters give; an error if none.
+fn source_of(kernel: Kernel, p: &Params) -> Result<VertexId> {
+    (p.source).ok_or_else(|| Error::Invalid(format!("{kernel} needs a source vertex")))
 }
 
 /// A kernel kept current by hand: call [`Maintainer::step`] to bring it to a store's
@@ -45,8 +54,17 @@ pub struct Maintainer {
     follower: Option<Follower>,
 }
 
-/// The kernels that can be kept current, by name.
-pub const KERNELS: [Kernel; 4] = [Kernel::Wcc, Kernel::Bfs, Kernel::Sssp, Kernel::PrTol];
+/// The kernels that can be kept current, by name: the hand-written ones, then the shipped
+/// monotone vertex programs.
+pub const KERNELS: [Kernel; 7] = [
+    Kernel::Wcc,
+    Kernel::Bfs,
+    Kernel::Sssp,
+    Kernel::PrTol,
+    Kernel::PregelCc,
+    Kernel::PregelBfs,
+    Kernel::PregelSssp,
+];
 
 impl Maintainer {
     /// A maintainer of `kernel` with parameters `p` (a source for `bfs` and `sssp`, the
@@ -56,15 +74,31 @@ impl Maintainer {
         let state: Box<dyn Maintained> = match kernel {
             Kernel::Wcc => Box::<wcc::Wcc>::default(),
             Kernel::Bfs | Kernel::Sssp => {
-                let source = p
-                    .source
-                    .ok_or_else(|| Error::Invalid(format!("{kernel} needs a source vertex")))?;
                 let length = match kernel {
                     Kernel::Bfs => paths::Length::Hops,
                     _ => paths::Length::Weights,
                 };
-                Box::new(paths::Paths::new(source, length))
+                Box::new(paths::Paths::new(source_of(kernel, p)?, length))
             }
+            Kernel::PregelCc => Box::new(VertexProgram::new(
+                programs::Components,
+                Kind::Vertex,
+                |&l| Value::Vertex(l),
+            )),
+            Kernel::PregelBfs => Box::new(VertexProgram::new(
+                programs::Bfs {
+                    source: source_of(kernel, p)?,
+                },
+                Kind::Int,
+                |&d| Value::Int(d),
+            )),
+            Kernel::PregelSssp => Box::new(VertexProgram::new(
+                programs::Sssp {
+                    source: source_of(kernel, p)?,
+                },
+                Kind::Float,
+                |&d| Value::Float(d),
+            )),
             Kernel::PrTol => Box::new(rank::Rank::new(p.damping, p.tolerance)?),
             k => {
                 let names: Vec<&str> = KERNELS.iter().map(|k| k.name()).collect();
@@ -219,6 +253,12 @@ impl Maintainer {
             Some(f) => f.last_commit(),
             None => Ok(None),
         }
+    }
+
+    /// DRAM the maintainer keeps between steps, in bytes: the kernel's state and the
+    /// values last reported (a step's work and the snapshot come on top).
+    pub fn dram_bytes(&self) -> usize {
+        self.state.bytes() + self.reported.capacity() * 8 + self.present.capacity()
     }
 
     /// The kernel maintained.

@@ -31,6 +31,7 @@ mod engine;
 mod handle;
 mod paths;
 mod rank;
+mod vertex_program;
 mod wcc;
 
 pub use engine::{Maintainer, KERNELS};

@@ -251,6 +251,10 @@ impl Maintained for Paths {
         self.dist.len()
     }
 
+    fn bytes(&self) -> usize {
+        self.dist.capacity() * 8 + self.parent.capacity() * std::mem::size_of::<VertexId>()
+    }
+
     fn kind(&self) -> super::Kind {
         match self.length {
             Length::Hops => super::Kind::Int,

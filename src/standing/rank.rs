@@ -64,6 +64,10 @@ impl Maintained for Rank {
         self.scores.len()
     }
 
+    fn bytes(&self) -> usize {
+        self.scores.capacity() * 8
+    }
+
     fn kind(&self) -> Kind {
         Kind::Float
     }

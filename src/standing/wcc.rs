@@ -186,6 +186,10 @@ impl Maintained for Wcc {
         self.label.len()
     }
 
+    fn bytes(&self) -> usize {
+        (self.label.capacity() + self.parent.capacity()) * std::mem::size_of::<VertexId>()
+    }
+
     fn kind(&self) -> super::Kind {
         super::Kind::Vertex
     }

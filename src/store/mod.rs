@@ -20,6 +20,8 @@
 //!   ([`crate::wal::Wal`]). It takes no store lock, only the WAL's own queue mutex.
 //! - **`evograph-worker-*`**: the rayon pool for parallel apply, seal, merge and verify; it
 //!   runs work handed to it by the threads above and takes no store lock of its own.
+//! - **`evograph-standing-*`**: one per `crate::standing::Standing` handle, a caller like
+//!   the others (it snapshots and reads changes), waiting for batches on `commit_cv`.
 //!
 //! Locks, in the order they may be taken (never the reverse):
 //! 1. `writer` — the active memtable, next LSN, deleted-vertex bits. Held while applying a
@@ -50,12 +52,16 @@
 //! them.
 //!
 //! `manifest` (the root in force), `history` (what history is kept, and its committed
-//! segments: `history.rs`), `poisoned` and each frozen memtable's own mutex are
-//! leaves: nothing else is taken while they are held. `manifest` is held across the one
+//! segments: `history.rs`), `followers` (who follows the commits: `follow.rs`), `poisoned`
+//! and each frozen memtable's own mutex are leaves: nothing else is taken while they are held. `manifest` is held across the one
 //! persist of a commit; every commit takes it, and the first batch of a writer takes it
 //! without `maint` to say the log is in use (`Inner::claim_log`), so that commit never
 //! waits for a merge. A write error anywhere poisons the handle: later writes are refused, the
 //! log is kept, and reopening recovers from the last commit.
+//!
+//! Followers (`follow.rs`) wait for the next batch on `commit_cv` with `writer`: the writer
+//! notifies it holding `writer`, after applying a batch, and `close` takes `writer` before
+//! notifying it, so no follower sleeps through either.
 //!
 //! `state_cv` waits on `state`. Its waiters also wait for `shutdown` and `poisoned`, which
 //! live outside `state`: whoever sets one takes `state` before notifying

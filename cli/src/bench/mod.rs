@@ -18,6 +18,7 @@ mod kernels;
 mod lookup;
 mod pregel;
 mod report;
+mod standing;
 mod sys;
 
 /// Shared with `run --trials`.
@@ -156,6 +157,7 @@ pub struct Args {
     dir: Option<PathBuf>,
     /// Comma-separated kernels, or `all`: gap-bfs, gap-pr, gap-cc, bc, tc, gap-sssp, bfs,
     /// pr, wcc, cdlp, lcc, sssp, and the Pregel programs pregel-pr, pregel-cc, pregel-bfs,
+    /// pregel-sssp. With --standing: wcc, bfs, sssp, pr-tol, pregel-cc, pregel-bfs,
     /// pregel-sssp.
     #[arg(long, default_value = "all")]
     kernels: String,
@@ -187,6 +189,13 @@ pub struct Args {
     /// graph, history bytes against WAL bytes, and a diff's cost per change.
     #[arg(long, conflicts_with = "memory_limit")]
     history: bool,
+    /// Run the standing-kernel protocol instead (issue 50): the graph less a reserve of
+    /// 10 % of its edges, then for wcc, bfs, sssp and pr-tol, batches of 1, 100, 10,000 and
+    /// 65,536 updates (insert-only, and half deletes), each committed and then reflected
+    /// by a maintainer; reports the p50 and p99 from commit to result, updates/s with the
+    /// kernel kept current, and the ratio of a recompute (gap-cc for wcc) to the p50.
+    #[arg(long, conflicts_with_all = ["memory_limit", "history"])]
+    standing: bool,
 }
 
 fn invalid(msg: impl Into<String>) -> evograph::Error {
@@ -228,7 +237,11 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     if a.batch == 0 || a.trials == 0 {
         return Err(invalid("--batch and --trials must be at least 1"));
     }
-    let kernels = kernels::parse_list(&a.kernels).map_err(invalid)?;
+    // The standing protocol reads its own list (`standing::kernels`).
+    let kernels = match a.standing {
+        true => Vec::new(),
+        false => kernels::parse_list(&a.kernels).map_err(invalid)?,
+    };
     let threads = if a.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -266,6 +279,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         Outcome::Trials(n, t) => report_trials(&a, threads, n, &t),
         Outcome::Capped(n, figures) => report_capped(&a, threads, n, figures),
         Outcome::History(n, figures) => report_history(&a, threads, n, figures),
+        Outcome::Standing(n, figures) => report_standing(&a, threads, n, figures),
     }
 }
 
@@ -292,6 +306,12 @@ fn protocol(mut plan: Plan<'_>) -> evograph::Result<Outcome> {
     if a.history {
         let figures = history::run(a, &dir, &edges, plan.threads)?;
         return Ok(Outcome::History(edges.len(), figures));
+    }
+    if a.standing {
+        let figures = plan
+            .pool
+            .install(|| standing::run(a, &dir, &edges, plan.threads))?;
+        return Ok(Outcome::Standing(edges.len(), figures));
     }
     let (unique, deleted) = plan.pool.install(|| pick_deletions(&edges, a.seed));
     io::write_bin(&dir.join("edges.bin"), &edges)?;
@@ -349,6 +369,27 @@ enum Outcome {
     Trials(usize, Vec<Trial>),
     Capped(usize, serde_json::Value),
     History(usize, serde_json::Value),
+    Standing(usize, serde_json::Value),
+}
+
+/// Prints (and with `--json` writes) the standing protocol's figures.
+fn report_standing(
+    a: &Args,
+    threads: usize,
+    edges: usize,
+    figures: serde_json::Value,
+) -> evograph::Result<ExitCode> {
+    println!(
+        "evograph bench --standing: {} scale {} edge factor {}, {edges} edges, {threads} threads, durability {}, revision {}",
+        a.graph, a.scale, a.edge_factor, a.durability, sys::GIT_REVISION
+    );
+    print!("{}", standing::table(&figures));
+    let params = json!({
+        "graph": a.graph, "scale": a.scale, "edge_factor": a.edge_factor,
+        "seed": a.seed, "threads": threads, "durability": a.durability.to_string(),
+        "memtable_mb": a.memtable_mb,
+    });
+    write_figures(a, params, "standing", figures)
 }
 
 /// Prints (and with `--json` writes) the history protocol's figures.

@@ -3,7 +3,7 @@
 //! `d + 1`. Same results as [`crate::algo::graphalytics::bfs`]. Pull delivery: a small
 //! frontier is pushed and a large one gathered, as in direction-optimising BFS.
 
-use crate::pregel::{Context, Delivery, Messages, Min, Program};
+use crate::pregel::{Context, Delivery, Messages, Min, Monotone, Program};
 use crate::types::UNREACHABLE;
 use crate::{GraphView, VertexId};
 
@@ -26,6 +26,18 @@ impl Program for Bfs {
 
     #[inline]
     fn compute<G: GraphView>(&self, ctx: &mut Context<'_, Self, G>, messages: Messages<'_, u32>) {
+        if ctx.announcing() {
+            let d = if ctx.vertex() == self.source {
+                0
+            } else {
+                *ctx.value()
+            };
+            if d != UNREACHABLE {
+                ctx.set_value(d);
+                ctx.broadcast(d as u32 + 1);
+            }
+            return ctx.vote_to_halt();
+        }
         let heard = if ctx.vertex() == self.source {
             Some(0)
         } else {
@@ -36,5 +48,12 @@ impl Program for Bfs {
             ctx.broadcast(d + 1);
         }
         ctx.vote_to_halt();
+    }
+}
+
+/// A depth is one more than an in-neighbor's.
+impl Monotone for Bfs {
+    fn depends(&self, x: &i64, _: f64, y: &i64) -> bool {
+        *x != UNREACHABLE && *y == *x + 1
     }
 }

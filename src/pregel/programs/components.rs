@@ -4,7 +4,7 @@
 //! same label [`crate::algo::graphalytics::wcc`] gives. Pull delivery: the dense early
 //! supersteps gather, and the sparse late ones push the few changed labels.
 
-use crate::pregel::{Context, Delivery, Edges, Messages, Min, Program};
+use crate::pregel::{Context, Delivery, Edges, Messages, Min, Monotone, Program};
 use crate::{GraphView, VertexId};
 
 /// Weakly connected components: labels are the smallest dense id of each component.
@@ -41,10 +41,17 @@ impl Program for Components {
         } else {
             messages.into_iter().fold(label, VertexId::min)
         };
-        if ctx.superstep() == 0 || best < label {
+        if ctx.superstep() == 0 || best < label || ctx.announcing() {
             ctx.set_value(best);
             ctx.broadcast(best);
         }
         ctx.vote_to_halt();
+    }
+}
+
+/// A label is the smallest one heard: it came from a neighbor holding the same label.
+impl Monotone for Components {
+    fn depends(&self, x: &VertexId, _: f64, y: &VertexId) -> bool {
+        x == y
     }
 }

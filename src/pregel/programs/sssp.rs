@@ -3,7 +3,7 @@
 //! weight (a per-edge message, so push delivery). Same results as
 //! [`crate::algo::graphalytics::sssp`].
 
-use crate::pregel::{Context, Messages, Min, Program};
+use crate::pregel::{Context, Messages, Min, Monotone, Program};
 use crate::{GraphView, VertexId};
 
 /// Distance from `source` over edge weights (`f64::INFINITY` where unreachable).
@@ -29,10 +29,21 @@ impl Program for Sssp {
         } else {
             messages.into_iter().reduce(f64::min)
         };
-        if let Some(d) = heard.filter(|&d| d < *ctx.value()) {
+        let announced = match ctx.announcing() {
+            true => heard.or(Some(*ctx.value())).filter(|d| d.is_finite()),
+            false => heard.filter(|&d| d < *ctx.value()),
+        };
+        if let Some(d) = announced {
             ctx.set_value(d);
             ctx.for_each_out_edge(|w, weight| ctx.send(w, d + weight));
         }
         ctx.vote_to_halt();
+    }
+}
+
+/// A distance is an in-neighbor's plus the edge's weight.
+impl Monotone for Sssp {
+    fn depends(&self, x: &f64, weight: f64, y: &f64) -> bool {
+        y.is_finite() && *y == *x + weight
     }
 }

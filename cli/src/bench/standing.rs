@@ -1,0 +1,202 @@
+//! `evograph bench --standing`: standing kernels against recomputes (issue 50's protocol).
+//!
+//! The graph less a reserve of 10 % of its edges is ingested into a store. Then, for each
+//! standing kernel (wcc, bfs, sssp, pr-tol), each batch size and each mix (insert-only,
+//! half deletes), a maintainer is started and batches are committed one after another:
+//! inserts from the reserve, deletes of present edges (which go back to the reserve).
+//! After each commit (`wait` returned) the maintainer steps; the time from there to its
+//! result is one sample. Reported per configuration: p50 and p99 of those samples, the
+//! updates per second with the kernel kept current (submit, commit and step, wall clock),
+//! and the ratio of a recompute (snapshot and the fastest kernel giving the same result:
+//! gap-cc for wcc, bfs, sssp, pr-tol from the uniform vector; median of three) to the p50.
+
+use evograph::algo::kernel::{self, Kernel, Params};
+use evograph::standing::Maintainer;
+use evograph::{Graph, Options, Record};
+use rand::{Rng, SeedableRng};
+use serde_json::json;
+use std::path::Path;
+use std::time::Instant;
+
+/// Batch sizes, in edge updates.
+const BATCHES: [usize; 4] = [1, 100, 10_000, 65_536];
+/// Steps measured per configuration, by batch size: fewer for larger batches.
+fn steps_for(batch: usize) -> usize {
+    match batch {
+        1 => 200,
+        b if b <= 100 => 100,
+        b if b <= 10_000 => 30,
+        _ => 10,
+    }
+}
+
+/// The recompute a standing kernel is measured against.
+fn baseline(k: Kernel) -> Kernel {
+    match k {
+        Kernel::Wcc => Kernel::GapCc,
+        k => k,
+    }
+}
+
+/// The present edges and the reserve, from which batches are drawn.
+struct Pool {
+    present: Vec<(u32, u32)>,
+    reserve: Vec<(u32, u32)>,
+    rng: rand_xoshiro::Xoshiro256PlusPlus,
+}
+
+impl Pool {
+    /// A batch of `n` updates, `deletes` of them deletes of present edges.
+    fn batch(&mut self, n: usize, deletes: usize) -> Vec<Record> {
+        let mut recs = Vec::with_capacity(n);
+        for i in 0..n {
+            let delete = i < deletes && !self.present.is_empty() || self.reserve.is_empty();
+            let (from, to) = match delete {
+                true => (&mut self.present, &mut self.reserve),
+                false => (&mut self.reserve, &mut self.present),
+            };
+            let e = from.swap_remove(self.rng.random_range(0..from.len()));
+            to.push(e);
+            let (u, v) = (u64::from(e.0), u64::from(e.1));
+            recs.push(match delete {
+                true => Record::Delete(u, v),
+                false => Record::Insert(u, v),
+            });
+        }
+        recs
+    }
+}
+
+/// `--kernels`: `all` (wcc, bfs, sssp, pr-tol, and the vertex programs pregel-cc,
+/// pregel-bfs, pregel-sssp), or a comma-separated list of those.
+fn kernels(list: &str) -> evograph::Result<Vec<Kernel>> {
+    if list == "all" {
+        return Ok(evograph::standing::KERNELS.to_vec());
+    }
+    list.split(',').map(|k| k.parse::<Kernel>()).collect()
+}
+
+fn percentile(xs: &mut [f64], p: f64) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let i = ((xs.len() as f64 - 1.0) * p).round() as usize;
+    xs.get(i).copied().unwrap_or(f64::NAN)
+}
+
+/// Runs the protocol in `dir` on `edges`: the figures, as JSON.
+pub fn run(
+    a: &super::Args,
+    dir: &Path,
+    edges: &[(u32, u32)],
+    threads: usize,
+) -> evograph::Result<serde_json::Value> {
+    let path = dir.join("standing");
+    let _ = std::fs::remove_dir_all(&path);
+    let opts = Options::new()
+        .durability(a.durability)
+        .threads(threads)
+        .memtable_bytes(a.memtable_mb << 20);
+    let g = Graph::create(&path, opts)?;
+    let keep = edges.len() - edges.len() / 10;
+    for chunk in edges[..keep].chunks(1 << 16) {
+        let recs: Vec<Record> = (chunk.iter())
+            .map(|&(u, v)| Record::Insert(u64::from(u), u64::from(v)))
+            .collect();
+        g.apply(&recs)?;
+    }
+    let mut pool = Pool {
+        present: edges[..keep].to_vec(),
+        reserve: edges[keep..].to_vec(),
+        rng: rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(a.seed ^ 0x5354_414e),
+    };
+    let source = kernel::pick_sources(&g.snapshot()?, 1, a.seed)?[0];
+    let mut out = serde_json::Map::new();
+    for k in kernels(&a.kernels)? {
+        let mut p = Params::default();
+        p.source = Some(source);
+        let mut configs = Vec::new();
+        for batch in BATCHES {
+            for (mix, deletes) in [("insert", 0), ("half_deletes", batch / 2)] {
+                eprintln!("bench: standing {k}, batches of {batch}, {mix}");
+                let mut fig = config(&g, k, &p, &mut pool, batch, deletes)?;
+                fig["batch"] = batch.into();
+                fig["mix"] = mix.into();
+                configs.push(fig);
+            }
+        }
+        out.insert(k.name().into(), configs.into());
+    }
+    g.close()?;
+    let _ = std::fs::remove_dir_all(&path);
+    Ok(serde_json::Value::Object(out))
+}
+
+/// One configuration: a maintainer of `k` started, then `steps_for(batch)` batches
+/// committed and stepped; the figures.
+fn config(
+    g: &Graph,
+    k: Kernel,
+    p: &Params,
+    pool: &mut Pool,
+    batch: usize,
+    deletes: usize,
+) -> evograph::Result<serde_json::Value> {
+    let mut m = Maintainer::new(k, p)?;
+    let t = Instant::now();
+    m.step(g)?;
+    let start_s = t.elapsed().as_secs_f64();
+    let (mut lat, mut recomputes) = (Vec::new(), 0);
+    let steps = steps_for(batch);
+    let wall = Instant::now();
+    for _ in 0..steps {
+        let recs = pool.batch(batch, deletes);
+        let ticket = g.submit(&recs)?;
+        g.wait(ticket)?;
+        let t = Instant::now();
+        let step = m.step(g)?;
+        lat.push(t.elapsed().as_secs_f64());
+        recomputes += step.is_some_and(|s| s.recomputed) as u32;
+    }
+    let wall = wall.elapsed().as_secs_f64();
+    let mut re = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let s = g.snapshot()?;
+        drop(kernel::run(&s, baseline(k), p)?);
+        re.push(t.elapsed().as_secs_f64());
+    }
+    let recompute = percentile(&mut re, 0.5);
+    let p50 = percentile(&mut lat, 0.5);
+    Ok(json!({
+        "steps": steps, "p50_s": p50, "p99_s": percentile(&mut lat, 0.99),
+        "updates_per_s": (steps * batch) as f64 / wall,
+        "recompute_kernel": baseline(k).name(), "recompute_s": recompute,
+        "speedup": recompute / p50, "start_s": start_s, "recomputes": recomputes,
+        "state_bytes": m.dram_bytes(),
+    }))
+}
+
+/// The figures as a table: one line per kernel and configuration.
+pub fn table(fig: &serde_json::Value) -> String {
+    let mut s = format!(
+        "{:<8} {:>6} {:<13} {:>10} {:>10} {:>12} {:>11} {:>8}\n",
+        "kernel", "batch", "mix", "p50 ms", "p99 ms", "updates/s", "recompute", "speedup"
+    );
+    for (k, configs) in fig.as_object().into_iter().flatten() {
+        for c in configs.as_array().into_iter().flatten() {
+            let (batch, mix) = (
+                c["batch"].as_u64().unwrap_or(0),
+                c["mix"].as_str().unwrap_or(""),
+            );
+            let f = |key: &str| c[key].as_f64().unwrap_or(f64::NAN);
+            s += &format!(
+                "{k:<8} {batch:>6} {mix:<13} {:>10.3} {:>10.3} {:>12.0} {:>9.1}ms {:>7.1}x\n",
+                f("p50_s") * 1e3,
+                f("p99_s") * 1e3,
+                f("updates_per_s"),
+                f("recompute_s") * 1e3,
+                f("speedup")
+            );
+        }
+    }
+    s
+}
