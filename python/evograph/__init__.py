@@ -350,6 +350,26 @@ class Graph:
         op, src, dst, weight, a, b = self._g.diff(_point(from_), _point(to))
         return {"op": op, "src": src, "dst": dst, "weight": weight, "from_lsn": a, "to_lsn": b}
 
+    def maintain(
+        self,
+        kernel: str,
+        source: Optional[Vertex] = None,
+        damping: float = 0.85,
+        tolerance: float = 1e-4,
+    ) -> "Standing":
+        """Keeps ``kernel`` current as batches commit, by a thread of the library's: each
+        commit's changes bring the values forward instead of a recompute. Kernels: ``wcc``,
+        ``bfs`` and ``sssp`` from ``source``, ``pr-tol`` (PageRank within ``tolerance``, L1,
+        of its fixed point; ``pr`` is kept as ``pr-tol``), and the vertex programs
+        ``pregel-cc``, ``pregel-bfs``, ``pregel-sssp``. The values are computed before this
+        returns. Stop it with ``Standing.stop()`` (or a ``with`` block)."""
+        key = None if source is None else (_name(source, "source") if self._keys == "string" else str(_id(source, "source")))
+        return Standing(self._g.maintain(kernel, key, float(damping), float(tolerance)))
+
+    def last_commit(self) -> Optional[Tuple[int, int]]:
+        """The newest commit as ``(lsn, unix_nanos)``, or None in a store without one."""
+        return self._g.last_commit()
+
     def log(self) -> Dict[str, Any]:
         """The commits in the history kept (``lsn``, ``unix_nanos``, ``records`` arrays), the
         ``history`` setting, and the ``segments`` and ``segment_bytes`` it takes."""
@@ -429,6 +449,61 @@ class Graph:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<evograph.Graph {self.path!r} ({state})>"
+
+
+class Standing:
+    """A kernel's result kept current as batches commit (``Graph.maintain``)."""
+
+    def __init__(self, inner: "_evograph.Standing") -> None:
+        self._h = inner
+
+    @property
+    def lsn(self) -> int:
+        """The LSN of the commit the values reflect."""
+        return self._h.lsn
+
+    @property
+    def kernel(self) -> str:
+        """The kernel kept current."""
+        return self._h.kernel
+
+    @property
+    def recomputes(self) -> int:
+        """Steps that recomputed because the changes they needed were no longer held."""
+        return self._h.recomputes
+
+    def wait(self, lsn: int, timeout: Optional[float] = None) -> bool:
+        """Waits until the values reflect the commit at ``lsn`` (``Graph.last_commit()[0]``
+        after a write, say) or a later one, at most ``timeout`` seconds; whether they do."""
+        return self._h.wait(_count(lsn, "lsn"), None if timeout is None else float(timeout))
+
+    def values(self) -> Tuple["Snapshot", Any]:
+        """``(snapshot, values)``: the values aligned with ``snapshot.vertex_ids()``, as
+        ``snapshot.run(kernel)`` returns them; ``snapshot.commit`` is ``(lsn, None)``."""
+        inner, values, lsn = self._h.values()
+        s = Snapshot(inner)
+        s.commit = (lsn, None)
+        return s, values
+
+    def changes_since(self, lsn: int) -> Dict[str, np.ndarray]:
+        """The vertices whose values changed after the commit at ``lsn``: ``vertex`` (ids,
+        or names), ``old`` and ``new`` (float64; labels as external ids), ``old_exists`` and
+        ``new_exists`` (False where the vertex did not exist on that side)."""
+        ids, old, new, old_e, new_e = self._h.changes_since(_count(lsn, "lsn"))
+        return {"vertex": ids, "old": old, "new": new, "old_exists": old_e, "new_exists": new_e}
+
+    def stop(self) -> None:
+        """Stops keeping the values current (the store stays open)."""
+        self._h.stop()
+
+    def __enter__(self) -> "Standing":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<evograph.Standing {self.kernel} at LSN {self.lsn}>"
 
 
 class Snapshot:

@@ -377,6 +377,44 @@ impl Graph {
         self.with(py, |g| g.set_history(h))
     }
 
+    /// Keeps `kernel` (wcc, bfs, sssp, pr-tol, pregel-cc, pregel-bfs, pregel-sssp; pr is
+    /// kept as pr-tol) current as batches commit; `source` is a vertex key as text.
+    #[pyo3(signature = (kernel, source=None, damping=0.85, tolerance=1e-4))]
+    fn maintain(
+        &self,
+        py: Python<'_>,
+        kernel: &str,
+        source: Option<String>,
+        damping: f64,
+        tolerance: f64,
+    ) -> PyResult<crate::standing::Standing> {
+        let k: evograph::algo::kernel::Kernel = kernel.parse().py_err()?;
+        let mut p = evograph::algo::kernel::Params::default();
+        (p.damping, p.tolerance) = (damping, tolerance);
+        if let Some(key) = &source {
+            let found = self.with(py, |g| {
+                let s = g.snapshot()?;
+                Ok(g.dense_id_of(key)?
+                    .filter(|&v| evograph::GraphView::vertex_exists(&s, v)))
+            })?;
+            let v = found.ok_or_else(|| {
+                pyo3::exceptions::PyKeyError::new_err(format!("vertex {key} is not in the graph"))
+            })?;
+            p.source = Some(v);
+        }
+        let h = self.with(py, |g| evograph::standing::maintain(g, k, &p))?;
+        let kept = match k {
+            evograph::algo::kernel::Kernel::Pr => evograph::algo::kernel::Kernel::PrTol,
+            k => k,
+        };
+        Ok(crate::standing::Standing::new(h, kept))
+    }
+
+    /// The newest commit as `(lsn, unix_nanos)`, or None in a store without one.
+    fn last_commit(&self, py: Python<'_>) -> PyResult<Option<(u64, i64)>> {
+        self.with(py, |g| Ok(g.last_commit().map(|c| (c.lsn, c.unix_nanos))))
+    }
+
     /// Writes the buffered updates into a run.
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
         self.with(py, |g| g.flush())

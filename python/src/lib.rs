@@ -15,6 +15,7 @@ mod errors;
 mod graph;
 mod names;
 mod snapshot;
+mod standing;
 
 use pyo3::prelude::*;
 
@@ -23,6 +24,7 @@ use pyo3::prelude::*;
 fn _evograph(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<graph::Graph>()?;
     m.add_class::<snapshot::Snapshot>()?;
+    m.add_class::<standing::Standing>()?;
     m.add_function(wrap_pyfunction!(graph::open, m)?)?;
     m.add_function(wrap_pyfunction!(snapshot::kernels, m)?)?;
     errors::register(m)?;

@@ -172,6 +172,18 @@ impl Snapshot {
 
 /// A numpy object array of the names of external ids `ext`: a `str` for each, or `None`
 /// for one no name has (kernels mark "no vertex" with -1, which arrives as `u64::MAX`).
+/// External ids as a uint64 array, or as names (an object array) in a string-keyed store.
+pub(crate) fn ids_or_names<'py>(
+    py: Python<'py>,
+    s: &evograph::Snapshot,
+    ext: Vec<u64>,
+) -> Bound<'py, PyAny> {
+    match s.names() {
+        Some(names) => key_objects(py, names, ext.into_iter()).into_any(),
+        None => PyArray1::from_vec(py, ext).into_any(),
+    }
+}
+
 fn key_objects<'py>(
     py: Python<'py>,
     names: &Names,
@@ -415,6 +427,16 @@ impl Snapshot {
 }
 
 impl Snapshot {
+    /// A kernel's values as Python objects, as [`Snapshot::kernel`] returns them.
+    pub(crate) fn values_of<'py>(
+        &self,
+        py: Python<'py>,
+        k: Kernel,
+        v: Values,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.values(py, k, v)
+    }
+
     /// A kernel's values as Python objects (see [`Snapshot::kernel`]).
     fn values<'py>(&self, py: Python<'py>, k: Kernel, v: Values) -> PyResult<Bound<'py, PyAny>> {
         let names = self.s.names();

@@ -30,6 +30,10 @@ pub(crate) trait Maintained: Send {
     fn kind(&self) -> Kind;
     /// DRAM its state takes, in bytes.
     fn bytes(&self) -> usize;
+    /// Rounds its last computation ran (sweeps, supersteps), where it counts them.
+    fn rounds(&self) -> u32 {
+        0
+    }
     /// How far a value may move unreported (0: every change is reported).
     fn slack(&self, _g: &Snapshot) -> f64 {
         0.0
@@ -68,9 +72,16 @@ pub const KERNELS: [Kernel; 7] = [
 
 impl Maintainer {
     /// A maintainer of `kernel` with parameters `p` (a source for `bfs` and `sssp`, the
-    /// damping and tolerance for `pr-tol`); nothing is computed until the first step.
+    /// damping and tolerance for `pr-tol`; `pr` is kept as `pr-tol`); nothing is computed
+    /// until the first step.
     pub fn new(kernel: Kernel, p: &Params) -> Result<Maintainer> {
         p.check()?;
+        // A fixed number of iterations has no fixed point to keep near: pr is kept as
+        // pr-tol, within the tolerance of the fixed point.
+        let kernel = match kernel {
+            Kernel::Pr => Kernel::PrTol,
+            k => k,
+        };
         let state: Box<dyn Maintained> = match kernel {
             Kernel::Wcc => Box::<wcc::Wcc>::default(),
             Kernel::Bfs | Kernel::Sssp => {
@@ -161,11 +172,15 @@ impl Maintainer {
                 ))),
             };
         }
+        let snapshot_s = started.elapsed().as_secs_f64();
         let changes = match &self.snap {
             None => None,
             Some(_) => f.changes(self.lsn, lsn)?,
         };
-        let step = self.advance(new, lsn, changes, started);
+        let changes_s = started.elapsed().as_secs_f64() - snapshot_s;
+        let mut step = self.advance(new, lsn, changes, started);
+        step.phases.snapshot = snapshot_s;
+        step.phases.changes = changes_s;
         if let Some(f) = &self.follower {
             f.reached(lsn);
         }
@@ -175,6 +190,7 @@ impl Maintainer {
     /// Applies one step: incremental with `changes`, else a recompute.
     fn advance(&mut self, new: Snapshot, lsn: u64, changes: Option<Changes>, t: Instant) -> Step {
         let first = self.snap.is_none();
+        let kernel_t = Instant::now();
         let touched: Vec<VertexId> = match (&self.snap, &changes) {
             (Some(old), Some(ch)) => {
                 let mut t = self.state.update(old, &new, ch);
@@ -187,6 +203,7 @@ impl Maintainer {
                 (0..new.num_vertices() as VertexId).collect()
             }
         };
+        let kernel = kernel_t.elapsed().as_secs_f64();
         let changes_out = self.report(&new, touched, first);
         self.snap = Some(new);
         self.lsn = lsn;
@@ -196,6 +213,11 @@ impl Maintainer {
             recomputed: !first && changes.is_none(),
             initial: first,
             seconds: t.elapsed().as_secs_f64(),
+            phases: super::Phases {
+                kernel,
+                rounds: self.state.rounds(),
+                ..Default::default()
+            },
         }
     }
 

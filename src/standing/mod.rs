@@ -113,4 +113,19 @@ pub struct Step {
     pub initial: bool,
     /// Seconds the step took, snapshot included.
     pub seconds: f64,
+    /// Where they went.
+    pub phases: Phases,
+}
+
+/// Where a [`Step`]'s time went.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Phases {
+    /// Seconds taking the snapshot (sealing the batch's memtable).
+    pub snapshot: f64,
+    /// Seconds reading the net changes since the last step.
+    pub changes: f64,
+    /// Seconds bringing the values forward (or recomputing them).
+    pub kernel: f64,
+    /// Rounds the kernel ran, where it counts them (pr-tol's sweeps).
+    pub rounds: u32,
 }

@@ -121,10 +121,13 @@ impl Paths {
         std::iter::once((a, b)).chain(both.then_some((b, a)))
     }
 
-    /// The vertices whose tree edge went or got longer, with their subtrees (found through
-    /// `old`'s out-edges), reset to unreached.
-    fn trim(&mut self, old: &Snapshot, ch: &Changes) -> Vec<VertexId> {
-        let mut stack = Vec::new();
+    /// The vertices whose tree edge went or got longer: nearest first, each takes another
+    /// in-neighbor as its parent if one gives the same distance over an edge of positive
+    /// length (so it is nearer the source, and outside the vertex's subtree), else it and
+    /// its subtree (found through `old`'s out-edges) are reset to unreached. Nearest first,
+    /// an in-neighbor still reached then has a tree path that survives.
+    fn trim(&mut self, old: &Snapshot, new: &Snapshot, ch: &Changes) -> Vec<VertexId> {
+        let mut cut = Vec::new();
         for e in &ch.edges {
             let weaker = match (e.before, e.after) {
                 (Some(_), None) => true,
@@ -133,11 +136,55 @@ impl Paths {
             };
             for (p, c) in Self::directed(old, e.src, e.dst).filter(|_| weaker) {
                 if self.parent.get(c as usize) == Some(&p) {
-                    stack.push(c);
+                    cut.push(c);
                 }
             }
         }
+        cut.sort_by(|a, b| self.dist[*a as usize].total_cmp(&self.dist[*b as usize]));
+        cut.dedup();
         let mut trimmed = Vec::new();
+        for c in cut {
+            if self.dist[c as usize].is_infinite() {
+                continue;
+            }
+            match self.another_parent(new, c) {
+                Some(w) => self.parent[c as usize] = w,
+                None => self.cut_off(old, c, &mut trimmed),
+            }
+        }
+        trimmed
+    }
+
+    /// An in-neighbor of `c` in `new`, still reached, that gives `c` its distance over an
+    /// edge of positive length.
+    fn another_parent(&self, new: &Snapshot, c: VertexId) -> Option<VertexId> {
+        if (c as usize) >= new.num_vertices() || !new.vertex_exists(c) {
+            return None;
+        }
+        let dc = self.dist[c as usize];
+        let weighted = self.length == Length::Weights && new.is_weighted();
+        let mut found = None;
+        new.find_in(c, |w| {
+            let dw = self.dist[w as usize];
+            if !dw.is_finite() || dw >= dc {
+                return false;
+            }
+            let len = match weighted {
+                true => new.edge_weight(w, c).unwrap_or(f64::INFINITY),
+                false => 1.0,
+            };
+            let gives = len > 0.0 && dw + len == dc;
+            if gives {
+                found = Some(w);
+            }
+            gives
+        });
+        found
+    }
+
+    /// Resets `c` and its subtree (through `old`'s out-edges) to unreached.
+    fn cut_off(&mut self, old: &Snapshot, c: VertexId, trimmed: &mut Vec<VertexId>) {
+        let mut stack = vec![c];
         while let Some(x) = stack.pop() {
             if self.dist[x as usize].is_infinite() {
                 continue;
@@ -153,7 +200,6 @@ impl Paths {
                 });
             }
         }
-        trimmed
     }
 
     /// What the in-neighbors of the trimmed vertices offer them: every out-edge of each
@@ -214,7 +260,7 @@ impl Maintained for Paths {
         self.parent.resize(n, NONE);
         let s = self.source as usize;
         let source_back = s < n && new.vertex_exists(self.source) && self.dist[s].is_infinite();
-        let mut touched = self.trim(old, ch);
+        let mut touched = self.trim(old, new, ch);
         let mut offers = self.offers_to(new, &touched);
         if source_back {
             offers.push((self.source, 0.0, NONE));

@@ -32,6 +32,8 @@ const NONE: VertexId = VertexId::MAX;
 pub(crate) struct Wcc {
     label: Vec<VertexId>,
     parent: Vec<VertexId>,
+    /// Each vertex's depth in the forest: more than its parent's (not always by one).
+    depth: Vec<u32>,
 }
 
 /// Calls `f` on every neighbor of `v`, either direction.
@@ -48,6 +50,7 @@ impl Wcc {
         let from = self.label.len() as VertexId;
         self.label.extend(from..n as VertexId);
         self.parent.resize(n, NONE);
+        self.depth.resize(n, 0);
     }
 
     /// Spreads smaller labels from the `offers` (vertex, label, parent) through `g`,
@@ -63,6 +66,7 @@ impl Wcc {
             if l < self.label[v as usize] {
                 self.label[v as usize] = l;
                 self.parent[v as usize] = p;
+                self.depth[v as usize] = self.depth[p as usize] + 1;
                 heap.push(Reverse((l, v)));
                 lowered.push(v);
             }
@@ -71,10 +75,12 @@ impl Wcc {
             if self.label[v as usize] != l {
                 continue;
             }
+            let dv = self.depth[v as usize];
             neighbors(g, v, |y| {
                 if l < self.label[y as usize] {
                     self.label[y as usize] = l;
                     self.parent[y as usize] = v;
+                    self.depth[y as usize] = dv + 1;
                     heap.push(Reverse((l, y)));
                     lowered.push(y);
                 }
@@ -83,15 +89,14 @@ impl Wcc {
         lowered
     }
 
-    /// The subtrees cut off by the deleted tree edges: found through `old`'s edges (a
-    /// child's edge to its parent may itself be gone in the new graph), then reset.
+    /// The children whose tree edge went (both directions gone), shallowest first: each
+    /// takes another neighbor of its label as its parent if one is shallower (so outside
+    /// its subtree; shallowest first, such a neighbor's own tree path survives), else it
+    /// and its subtree (found through `old`'s edges: an edge to a parent may be gone in the
+    /// new graph) are reset to their own ids.
     fn trim(&mut self, old: &Snapshot, new: &Snapshot, ch: &Changes) -> Vec<VertexId> {
         let mut cut = Vec::new();
-        for e in ch
-            .edges
-            .iter()
-            .filter(|e| e.before.is_some() && e.after.is_none())
-        {
+        for e in (ch.edges.iter()).filter(|e| e.before.is_some() && e.after.is_none()) {
             let (a, b) = (e.src, e.dst);
             if a == b || new.has_edge(a, b) || new.has_edge(b, a) {
                 continue;
@@ -102,31 +107,61 @@ impl Wcc {
                 }
             }
         }
-        let mut seen = vec![false; 0];
+        cut.sort_by_key(|&c| self.depth[c as usize]);
+        cut.dedup();
         let mut trimmed = Vec::new();
-        let mut stack = cut;
+        for c in cut {
+            if self.label[c as usize] == c {
+                continue; // trimmed already, with a subtree cut before it
+            }
+            match self.another_parent(new, c) {
+                Some(w) => self.parent[c as usize] = w,
+                None => self.cut_off(old, c, &mut trimmed),
+            }
+        }
+        trimmed
+    }
+
+    /// A neighbor of `c` in `new` with `c`'s label, shallower than `c`.
+    fn another_parent(&self, new: &Snapshot, c: VertexId) -> Option<VertexId> {
+        if (c as usize) >= new.num_vertices() {
+            return None;
+        }
+        let (l, d) = (self.label[c as usize], self.depth[c as usize]);
+        let fits = |w: VertexId| self.label[w as usize] == l && self.depth[w as usize] < d;
+        let mut found = None;
+        let mut look = |w: VertexId| {
+            let ok = fits(w);
+            if ok {
+                found = Some(w);
+            }
+            ok
+        };
+        if !new.find_out(c, &mut look) && !new.is_undirected() {
+            new.find_in(c, &mut look);
+        }
+        found
+    }
+
+    /// Resets `c` and its subtree (through `old`'s edges) to their own ids.
+    fn cut_off(&mut self, old: &Snapshot, c: VertexId, trimmed: &mut Vec<VertexId>) {
+        let mut stack = vec![c];
         while let Some(x) = stack.pop() {
-            if (x as usize) < seen.len() && seen[x as usize] {
+            if self.label[x as usize] == x {
                 continue;
             }
-            if seen.is_empty() {
-                seen = vec![false; self.label.len()];
-            }
-            seen[x as usize] = true;
+            self.label[x as usize] = x;
+            self.parent[x as usize] = NONE;
+            self.depth[x as usize] = 0;
             trimmed.push(x);
             if (x as usize) < old.num_vertices() {
                 neighbors(old, x, |y| {
-                    if self.parent[y as usize] == x && !seen[y as usize] {
+                    if self.parent[y as usize] == x && self.label[y as usize] != y {
                         stack.push(y);
                     }
                 });
             }
         }
-        for &x in &trimmed {
-            self.label[x as usize] = x;
-            self.parent[x as usize] = NONE;
-        }
-        trimmed
     }
 }
 
@@ -135,6 +170,7 @@ impl Maintained for Wcc {
         let n = g.num_vertices();
         self.label = (0..n as VertexId).collect();
         self.parent = vec![NONE; n];
+        self.depth = vec![0; n];
         // Vertices in increasing order: the first of a component reached is its smallest.
         let mut queue = Vec::new();
         for s in 0..n as VertexId {
@@ -146,10 +182,12 @@ impl Maintained for Wcc {
             let mut i = 0;
             while let Some(&v) = queue.get(i) {
                 i += 1;
+                let dv = self.depth[v as usize];
                 neighbors(g, v, |y| {
                     if y != s && self.parent[y as usize] == NONE && self.label[y as usize] == y {
                         self.label[y as usize] = s;
                         self.parent[y as usize] = v;
+                        self.depth[y as usize] = dv + 1;
                         queue.push(y);
                     }
                 });
@@ -188,6 +226,7 @@ impl Maintained for Wcc {
 
     fn bytes(&self) -> usize {
         (self.label.capacity() + self.parent.capacity()) * std::mem::size_of::<VertexId>()
+            + self.depth.capacity() * 4
     }
 
     fn kind(&self) -> super::Kind {

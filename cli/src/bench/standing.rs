@@ -145,6 +145,7 @@ fn config(
     m.step(g)?;
     let start_s = t.elapsed().as_secs_f64();
     let (mut lat, mut recomputes) = (Vec::new(), 0);
+    let mut phases = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     let steps = steps_for(batch);
     let wall = Instant::now();
     for _ in 0..steps {
@@ -154,7 +155,16 @@ fn config(
         let t = Instant::now();
         let step = m.step(g)?;
         lat.push(t.elapsed().as_secs_f64());
-        recomputes += step.is_some_and(|s| s.recomputed) as u32;
+        if let Some(s) = &step {
+            recomputes += s.recomputed as u32;
+            let p = s.phases;
+            for (v, x) in phases
+                .iter_mut()
+                .zip([p.snapshot, p.changes, p.kernel, p.rounds as f64])
+            {
+                v.push(x);
+            }
+        }
     }
     let wall = wall.elapsed().as_secs_f64();
     let mut re = Vec::new();
@@ -172,14 +182,29 @@ fn config(
         "recompute_kernel": baseline(k).name(), "recompute_s": recompute,
         "speedup": recompute / p50, "start_s": start_s, "recomputes": recomputes,
         "state_bytes": m.dram_bytes(),
+        "runs_at_end": m.snapshot().map_or(0, |s| s.runs().len()),
+        "p50_phases": {
+            "snapshot_s": percentile(&mut phases[0], 0.5),
+            "changes_s": percentile(&mut phases[1], 0.5),
+            "kernel_s": percentile(&mut phases[2], 0.5),
+            "rounds": percentile(&mut phases[3], 0.5),
+        },
     }))
 }
 
 /// The figures as a table: one line per kernel and configuration.
 pub fn table(fig: &serde_json::Value) -> String {
     let mut s = format!(
-        "{:<8} {:>6} {:<13} {:>10} {:>10} {:>12} {:>11} {:>8}\n",
-        "kernel", "batch", "mix", "p50 ms", "p99 ms", "updates/s", "recompute", "speedup"
+        "{:<11} {:>6} {:<13} {:>8} {:>8} {:>11} {:>10} {:>8} {:>24}\n",
+        "kernel",
+        "batch",
+        "mix",
+        "p50 ms",
+        "p99 ms",
+        "updates/s",
+        "recompute",
+        "speedup",
+        "snap/chg/kernel ms, rnds"
     );
     for (k, configs) in fig.as_object().into_iter().flatten() {
         for c in configs.as_array().into_iter().flatten() {
@@ -188,13 +213,18 @@ pub fn table(fig: &serde_json::Value) -> String {
                 c["mix"].as_str().unwrap_or(""),
             );
             let f = |key: &str| c[key].as_f64().unwrap_or(f64::NAN);
+            let ph = |key: &str| c["p50_phases"][key].as_f64().unwrap_or(f64::NAN);
             s += &format!(
-                "{k:<8} {batch:>6} {mix:<13} {:>10.3} {:>10.3} {:>12.0} {:>9.1}ms {:>7.1}x\n",
+                "{k:<11} {batch:>6} {mix:<13} {:>8.3} {:>8.3} {:>11.0} {:>8.1}ms {:>7.1}x {:>6.2}/{:.2}/{:.2} {:>3}\n",
                 f("p50_s") * 1e3,
                 f("p99_s") * 1e3,
                 f("updates_per_s"),
                 f("recompute_s") * 1e3,
-                f("speedup")
+                f("speedup"),
+                ph("snapshot_s") * 1e3,
+                ph("changes_s") * 1e3,
+                ph("kernel_s") * 1e3,
+                ph("rounds"),
             );
         }
     }
