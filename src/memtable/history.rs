@@ -145,15 +145,26 @@ pub(super) fn emit_inserts(
     adds.len() - before
 }
 
+/// A vertex's updates resolved against the older runs: what its run lists (adds with
+/// their weights, and tombstones), each ascending.
+#[derive(Default)]
+pub(super) struct Resolved {
+    pub adds: Vec<VertexId>,
+    pub addw: Vec<f64>,
+    pub tombs: Vec<VertexId>,
+}
+
 /// Appends the effective changes of `u`'s updates to `out`, neighbor by neighbor, given
-/// its lists in the older runs `prior` (newest first, each with `v`'s index there). In an
-/// undirected store only the smaller end of an edge emits it.
+/// its lists in the older runs `prior` (newest first, each with `v`'s index there), and
+/// resolves them into `res` from the same lookup of each neighbor's older state (the seal
+/// would otherwise look each up twice). In an undirected store only the smaller end of an
+/// edge emits it.
 pub(super) fn emit(
     u: &Updates<'_>,
     prior: &[(&DirData, usize)],
     undirected: bool,
     scratch: &mut Scratch,
-    out: &mut Vec<Change>,
+    (out, res): (&mut Vec<Change>, &mut Resolved),
 ) {
     debug_assert_eq!(
         u.entries.len(),
@@ -165,12 +176,17 @@ pub(super) fn emit(
     keyed.extend((u.entries.iter().enumerate()).map(|(i, &x)| (id_of(x), i as u32)));
     keyed.sort_unstable();
     let weighted = !u.weights.is_empty();
+    res.adds.clear();
+    res.addw.clear();
+    res.tombs.clear();
     for g in keyed.chunk_by(|a, b| a.0 == b.0) {
         let x = g[0].0;
+        let before = weight_before(prior, x);
+        resolve(u, x, g[g.len() - 1].1 as usize, before.is_some(), res);
         if undirected && x < u.v {
             continue;
         }
-        let mut state = weight_before(prior, x);
+        let mut state = before;
         for &(_, i) in g {
             let i = i as usize;
             let commit = u.commits[i];
@@ -192,6 +208,28 @@ pub(super) fn emit(
             }
             state = (!is_del(u.entries[i])).then_some(w);
         }
+    }
+}
+
+/// What the run lists for neighbor `x`, whose last update is `u`'s `last`, given whether
+/// the older runs held the edge: an add for an insert of an absent edge (or, weighted, a
+/// tombstone and an add that replace its weight), a tombstone for a delete of a present
+/// one, nothing else.
+fn resolve(u: &Updates<'_>, x: VertexId, last: usize, existed: bool, res: &mut Resolved) {
+    let weighted = !u.weights.is_empty();
+    let w = if weighted { u.weights[last] } else { 0.0 };
+    match (is_del(u.entries[last]), existed) {
+        (false, false) => {
+            res.adds.push(x);
+            res.addw.push(w);
+        }
+        (true, true) => res.tombs.push(x),
+        (false, true) if weighted => {
+            res.tombs.push(x);
+            res.adds.push(x);
+            res.addw.push(w);
+        }
+        _ => {}
     }
 }
 

@@ -321,24 +321,27 @@ fn take_transposed(b: usize, grouped: &Grouped, lvs: Range<usize>, weighted: boo
     part
 }
 
-/// Emits the history of one vertex's updates `u` into `changes`; for a `fresh` vertex (no
-/// older run holds it, inserts only, unweighted) its list too, into `part`, from the one
-/// sort both need: then whether the vertex is sealed.
+/// Emits the history of one vertex's updates `u` into `changes` and its lists into `part`:
+/// for a `fresh` vertex (no older run holds it, inserts only, unweighted) from the one sort
+/// both need, else from one lookup of each neighbor's older state.
 fn emit_history(
     u: &history::Updates<'_>,
     prior: &[(&DirData, usize)],
     fresh: bool,
     undirected: bool,
-    scratch: &mut history::Scratch,
+    (scratch, res): (&mut history::Scratch, &mut history::Resolved),
     (part, changes): (&mut DirPart, &mut Vec<Change>),
-) -> bool {
-    if !fresh {
-        history::emit(u, prior, undirected, scratch, changes);
-        return false;
+) {
+    if fresh {
+        let n = history::emit_inserts(u, undirected, scratch, &mut part.adds, changes);
+        part.close(u.v, n, &[]);
+        return;
     }
-    let n = history::emit_inserts(u, undirected, scratch, &mut part.adds, changes);
-    part.close(u.v, n, &[]);
-    true
+    history::emit(u, prior, undirected, scratch, (changes, res));
+    match u.weights.is_empty() {
+        true => part.push(u.v, &res.adds, &res.tombs),
+        false => part.push_weighted(u.v, &res.adds, &res.addw, &res.tombs),
+    }
 }
 
 /// Seals local vertices `lvs` of block `b` (out direction: keyed by source), emitting
@@ -359,6 +362,7 @@ fn seal_range(
     };
     let mut changes = Vec::with_capacity(expect);
     let mut hist_scratch = history::Scratch::default();
+    let mut resolved = history::Resolved::default();
     let mut scratch = Resolve::default();
     // Older runs holding v, each with v's index there.
     let mut prior: Vec<(&DirData, usize)> = Vec::with_capacity(older.len());
@@ -399,9 +403,9 @@ fn seal_range(
                 weights: if weighted { grouped.weights(lv) } else { &[] },
             };
             let out = (&mut part, &mut changes);
-            if emit_history(&u, &prior, fresh, undirected, &mut hist_scratch, out) {
-                continue;
-            }
+            let scratch = (&mut hist_scratch, &mut resolved);
+            emit_history(&u, &prior, fresh, undirected, scratch, out);
+            continue;
         }
         // Common case, inserts of a vertex no older run holds (unweighted): sort and dedup
         // in place in the output, with no intermediate copy.
