@@ -172,7 +172,7 @@ fn step_all(
             continue;
         };
         assert!(
-            !step.recomputed || may_recompute,
+            step.recomputed != Some(standing::Recomputed::ChangesGone) || may_recompute,
             "{ctx}: {} recomputed",
             m.kernel()
         );

@@ -3,7 +3,7 @@
 use crate::args;
 use crate::standing::{write_full, write_step};
 use evograph::algo::kernel::{limits, Kernel, Params};
-use evograph::standing::{Maintainer, Step};
+use evograph::standing::{Maintainer, Recomputed, Step};
 use evograph::store::Point;
 use evograph::{Graph, GraphView, Options};
 use std::path::{Path, PathBuf};
@@ -60,6 +60,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
+    let opened_at = fingerprint(&a.store);
     let g = open(&a)?;
     let mut m = Maintainer::new(a.kernel, &params(&a, &g)?)?;
     if let Some(p) = a.from {
@@ -72,6 +73,8 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let io = |e: std::io::Error| evograph::Error::io("write", "stdout", e);
     write_full(&mut out, &m, first.lsn).map_err(io)?;
     let mut reader = g;
+    // The files as they were before the reader opened: any commit after that changes them.
+    let mut seen = opened_at;
     loop {
         // Once the store is past --to, the commit it names is settled: step there, exit.
         let target = a.to.filter(|&b| passed(&reader, b));
@@ -82,11 +85,11 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         if target.is_some() {
             return Ok(ExitCode::SUCCESS);
         }
-        let seen = fingerprint(&a.store);
         while fingerprint(&a.store) == seen {
             std::thread::sleep(Duration::from_millis(a.poll_ms));
         }
         drop(reader);
+        seen = fingerprint(&a.store);
         reader = open(&a)?;
     }
 }
@@ -137,12 +140,12 @@ fn passed(g: &Graph, b: Point) -> bool {
 
 /// Says on stderr that a step recomputed the result, and why.
 fn say_recomputed(step: &Step) {
-    if step.recomputed {
-        eprintln!(
-            "evograph: watch: the store no longer holds the changes since the last commit reflected (it was flushed past them and keeps no history); recomputed at LSN {}",
-            step.lsn
-        );
-    }
+    let why = match step.recomputed {
+        None => return,
+        Some(Recomputed::ChangesGone) => "the store no longer holds the changes since the last commit reflected (it was flushed past them and keeps no history)",
+        Some(Recomputed::LargeBatch) => "the changes since the last commit reflected touch more than an eighth of the edges",
+    };
+    eprintln!("evograph: watch: {why}; recomputed at LSN {}", step.lsn);
 }
 
 /// Sizes and modification times of the store's files: unchanged, no commit came.

@@ -14,12 +14,20 @@
 //! the graph after it, starting from the values kept, with only the vertices the change
 //! touched scheduled. The first superstep runs those with [`super::Context::announcing`]
 //! set: a program that opts in sends then what it sends after improving its value.
+//!
+//! Where trimming resets more than an eighth of the vertices, a run from scratch costs
+//! less, and is what it does: `Components` is such a case, a deletion inside a component
+//! resetting all of it (a label rests on every neighbor holding it; the hand-written
+//! standing `wcc` keeps a spanning forest instead, and trims only a subtree).
 
 use super::engine::{self, Start};
 use super::{Config, Edges, Outcome, Program};
 use crate::history::net::{EdgeChange, VertexChange};
 use crate::types::bits;
 use crate::{GraphView, Result, Snapshot, VertexId};
+
+/// A resume that trims more than one vertex in this many runs from scratch instead.
+const FROM_SCRATCH_SHARE: usize = 8;
 
 /// A program whose run can be resumed after the graph changed ([`resume`]). Its values
 /// must only improve during a run, each coming from one neighbor's offer, and its
@@ -51,6 +59,11 @@ pub fn resume<P: Monotone>(
     values.extend((kept..n).map(|v| program.init(v as VertexId)));
     let both = P::EDGES == Edges::Both || new.is_undirected();
     let trimmed = trim(old, program, &values, edges, both);
+    if trimmed.len() > n / FROM_SCRATCH_SHARE {
+        // Resetting that many costs more than it saves: a component's labels all rest on
+        // one another, and a deletion inside it trims it whole.
+        return crate::with_view!(new, |g| engine::run(g, program, cfg));
+    }
     for &v in &trimmed {
         values[v as usize] = program.init(v);
     }

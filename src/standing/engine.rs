@@ -2,7 +2,7 @@
 //! between them where the store holds them, by a recompute where it does not.
 
 use super::vertex_program::VertexProgram;
-use super::{paths, rank, wcc, Change, Kind, Step, Value};
+use super::{paths, rank, wcc, Change, Kind, Recomputed, Step, Value};
 use crate::algo::kernel::{Kernel, Params};
 use crate::pregel::programs;
 use crate::snapshot::Snapshot;
@@ -38,6 +38,16 @@ pub(crate) trait Maintained: Send {
     fn slack(&self, _g: &Snapshot) -> f64 {
         0.0
     }
+}
+
+/// Changes to more edges than one in this many of the graph's are not worth bringing
+/// forward: a recompute reads every edge once, while a step reads the changes and, for each,
+/// the lists around it.
+const LARGE_BATCH_SHARE: u64 = 8;
+
+/// Whether `ch` is too large a change to bring the values forward by ([`LARGE_BATCH_SHARE`]).
+fn too_large(ch: &Changes, new: &Snapshot) -> bool {
+    ch.edges.len() as u64 > (new.num_edges() / LARGE_BATCH_SHARE).max(64)
 }
 
 /// The source a kernel's parameters give; an error if none.
@@ -191,8 +201,14 @@ impl Maintainer {
     fn advance(&mut self, new: Snapshot, lsn: u64, changes: Option<Changes>, t: Instant) -> Step {
         let first = self.snap.is_none();
         let kernel_t = Instant::now();
+        let recomputed = match &changes {
+            _ if first => None,
+            None => Some(Recomputed::ChangesGone),
+            Some(ch) if too_large(ch, &new) => Some(Recomputed::LargeBatch),
+            Some(_) => None,
+        };
         let touched: Vec<VertexId> = match (&self.snap, &changes) {
-            (Some(old), Some(ch)) => {
+            (Some(old), Some(ch)) if recomputed.is_none() => {
                 let mut t = self.state.update(old, &new, ch);
                 t.extend(ch.vertices.iter().map(|c| c.v));
                 t.extend(old.num_vertices() as VertexId..new.num_vertices() as VertexId);
@@ -210,7 +226,7 @@ impl Maintainer {
         Step {
             lsn,
             changes: changes_out,
-            recomputed: !first && changes.is_none(),
+            recomputed,
             initial: first,
             seconds: t.elapsed().as_secs_f64(),
             phases: super::Phases {

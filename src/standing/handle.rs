@@ -102,7 +102,7 @@ fn follow(s: &Shared, waiter: &Waiter) {
 fn record(s: &Shared, step: Step) {
     let mut log = s.log.lock().unwrap();
     log.lsn = step.lsn;
-    log.recomputes += u64::from(step.recomputed);
+    log.recomputes += u64::from(step.recomputed.is_some());
     log.kept += step.changes.len();
     log.steps.push_back((step.lsn, step.changes));
     while log.kept > KEPT_CHANGES {

@@ -106,15 +106,26 @@ pub struct Step {
     pub lsn: u64,
     /// The vertices whose values changed (empty on the first step, which computes them).
     pub changes: Vec<Change>,
-    /// Whether the values were recomputed because the changes since the last step were no
-    /// longer held (never on the first step).
-    pub recomputed: bool,
+    /// Why the values were recomputed instead of brought forward, if they were (never on
+    /// the first step, which computes them).
+    pub recomputed: Option<Recomputed>,
     /// Whether this was the first step.
     pub initial: bool,
     /// Seconds the step took, snapshot included.
     pub seconds: f64,
     /// Where they went.
     pub phases: Phases,
+}
+
+/// Why a step recomputed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recomputed {
+    /// The store no longer held the changes since the last step: the follower fell behind
+    /// by more than the memtable budget, or a reader's writer flushed past them in a store
+    /// without history.
+    ChangesGone,
+    /// The changes touched more than an eighth of the edges: a recompute costs less.
+    LargeBatch,
 }
 
 /// Where a [`Step`]'s time went.

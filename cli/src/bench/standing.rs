@@ -50,7 +50,7 @@ impl Pool {
     fn batch(&mut self, n: usize, deletes: usize) -> Vec<Record> {
         let mut recs = Vec::with_capacity(n);
         for i in 0..n {
-            let delete = i < deletes && !self.present.is_empty() || self.reserve.is_empty();
+            let delete = (i < deletes && !self.present.is_empty()) || self.reserve.is_empty();
             let (from, to) = match delete {
                 true => (&mut self.present, &mut self.reserve),
                 false => (&mut self.reserve, &mut self.present),
@@ -96,6 +96,15 @@ pub fn run(
         .threads(threads)
         .memtable_bytes(a.memtable_mb << 20);
     let g = Graph::create(&path, opts)?;
+    // Distinct edges, so that an insert from the reserve always adds one and its undo
+    // takes back no edge that was there before.
+    let mut edges = edges.to_vec();
+    {
+        use rayon::prelude::*;
+        edges.par_sort_unstable();
+    }
+    edges.dedup();
+    evograph::gen::shuffle(&mut edges, a.seed);
     let keep = edges.len() - edges.len() / 10;
     for chunk in edges[..keep].chunks(1 << 16) {
         let recs: Vec<Record> = (chunk.iter())
@@ -103,6 +112,9 @@ pub fn run(
             .collect();
         g.apply(&recs)?;
     }
+    // A store as compaction leaves it: every configuration starts from there, the steps'
+    // own small runs on top (background merges of the load would compete with them).
+    g.compact()?;
     let mut pool = Pool {
         present: edges[..keep].to_vec(),
         reserve: edges[keep..].to_vec(),
@@ -144,19 +156,22 @@ fn config(
     let t = Instant::now();
     m.step(g)?;
     let start_s = t.elapsed().as_secs_f64();
+    let saved = (pool.present.clone(), pool.reserve.clone());
     let (mut lat, mut recomputes) = (Vec::new(), 0);
     let mut phases = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     let steps = steps_for(batch);
+    let mut done = Vec::with_capacity(steps * batch);
     let wall = Instant::now();
     for _ in 0..steps {
         let recs = pool.batch(batch, deletes);
+        done.extend_from_slice(&recs);
         let ticket = g.submit(&recs)?;
         g.wait(ticket)?;
         let t = Instant::now();
         let step = m.step(g)?;
         lat.push(t.elapsed().as_secs_f64());
         if let Some(s) = &step {
-            recomputes += s.recomputed as u32;
+            recomputes += s.recomputed.is_some() as u32;
             let p = s.phases;
             for (v, x) in phases
                 .iter_mut()
@@ -167,6 +182,7 @@ fn config(
         }
     }
     let wall = wall.elapsed().as_secs_f64();
+
     let mut re = Vec::new();
     for _ in 0..3 {
         let t = Instant::now();
@@ -176,7 +192,7 @@ fn config(
     }
     let recompute = percentile(&mut re, 0.5);
     let p50 = percentile(&mut lat, 0.5);
-    Ok(json!({
+    let fig = json!({
         "steps": steps, "p50_s": p50, "p99_s": percentile(&mut lat, 0.99),
         "updates_per_s": (steps * batch) as f64 / wall,
         "recompute_kernel": baseline(k).name(), "recompute_s": recompute,
@@ -189,7 +205,28 @@ fn config(
             "kernel_s": percentile(&mut phases[2], 0.5),
             "rounds": percentile(&mut phases[3], 0.5),
         },
-    }))
+    });
+    drop(m);
+    undo(g, &done)?;
+    (pool.present, pool.reserve) = saved;
+    Ok(fig)
+}
+
+/// Puts back what a configuration changed, untimed, so that the next starts from the same
+/// graph (and the insert-only ones never run out of edges to insert): its records undone
+/// in reverse, then a compaction.
+fn undo(g: &Graph, done: &[Record]) -> evograph::Result<()> {
+    let back: Vec<Record> = (done.iter().rev())
+        .map(|r| match *r {
+            Record::Insert(u, v) => Record::Delete(u, v),
+            Record::Delete(u, v) => Record::Insert(u, v),
+            r => r,
+        })
+        .collect();
+    for chunk in back.chunks(1 << 16) {
+        g.apply(chunk)?;
+    }
+    g.compact()
 }
 
 /// The figures as a table: one line per kernel and configuration.
