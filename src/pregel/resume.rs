@@ -58,12 +58,11 @@ pub fn resume<P: Monotone>(
     values.truncate(kept);
     values.extend((kept..n).map(|v| program.init(v as VertexId)));
     let both = P::EDGES == Edges::Both || new.is_undirected();
-    let trimmed = trim(old, program, &values, edges, both);
-    if trimmed.len() > n / FROM_SCRATCH_SHARE {
+    let Some(trimmed) = trim(old, program, &values, edges, both, n / FROM_SCRATCH_SHARE) else {
         // Resetting that many costs more than it saves: a component's labels all rest on
         // one another, and a deletion inside it trims it whole.
         return crate::with_view!(new, |g| engine::run(g, program, cfg));
-    }
+    };
     for &v in &trimmed {
         values[v as usize] = program.init(v);
     }
@@ -111,14 +110,15 @@ fn weaker(e: &EdgeChange, weighted: bool) -> bool {
 }
 
 /// The vertices whose values rest on a weakened edge, directly or through each other,
-/// found on the graph before the change (`old`).
+/// found on the graph before the change (`old`); `None` once they are more than `limit`.
 fn trim<P: Monotone>(
     old: &Snapshot,
     p: &P,
     values: &[P::Value],
     edges: &[EdgeChange],
     both: bool,
-) -> Vec<VertexId> {
+    limit: usize,
+) -> Option<Vec<VertexId>> {
     let mut seen = vec![0u64; values.len().div_ceil(64)];
     let mut stack = Vec::new();
     let weighted = old.is_weighted();
@@ -146,6 +146,9 @@ fn trim<P: Monotone>(
         }
         bits::assign(&mut seen, x, true);
         trimmed.push(x);
+        if trimmed.len() > limit {
+            return None;
+        }
         if x as usize >= old.num_vertices() {
             continue;
         }
@@ -161,5 +164,5 @@ fn trim<P: Monotone>(
             old.for_each_in(x, |y| follow(y, 1.0));
         }
     }
-    trimmed
+    Some(trimmed)
 }
