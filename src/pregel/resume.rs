@@ -15,7 +15,7 @@
 //! touched scheduled. The first superstep runs those with [`super::Context::announcing`]
 //! set: a program that opts in sends then what it sends after improving its value.
 //!
-//! Where trimming resets more than an eighth of the vertices, a run from scratch costs
+//! Where trimming resets more than a thirty-second of the vertices, a run from scratch costs
 //! less, and is what it does: `Components` is such a case, a deletion inside a component
 //! resetting all of it (a label rests on every neighbor holding it; the hand-written
 //! standing `wcc` keeps a spanning forest instead, and trims only a subtree).
@@ -26,8 +26,9 @@ use crate::history::net::{EdgeChange, VertexChange};
 use crate::types::bits;
 use crate::{GraphView, Result, Snapshot, VertexId};
 
-/// A resume that trims more than one vertex in this many runs from scratch instead.
-const FROM_SCRATCH_SHARE: usize = 8;
+/// A resume that trims more than one vertex in this many runs from scratch instead: the
+/// trimming itself and the supersteps after it then cost about what a run does.
+const FROM_SCRATCH_SHARE: usize = 32;
 
 /// A program whose run can be resumed after the graph changed ([`resume`]). Its values
 /// must only improve during a run, each coming from one neighbor's offer, and its

@@ -19,8 +19,8 @@
 //! - otherwise residual is pushed, vertex by vertex, to the out-neighbors while the work
 //!   stays local, then by sweeps over every vertex (`z += r`, `r = d·Pᵀr`, each dividing
 //!   `‖r‖₁` by `1/d` at least) until the bound is met;
-//! - a batch whose residual needs more sweeps than 0.6 of a recompute's (estimated from how
-//!   fast the last recompute's sweeps shrank their change) is recomputed instead: on
+//! - a batch whose residual may need more sweeps than 0.6 of a recompute's (each sweep
+//!   shrinks it by `d` at least) is recomputed instead: on
 //!   Kron20 at a tolerance of 1e-4, 10,000 changed edges call for about as many sweeps as
 //!   a recompute.
 //!
@@ -109,14 +109,15 @@ impl Rank {
             .collect();
         let (d, z) = (self.damping, &self.z);
         let mut r = vec![0.0; z.len()];
-        g.sweep_in(&mut Pull {
+        let mut pull = Pull {
             out: &mut r,
             send: &send,
             f: |v: usize, sum: f64| match exists[v] {
                 true => 1.0 + d * sum - z[v],
                 false => -z[v],
             },
-        });
+        };
+        crate::with_view!(g, |view| view.sweep_in(&mut pull));
         self.r = r;
     }
 
@@ -223,11 +224,12 @@ impl Rank {
             .zip(&self.r)
             .for_each(|(z, r)| *z += r);
         let d = self.damping;
-        g.sweep_in(&mut Pull {
+        let mut pull = Pull {
             out: &mut self.r,
             send: &send,
             f: |_: usize, sum: f64| d * sum,
-        });
+        };
+        crate::with_view!(g, |view| view.sweep_in(&mut pull));
         self.sweeps += 1;
     }
 
@@ -253,17 +255,15 @@ impl Rank {
     }
 
     /// Whether bringing the residual within the tolerance costs less than a recompute: the
-    /// sweeps it needs, at the rate the last recompute's sweeps shrank their change (from
-    /// about 1 to the tolerance in `cold_sweeps`), against that recompute's.
+    /// sweeps it may need (each shrinks the residual by `d` at least) against the last
+    /// recompute's.
     fn worth_settling(&self) -> bool {
         let (sum_z, res) = self.sums();
         let allowed = self.allowed(sum_z);
         if res <= allowed || self.cold_sweeps == 0 {
             return true;
         }
-        let per_sweep = (self.damping / (self.tolerance * (1.0 - self.damping))).ln()
-            / f64::from(self.cold_sweeps);
-        let needed = (res / allowed).ln() / per_sweep.max(1e-9);
+        let needed = (res / allowed).ln() / (1.0 / self.damping).ln();
         needed < WARM_SHARE * f64::from(self.cold_sweeps)
     }
 
@@ -323,7 +323,7 @@ impl<F: Fn(usize, f64) -> f64 + Sync> SweepIn for Pull<'_, F> {
 
 impl Maintained for Rank {
     fn compute(&mut self, g: &Snapshot) {
-        let s = pagerank_to(g, self.damping, self.tolerance);
+        let s = crate::with_view!(g, |view| pagerank_to(view, self.damping, self.tolerance));
         self.sweeps = s.sweeps;
         self.cold_sweeps = s.sweeps;
         self.deg = g.out_degrees().into_iter().map(|d| d as u32).collect();
