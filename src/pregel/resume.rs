@@ -111,7 +111,8 @@ fn weaker(e: &EdgeChange, weighted: bool) -> bool {
 }
 
 /// The vertices whose values rest on a weakened edge, directly or through each other,
-/// found on the graph before the change (`old`); `None` once they are more than `limit`.
+/// found on the graph before the change (`old`); `None` once they are more than `limit`, or
+/// their lists more than a [`FROM_SCRATCH_SHARE`]th of the edges.
 fn trim<P: Monotone>(
     old: &Snapshot,
     p: &P,
@@ -141,13 +142,15 @@ fn trim<P: Monotone>(
         }
     }
     let mut trimmed = Vec::new();
+    let mut read = 0u64;
     while let Some(x) = stack.pop() {
         if bits::get(&seen, x) {
             continue;
         }
         bits::assign(&mut seen, x, true);
         trimmed.push(x);
-        if trimmed.len() > limit {
+        read += old.out_degree(x) as u64;
+        if trimmed.len() > limit || read > old.num_edges() / FROM_SCRATCH_SHARE as u64 {
             return None;
         }
         if x as usize >= old.num_vertices() {

@@ -267,12 +267,43 @@ impl Rank {
         needed < WARM_SHARE * f64::from(self.cold_sweeps)
     }
 
+    /// A recompute for a batch too large to bring forward: `pr-tol`'s scores as they come
+    /// (within the tolerance, by its own bound), their `z`, and no residual yet (the next
+    /// step takes it, so that this one costs what a recompute does).
+    fn recompute(&mut self, g: &Snapshot) {
+        let s = crate::with_view!(g, |view| pagerank_to(view, self.damping, self.tolerance));
+        self.sweeps = s.sweeps;
+        self.cold_sweeps = s.sweeps;
+        self.deg = g.out_degrees().into_iter().map(|d| d as u32).collect();
+        self.z = z_of(&s.scores, &self.deg, self.damping, g.live_vertices());
+        self.scores = s.scores;
+        self.r.clear();
+    }
+
+    /// Grows the arrays to `g` and takes the residual afresh there.
+    fn rebase(&mut self, g: &Snapshot) {
+        self.z.resize(g.num_vertices(), 0.0);
+        self.deg = g.out_degrees().into_iter().map(|d| d as u32).collect();
+        self.residual(g);
+    }
+
     /// The scores from `z`.
     fn normalize(&mut self) {
         let total = self.z.par_iter().sum::<f64>();
         let scale = if total > 0.0 { 1.0 / total } else { 0.0 };
         self.scores = self.z.par_iter().map(|z| z * scale).collect();
     }
+}
+
+/// `z` of scores `x`: `x / c`, where `c = (1 − d + d·Σ_sinks x) / |V|` is every vertex's
+/// teleport share.
+fn z_of(x: &[f64], deg: &[u32], damping: f64, live: usize) -> Vec<f64> {
+    let sinks: f64 = (x.iter().zip(deg))
+        .filter(|(_, &d)| d == 0)
+        .map(|(x, _)| x)
+        .sum();
+    let c = (1.0 - damping + damping * sinks) / live.max(1) as f64;
+    x.iter().map(|x| x / c).collect()
 }
 
 /// `x / d`, 0 for a vertex without out-edges.
@@ -327,14 +358,7 @@ impl Maintained for Rank {
         self.sweeps = s.sweeps;
         self.cold_sweeps = s.sweeps;
         self.deg = g.out_degrees().into_iter().map(|d| d as u32).collect();
-        // z = x / c, where c = (1 − d + d·Σ_sinks x) / |V| is every vertex's teleport share.
-        let live = g.live_vertices().max(1) as f64;
-        let sinks: f64 = (s.scores.iter().zip(&self.deg))
-            .filter(|(_, &d)| d == 0)
-            .map(|(x, _)| x)
-            .sum();
-        let c = (1.0 - self.damping + self.damping * sinks) / live;
-        self.z = s.scores.iter().map(|x| x / c).collect();
+        self.z = z_of(&s.scores, &self.deg, self.damping, g.live_vertices());
         self.residual(g);
         self.steps = 0;
         match self.settle(g) {
@@ -345,7 +369,11 @@ impl Maintained for Rank {
 
     fn update(&mut self, old: &Snapshot, new: &Snapshot, ch: &Changes) -> Vec<VertexId> {
         self.sweeps = 0;
-        self.absorb(old, new, ch);
+        match self.r.len() == self.z.len() {
+            true => self.absorb(old, new, ch),
+            // After a recompute the residual is taken afresh, here, on the graph it is for.
+            false => self.rebase(new),
+        }
         self.steps += 1;
         if self.steps.is_multiple_of(REFRESH_STEPS) {
             // Rounding errors of the residual's updates add up: take it afresh now and then.
@@ -356,7 +384,7 @@ impl Maintained for Rank {
                 self.settle(new);
                 self.normalize();
             }
-            false => self.compute(new),
+            false => self.recompute(new),
         }
         (0..new.num_vertices() as VertexId).collect()
     }
