@@ -271,12 +271,23 @@ impl Rank {
     /// (within the tolerance, by its own bound), their `z`, and no residual yet (the next
     /// step takes it, so that this one costs what a recompute does).
     fn recompute(&mut self, g: &Snapshot) {
-        let s = crate::with_view!(g, |view| pagerank_to(view, self.damping, self.tolerance));
-        self.sweeps = s.sweeps;
-        self.cold_sweeps = s.sweeps;
+        // Exactly what `run pr-tol` does, through the view it prepares for the kernel.
+        let mut p = crate::algo::kernel::Params::default();
+        (p.damping, p.tolerance) = (self.damping, self.tolerance);
+        let out = crate::algo::kernel::run(g, crate::algo::kernel::Kernel::PrTol, &p);
+        let Ok(crate::algo::kernel::Outcome {
+            values: crate::algo::kernel::Values::Float(scores),
+            report,
+            ..
+        }) = out
+        else {
+            return self.compute(g);
+        };
+        self.sweeps = report.get("sweeps").and_then(|x| x.as_u64()).unwrap_or(0) as u32;
+        self.cold_sweeps = self.sweeps;
         self.deg = g.out_degrees().into_iter().map(|d| d as u32).collect();
-        self.z = z_of(&s.scores, &self.deg, self.damping, g.live_vertices());
-        self.scores = s.scores;
+        self.z = z_of(&scores, &self.deg, self.damping, g.live_vertices());
+        self.scores = scores;
         self.r.clear();
     }
 
