@@ -27,21 +27,35 @@ enum Step {
     Reopen,
 }
 
-fn record(ids: u64, weighted: bool) -> impl Strategy<Value = Record> {
-    let e = move |u: u64| u * 1000 + 7;
+/// The external id of the `u`th vertex a history names.
+fn ext(u: u64) -> u64 {
+    u * 1000 + 7
+}
+
+fn edge_record(ids: u64, weighted: bool) -> impl Strategy<Value = Record> {
+    let e = ext;
     prop_oneof![
         8 => (0..ids, 0..ids, prop::sample::select(vec![0.5, 1.0, 2.0])).prop_map(move |(u, v, w)| {
             if weighted { Record::InsertWeighted(e(u), e(v), w) } else { Record::Insert(e(u), e(v)) }
         }),
         5 => (0..ids, 0..ids).prop_map(move |(u, v)| Record::Delete(e(u), e(v))),
-        1 => (0..ids).prop_map(move |v| Record::InsertVertex(e(v))),
-        1 => (0..ids).prop_map(move |v| Record::DeleteVertex(e(v))),
     ]
 }
 
+fn record(ids: u64, weighted: bool) -> impl Strategy<Value = Record> {
+    prop_oneof![
+        13 => edge_record(ids, weighted),
+        1 => (0..ids).prop_map(|v| Record::InsertVertex(ext(v))),
+        1 => (0..ids).prop_map(|v| Record::DeleteVertex(ext(v))),
+    ]
+}
+
+/// Batches of edge updates alone, among vertices that exist, are patched over the graph
+/// a maintainer reads; the others seal.
 fn step(weighted: bool) -> impl Strategy<Value = Step> {
     prop_oneof![
-        12 => prop::collection::vec(record(12, weighted), 1..20).prop_map(Step::Batch),
+        8 => prop::collection::vec(record(12, weighted), 1..20).prop_map(Step::Batch),
+        8 => prop::collection::vec(edge_record(12, weighted), 1..20).prop_map(Step::Batch),
         2 => Just(Step::Flush),
         1 => Just(Step::Compact),
         1 => Just(Step::Reopen),
@@ -72,6 +86,31 @@ fn maintainers(s: &Snapshot, g: &Graph) -> Vec<(Maintainer, Vec<Option<Value>>)>
         .map(|&k| (Maintainer::new(k, &p).unwrap(), Vec::new()))
         .filter(|_| s.vertex_exists(src))
         .collect()
+}
+
+/// The graph a maintainer reads (a snapshot with edges patched over it), or the snapshot
+/// it seals the patch into, is `s`'s.
+fn same_graph<G: GraphView>(p: &G, s: &Snapshot, ctx: &str) {
+    assert_eq!(p.num_vertices(), s.num_vertices(), "{ctx}: vertices");
+    assert_eq!(p.num_edges(), s.num_edges(), "{ctx}: edges");
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for v in 0..s.num_vertices() as VertexId {
+        assert_eq!(p.vertex_exists(v), s.vertex_exists(v), "{ctx}: vertex {v}");
+        p.for_each_out_weighted(v, |x, w| a.push((x, w.to_bits())));
+        s.for_each_out_weighted(v, |x, w| b.push((x, w.to_bits())));
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b, "{ctx}: out-lists of {v}");
+        p.for_each_in(v, |x| a.push((x, 0)));
+        s.for_each_in(v, |x| b.push((x, 0)));
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b, "{ctx}: in-lists of {v}");
+        assert_eq!(p.out_degree(v), s.out_degree(v), "{ctx}: out-degree of {v}");
+        assert_eq!(p.in_degree(v), s.in_degree(v), "{ctx}: in-degree of {v}");
+        a.clear();
+        b.clear();
+    }
 }
 
 /// The maintained values of `m` against a recompute on `s`.
@@ -200,7 +239,13 @@ fn step_all(
             }
             k => assert_eq!(*view, now, "{ctx}: {k} changes rebuild the values"),
         }
-        let s = m.snapshot().unwrap().clone();
+        // The steps reflect the newest commit: the store's snapshot is the graph they are of.
+        let s = g.snapshot().unwrap();
+        assert_eq!(Some(m.lsn()), g.last_commit().map(|c| c.lsn), "{ctx}");
+        same_graph(m.graph().unwrap(), &s, ctx);
+        let sealed = m.snapshot().unwrap().unwrap();
+        same_graph(&sealed, &s, ctx);
+        assert_eq!(sealed.external_ids(), s.external_ids(), "{ctx}: ids");
         check(m, &s, ctx);
     }
 }
@@ -210,7 +255,8 @@ fn run(steps: Vec<Step>, undirected: bool, weighted: bool, background: bool, his
     let path = dir.path().join("store");
     let o = || opts(undirected, weighted, background, history);
     let mut g = Graph::open(&path, o()).unwrap();
-    g.apply(&[Record::InsertVertex(SOURCE)]).unwrap();
+    let every: Vec<Record> = (0..12).map(|u| Record::InsertVertex(ext(u))).collect();
+    g.apply(&every).unwrap();
     let mut ms = maintainers(&g.snapshot().unwrap(), &g);
     step_all(&mut ms, &g, false, "start");
     for (i, s) in steps.into_iter().enumerate() {
@@ -272,7 +318,7 @@ fn a_standing_handle_follows_the_writer() {
     let h = standing::maintain(&g, Kernel::Wcc, &Params::default()).unwrap();
     let start = h.lsn();
     let label = |h: &standing::Standing, x: u64| {
-        let (vals, s, _) = h.values();
+        let (vals, s, _) = h.values().unwrap();
         let v = g.dense_id(x).unwrap().unwrap();
         match vals[v as usize] {
             Some(Value::Vertex(l)) => s.external_id(l),
@@ -287,7 +333,7 @@ fn a_standing_handle_follows_the_writer() {
     let since = h.changes_since(start).unwrap();
     let moved: Vec<u64> = since
         .iter()
-        .map(|c| h.values().1.external_id(c.vertex))
+        .map(|c| h.values().unwrap().1.external_id(c.vertex))
         .collect();
     assert_eq!(moved, vec![3, 4]);
     let t = g.submit(&[Record::Delete(2, 3)]).unwrap();
@@ -299,4 +345,58 @@ fn a_standing_handle_follows_the_writer() {
     );
     assert_eq!(h.recomputes(), 0);
     h.stop().unwrap();
+}
+
+/// Edge batches among vertices that exist are patched over the graph the maintainers read
+/// until the patch is full, when a step seals and patching starts over; the values equal a
+/// recompute after every batch either way.
+#[test]
+fn edge_batches_are_patched_until_the_patch_is_full() {
+    use rand::{Rng, SeedableRng};
+    for undirected in [false, true] {
+        let g = Graph::in_memory(Options::new().threads(2).undirected(Some(undirected))).unwrap();
+        let n = 3000u64;
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(50);
+        // A ring, so that every vertex exists, and enough edges that a batch is not large.
+        let mut edges: Vec<(u64, u64)> = (0..n).map(|i| (i, (i + 1) % n)).collect();
+        edges.extend((0..40_000).map(|_| (rng.random_range(0..n), rng.random_range(0..n))));
+        g.insert_edges(&edges).unwrap();
+        let mut p = Params::default();
+        p.source = g.dense_id(SOURCE).unwrap();
+        let mut ms: Vec<Maintainer> = [Kernel::Wcc, Kernel::Bfs, Kernel::Sssp]
+            .iter()
+            .map(|&k| Maintainer::new(k, &p).unwrap())
+            .collect();
+        ms.iter_mut()
+            .for_each(|m| assert!(m.step(&g).unwrap().unwrap().initial));
+        let (mut patched, mut sealed) = (0, 0);
+        for round in 0..40 {
+            let batch: Vec<Record> = (0..1500)
+                .map(|_| {
+                    let (u, v) = (rng.random_range(0..n), rng.random_range(0..n));
+                    match rng.random_bool(0.3) {
+                        true => Record::Delete(u, v),
+                        false => Record::Insert(u, v),
+                    }
+                })
+                .collect();
+            g.wait(g.submit(&batch).unwrap()).unwrap();
+            let s = g.snapshot().unwrap();
+            for m in &mut ms {
+                let step = m.step(&g).unwrap().unwrap();
+                assert_eq!(step.recomputed, None);
+                match step.patched {
+                    true => patched += 1,
+                    false => sealed += 1,
+                }
+                let ctx = format!("round {round}, undirected {undirected}");
+                same_graph(m.graph().unwrap(), &s, &ctx);
+                check(m, &s, &ctx);
+            }
+        }
+        assert!(
+            patched > 3 * sealed && sealed > 0,
+            "{patched} patched, {sealed} sealed"
+        );
+    }
 }

@@ -3,6 +3,7 @@
 
 use evograph::algo::graphalytics as ga;
 use evograph::algo::kernel::Values;
+use evograph::snapshot::Patched;
 use evograph::standing::{Change, Maintainer, Step, Value};
 use evograph::{GraphView, Snapshot, VertexId};
 use std::io::Write;
@@ -16,20 +17,27 @@ fn separator(s: &Snapshot) -> char {
     }
 }
 
-/// `# lsn LSN` and the full result, as `run` prints it.
-pub fn write_full(w: &mut impl Write, m: &Maintainer, lsn: u64) -> std::io::Result<()> {
-    let s = m.snapshot().expect("stepped");
-    writeln!(w, "# lsn {lsn}")?;
-    crate::run::print(w, s, m.kernel(), &as_values(s, &m.values()))?;
-    w.flush()
+/// `# lsn LSN` and the full result, as `run` prints it (from a snapshot: the first step's,
+/// or one a patch is sealed into).
+pub fn write_full(
+    w: &mut impl Write,
+    dest: &std::path::Path,
+    m: &Maintainer,
+    lsn: u64,
+) -> evograph::Result<()> {
+    let s = m.snapshot()?.expect("stepped");
+    let io = |e: std::io::Error| evograph::Error::io("write", dest, e);
+    writeln!(w, "# lsn {lsn}").map_err(io)?;
+    crate::run::print(w, &s, m.kernel(), &as_values(&s, &m.values())).map_err(io)?;
+    w.flush().map_err(io)
 }
 
 /// `# lsn LSN` and a line per change, in key order.
-pub fn write_step(w: &mut impl Write, s: &Snapshot, step: &Step) -> std::io::Result<()> {
+pub fn write_step(w: &mut impl Write, s: &Patched, step: &Step) -> std::io::Result<()> {
     writeln!(w, "# lsn {}", step.lsn)?;
     let mut changes: Vec<&Change> = step.changes.iter().collect();
     changes.sort_by(|a, b| s.key(a.vertex).cmp(&s.key(b.vertex)));
-    let sep = separator(s);
+    let sep = separator(s.base());
     let mut line = Vec::new();
     for c in changes {
         line.clear();
@@ -45,7 +53,7 @@ pub fn write_step(w: &mut impl Write, s: &Snapshot, step: &Step) -> std::io::Res
 }
 
 /// A value as `run` prints it; `-` for none.
-fn put_value(b: &mut Vec<u8>, s: &Snapshot, v: Option<Value>) {
+fn put_value(b: &mut Vec<u8>, s: &Patched, v: Option<Value>) {
     match v {
         None => b.push(b'-'),
         Some(Value::Int(x)) => b.extend_from_slice(itoa::Buffer::new().format(x).as_bytes()),
@@ -133,11 +141,11 @@ impl Kept {
         let Some(step) = m.step(g)? else {
             return Ok(());
         };
-        let res = match step.initial {
-            true => write_full(&mut self.out, m, step.lsn),
-            false => write_step(&mut self.out, m.snapshot().expect("stepped"), &step),
-        };
-        res.map_err(|e| evograph::Error::io("write", &self.path, e))
+        match step.initial {
+            true => write_full(&mut self.out, &self.path, m, step.lsn),
+            false => write_step(&mut self.out, m.graph().expect("stepped"), &step)
+                .map_err(|e| evograph::Error::io("write", &self.path, e)),
+        }
     }
 
     /// Makes the maintainer once its source exists; whether it did.

@@ -71,7 +71,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let first = m.step_upto(&g, start)?.expect("a first step computes");
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let io = |e: std::io::Error| evograph::Error::io("write", "stdout", e);
-    write_full(&mut out, &m, first.lsn).map_err(io)?;
+    write_full(&mut out, "stdout".as_ref(), &m, first.lsn)?;
     let mut reader = g;
     // The files as they were before the reader opened: any commit after that changes them.
     let mut seen = opened_at;
@@ -80,7 +80,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         let target = a.to.filter(|&b| passed(&reader, b));
         if let Some(step) = m.step_upto(&reader, target)? {
             say_recomputed(&step);
-            write_step(&mut out, m.snapshot().expect("stepped"), &step).map_err(io)?;
+            write_step(&mut out, m.graph().expect("stepped"), &step).map_err(io)?;
         }
         if target.is_some() {
             return Ok(ExitCode::SUCCESS);

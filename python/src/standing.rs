@@ -4,7 +4,7 @@ use crate::errors::{ClosedError, IntoPy};
 use crate::snapshot::Snapshot;
 use evograph::algo::kernel::{Kernel, Values};
 use evograph::standing::{Change, Value};
-use evograph::VertexId;
+use evograph::{GraphView, VertexId};
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use std::sync::Mutex;
@@ -114,7 +114,7 @@ impl Standing {
     /// its `vertex_ids()` order (as `Snapshot.run` returns them for the kernel), and the
     /// commit's LSN.
     fn values<'py>(&self, py: Python<'py>) -> PyResult<(Snapshot, Bound<'py, PyAny>, u64)> {
-        let (vals, snap, lsn) = self.with(py, |h| Ok(h.values()))?;
+        let (vals, snap, lsn) = self.with(py, |h| h.values())?;
         let v = as_values(&snap, &vals, self.kernel);
         let s = Snapshot::new(snap);
         let arr = s.values_of(py, self.kernel, v)?;
@@ -137,14 +137,18 @@ impl Standing {
         Bound<'py, PyArray1<bool>>,
         Bound<'py, PyArray1<bool>>,
     )> {
-        let (changes, snap): (Vec<Change>, _) =
-            self.with(py, |h| Ok((h.changes_since(lsn)?, h.values().1)))?;
+        let (changes, graph): (Vec<Change>, _) =
+            self.with(py, |h| Ok((h.changes_since(lsn)?, h.graph().0)))?;
         let label = |v: Option<Value>| match v {
-            Some(Value::Vertex(l)) => snap.external_id(l) as f64,
+            Some(Value::Vertex(l)) => graph.external_id(l) as f64,
             other => float_of(other),
         };
-        let ext: Vec<u64> = changes.iter().map(|c| snap.external_id(c.vertex)).collect();
-        let ids = crate::snapshot::ids_or_names(py, &snap, ext);
+        let ext: Vec<u64> = changes
+            .iter()
+            .map(|c| graph.external_id(c.vertex))
+            .collect();
+        // A string-keyed store's names are the snapshot's: a patch adds no vertex there.
+        let ids = crate::snapshot::ids_or_names(py, graph.base(), ext);
         Ok((
             ids,
             PyArray1::from_vec(py, changes.iter().map(|c| label(c.old)).collect()),

@@ -44,8 +44,8 @@ pub trait Monotone: Program {
 /// Runs `program` on `new` from the values it had on `old` (`previous`, by dense id),
 /// where the two differ by the net `edges` and `vertices` changes (see
 /// [`crate::Graph::diff`]); the outcome is what a run from scratch on `new` gives.
-pub fn resume<P: Monotone>(
-    old: &Snapshot,
+pub fn resume<P: Monotone, O: GraphView>(
+    old: &O,
     new: &Snapshot,
     program: &P,
     cfg: &Config,
@@ -113,8 +113,8 @@ fn weaker(e: &EdgeChange, weighted: bool) -> bool {
 /// The vertices whose values rest on a weakened edge, directly or through each other,
 /// found on the graph before the change (`old`); `None` once they are more than `limit`, or
 /// their lists more than a [`FROM_SCRATCH_SHARE`]th of the edges.
-fn trim<P: Monotone>(
-    old: &Snapshot,
+fn trim<P: Monotone, O: GraphView>(
+    old: &O,
     p: &P,
     values: &[P::Value],
     edges: &[EdgeChange],

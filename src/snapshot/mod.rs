@@ -12,6 +12,7 @@ mod export;
 mod flat;
 mod layered;
 mod packed;
+mod patch;
 mod stream;
 mod view;
 
@@ -22,6 +23,7 @@ pub use export::{live_values, CsrArrays};
 pub use flat::FlatView;
 pub use layered::LayeredView;
 pub use packed::PackedView;
+pub use patch::Patched;
 pub(crate) use stream::MergeInPlace;
 pub use stream::{StreamStats, SweepReads};
 pub use view::{GraphView, SweepIn};
@@ -556,6 +558,19 @@ impl Snapshot {
     pub fn edge_weight(&self, u: VertexId, v: VertexId) -> Option<f64> {
         let (d, i, k) = self.find_edge(Dir::Out, u, v)?;
         Some(d.wts_at(i).get(k).copied().unwrap_or(1.0))
+    }
+
+    /// [`Snapshot::edge_weight`], searching the shorter of `u`'s out-list and `v`'s in-list
+    /// where the store is unweighted (a hub's list is long, and most edges have an end
+    /// that is not a hub).
+    pub(crate) fn edge_state(&self, u: VertexId, v: VertexId) -> Option<f64> {
+        if self.is_weighted() || self.undirected {
+            return self.edge_weight(u, v);
+        }
+        match self.degree(Dir::Out, u) <= self.degree(Dir::In, v) {
+            true => self.find_edge(Dir::Out, u, v).map(|_| 1.0),
+            false => self.find_edge(Dir::In, v, u).map(|_| 1.0),
+        }
     }
 
     /// Whether `v` is in `u`'s adjacency in direction `d`.

@@ -1,15 +1,21 @@
 //! The maintainer: one kernel's values brought from commit to commit, by the changes
 //! between them where the store holds them, by a recompute where it does not.
 
+use super::before::{Before, Old};
 use super::vertex_program::VertexProgram;
 use super::{paths, rank, wcc, Change, Kind, Recomputed, Step, Value};
 use crate::algo::kernel::{Kernel, Params};
+use crate::history::net::EdgeChange;
 use crate::pregel::programs;
-use crate::snapshot::Snapshot;
-use crate::store::follow::{Follower, NetChanges};
+use crate::snapshot::{Patched, Snapshot};
+use crate::store::follow::{Applied, Follower, NetChanges};
 use crate::store::{CommitPoint, Point};
 use crate::types::VertexId;
 use crate::{Error, Graph, GraphView, Result};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The net changes a maintained kernel is brought forward by.
@@ -20,8 +26,15 @@ pub(crate) trait Maintained: Send {
     /// Computes the values on `g` from nothing.
     fn compute(&mut self, g: &Snapshot);
     /// Brings the values from `old` to `new`, which differ by `ch`; returns the vertices
-    /// whose values may have changed (repeats allowed).
-    fn update(&mut self, old: &Snapshot, new: &Snapshot, ch: &Changes) -> Vec<VertexId>;
+    /// whose values may have changed (repeats allowed). `new` is patched only if the
+    /// kernel [`Maintained::patches`].
+    fn update(&mut self, old: &Old<'_>, new: &Patched, ch: &Changes) -> Vec<VertexId>;
+    /// Whether [`Maintained::update`] reads a patched graph: only kernels that read the
+    /// lists around the changes do (a kernel that sweeps the graph reads a patch slower
+    /// than a run).
+    fn patches(&self) -> bool {
+        false
+    }
     /// Vertex `v`'s value (below [`Maintained::len`]).
     fn value(&self, v: VertexId) -> Value;
     /// Vertices it holds values for.
@@ -45,9 +58,96 @@ pub(crate) trait Maintained: Send {
 /// the lists around it.
 const LARGE_BATCH_SHARE: u64 = 8;
 
-/// Whether `ch` is too large a change to bring the values forward by ([`LARGE_BATCH_SHARE`]).
+/// The most edge changes worth bringing the values forward by, in a graph of `edges`
+/// ([`LARGE_BATCH_SHARE`]).
+fn large_batch(edges: u64) -> u64 {
+    (edges / LARGE_BATCH_SHARE).max(64)
+}
+
+/// Whether `ch` is too large a change to bring the values forward by.
 fn too_large(ch: &Changes, new: &Snapshot) -> bool {
-    ch.edges.len() as u64 > (new.num_edges() / LARGE_BATCH_SHARE).max(64)
+    ch.edges.len() as u64 > large_batch(new.num_edges())
+}
+
+/// The most list entries a patch holds before the next step seals instead (and patches
+/// over the new snapshot from there): a sixteenth of the edges, at least 2^16 and at most
+/// 2^23 (about 200 MiB). A vertex's patched lists cost a binary search per neighbor read,
+/// and the seal that takes their place grows with them.
+fn patch_budget(g: &Patched) -> usize {
+    (g.base().num_edges() as usize / 16).clamp(1 << 16, 1 << 23)
+}
+
+/// The most edge updates a step patches; a step with more seals. Both cost a lookup of
+/// each updated edge in the snapshot's lists (a seal resolves against the older runs), but
+/// a seal does it in parallel merges of sorted lists, a patch in searches: at Kron20 the
+/// two cost about the same at 10,000 updates and the seal half as much at 65,536.
+const PATCH_MOST: usize = 1 << 14;
+
+/// What a step by patch came to.
+enum Patching {
+    Done(Step),
+    /// No batch since the last step.
+    NothingNew,
+    /// The step must seal: take a snapshot and read the net changes.
+    Seal,
+}
+
+/// Patches `batches` over `g`, in order; returns their net changes (in an undirected graph,
+/// by the smaller end first). Weights in the changes are as the store's history gives
+/// them: 0 in unweighted stores.
+fn patch(g: &mut Patched, batches: &[Arc<Applied>]) -> Changes {
+    let undirected = g.is_undirected();
+    let weighted = g.is_weighted();
+    // Each edge's last state, in order of first update.
+    let mut last: FxHashMap<(VertexId, VertexId), usize> = FxHashMap::default();
+    let mut updates: Vec<((VertexId, VertexId), Option<f64>)> = Vec::new();
+    for b in batches {
+        let n = g.num_vertices() as u64;
+        if b.vertices > n {
+            let fresh = (b.vertices - n) as usize;
+            g.add_vertices(&b.new_ids[b.new_ids.len() - fresh..]);
+        }
+        b.for_each_edge(|u, v, state| {
+            let key = match undirected && v < u {
+                true => (v, u),
+                false => (u, v),
+            };
+            match last.entry(key) {
+                Entry::Occupied(i) => updates[*i.get()].1 = state,
+                Entry::Vacant(e) => {
+                    e.insert(updates.len());
+                    updates.push((key, state));
+                }
+            }
+        });
+    }
+    // The states before, looked up in parallel (most lookups search the snapshot).
+    let before: Vec<Option<f64>> = {
+        let g = &*g;
+        updates
+            .par_iter()
+            .map(|&((u, v), _)| g.edge(u, v))
+            .collect()
+    };
+    let set: Vec<_> = (updates.iter().zip(&before))
+        .filter(|(u, b)| u.1 != **b)
+        .map(|(&((u, v), after), &before)| (u, v, before, after))
+        .collect();
+    g.set_edges(&set);
+    let as_change = |w: Option<f64>| w.map(|w| if weighted { w } else { 0.0 });
+    let mut edges: Vec<EdgeChange> = (set.iter())
+        .map(|&(src, dst, before, after)| EdgeChange {
+            src,
+            dst,
+            before: as_change(before),
+            after: as_change(after),
+        })
+        .collect();
+    edges.par_sort_unstable_by_key(|e| (e.src, e.dst));
+    Changes {
+        edges,
+        vertices: Vec::new(),
+    }
 }
 
 /// The source a kernel's parameters give; an error if none.
@@ -60,7 +160,9 @@ fn source_of(kernel: Kernel, p: &Params) -> Result<VertexId> {
 pub struct Maintainer {
     kernel: Kernel,
     state: Box<dyn Maintained>,
-    snap: Option<Snapshot>,
+    /// The graph of the commit the values reflect: the last snapshot taken, and the edge
+    /// changes since patched over it.
+    graph: Option<Patched>,
     lsn: u64,
     /// The values last reported, as bits, and whether each vertex existed then.
     reported: Vec<u64>,
@@ -132,7 +234,7 @@ impl Maintainer {
         Ok(Maintainer {
             kernel,
             state,
-            snap: None,
+            graph: None,
             lsn: 0,
             reported: Vec::new(),
             present: Vec::new(),
@@ -158,10 +260,19 @@ impl Maintainer {
         self.step_followed(at)
     }
 
-    /// [`Maintainer::step_upto`] with the follower already registered.
+    /// [`Maintainer::step_upto`] with the follower already registered: by the batches
+    /// applied since, patched over the graph, where the kernel reads a patched graph and
+    /// they allow it; else by a snapshot and the net changes since the last step.
     pub(crate) fn step_followed(&mut self, at: Option<Point>) -> Result<Option<Step>> {
-        let f = self.follower.as_ref().expect("a follower is registered");
         let started = Instant::now();
+        if at.is_none() {
+            match self.try_patch(started)? {
+                Patching::Done(step) => return Ok(Some(step)),
+                Patching::NothingNew => return Ok(None),
+                Patching::Seal => {}
+            }
+        }
+        let f = self.follower.as_ref().expect("a follower is registered");
         let (new, lsn) = match at {
             None => f.snapshot()?,
             Some(p) => match f.snapshot_upto(p)? {
@@ -173,7 +284,7 @@ impl Maintainer {
                 }
             },
         };
-        if self.snap.is_some() && lsn <= self.lsn {
+        if self.graph.is_some() && lsn <= self.lsn {
             return match lsn == self.lsn {
                 true => Ok(None),
                 false => Err(Error::Invalid(format!(
@@ -183,51 +294,122 @@ impl Maintainer {
             };
         }
         let snapshot_s = started.elapsed().as_secs_f64();
-        let changes = match &self.snap {
+        let changes = match &self.graph {
             None => None,
             Some(_) => f.changes(self.lsn, lsn)?,
         };
         let changes_s = started.elapsed().as_secs_f64() - snapshot_s;
-        let mut step = self.advance(new, lsn, changes, started);
+        let mut step = self.advance(Patched::new(new), lsn, changes, started);
         step.phases.snapshot = snapshot_s;
         step.phases.changes = changes_s;
-        if let Some(f) = &self.follower {
-            f.reached(lsn);
-        }
+        self.reached(lsn);
         Ok(Some(step))
     }
 
-    /// Applies one step: incremental with `changes`, else a recompute.
-    fn advance(&mut self, new: Snapshot, lsn: u64, changes: Option<Changes>, t: Instant) -> Step {
-        let first = self.snap.is_none();
+    /// Tells the follower the values reflect `lsn`: what it kept before may go.
+    fn reached(&self, lsn: u64) {
+        if let Some(f) = &self.follower {
+            f.reached(lsn);
+        }
+    }
+
+    /// A step by the batches applied since the last one, patched over the graph, if the
+    /// kernel reads a patched graph and the batches are edge updates among the vertices
+    /// it has, within the patch's budget.
+    fn try_patch(&mut self, started: Instant) -> Result<Patching> {
+        let (Some(g), Some(f)) = (&self.graph, &self.follower) else {
+            return Ok(Patching::Seal);
+        };
+        if !self.state.patches() {
+            return Ok(Patching::Seal);
+        }
+        let Some((batches, lsn)) = f.applied_since(self.lsn)? else {
+            return Ok(Patching::Seal);
+        };
+        if lsn == self.lsn {
+            return Ok(Patching::NothingNew);
+        }
+        let updates: usize = batches.iter().map(|b| b.edge_updates()).sum();
+        // New vertices are added to the patch with their external ids; a string-keyed
+        // store's names are the snapshot's, so a new vertex there seals.
+        let adds_ok = g.base().names().is_none() || batches.iter().all(|b| b.new_ids.is_empty());
+        let fits = adds_ok
+            && batches.iter().all(|b| b.edges_only())
+            && updates <= PATCH_MOST
+            && g.entries() + 2 * updates <= patch_budget(g)
+            && (updates as u64) <= large_batch(g.num_edges());
+        if !fits {
+            return Ok(Patching::Seal);
+        }
+        let g = self.graph.as_mut().expect("checked above");
+        let old_n = g.num_vertices();
+        let changes = patch(g, &batches);
+        let changes_s = started.elapsed().as_secs_f64();
+        let mut step = self.advance_patched(lsn, changes, old_n, started);
+        step.phases.changes = changes_s;
+        self.reached(lsn);
+        Ok(Patching::Done(step))
+    }
+
+    /// Applies one step by patched changes.
+    fn advance_patched(&mut self, lsn: u64, ch: Changes, old_n: usize, t: Instant) -> Step {
+        let kernel_t = Instant::now();
+        let g = self.graph.as_ref().expect("patched after a first step");
+        let old = Old::Undone(Before::new(g, &ch, old_n));
+        let mut touched = self.state.update(&old, g, &ch);
+        touched.extend(old_n as VertexId..g.num_vertices() as VertexId);
+        let kernel = kernel_t.elapsed().as_secs_f64();
+        let changes_out = self.report(touched, false);
+        self.lsn = lsn;
+        Step {
+            lsn,
+            changes: changes_out,
+            recomputed: None,
+            initial: false,
+            patched: true,
+            seconds: t.elapsed().as_secs_f64(),
+            phases: super::Phases {
+                kernel,
+                rounds: self.state.rounds(),
+                ..Default::default()
+            },
+        }
+    }
+
+    /// Applies one step on a new snapshot: incremental with `changes`, else a recompute.
+    fn advance(&mut self, new: Patched, lsn: u64, changes: Option<Changes>, t: Instant) -> Step {
+        let first = self.graph.is_none();
         let kernel_t = Instant::now();
         let recomputed = match &changes {
             _ if first => None,
             None => Some(Recomputed::ChangesGone),
-            Some(ch) if too_large(ch, &new) => Some(Recomputed::LargeBatch),
+            Some(ch) if too_large(ch, new.base()) => Some(Recomputed::LargeBatch),
             Some(_) => None,
         };
-        let touched: Vec<VertexId> = match (&self.snap, &changes) {
-            (Some(old), Some(ch)) if recomputed.is_none() => {
-                let mut t = self.state.update(old, &new, ch);
+        let prev = self.graph.take();
+        let old_n = prev.as_ref().map_or(0, |g| g.num_vertices());
+        let touched: Vec<VertexId> = match (&changes, &prev) {
+            (Some(ch), Some(prev)) if recomputed.is_none() => {
+                let mut t = self.state.update(&Old::Was(prev), &new, ch);
                 t.extend(ch.vertices.iter().map(|c| c.v));
-                t.extend(old.num_vertices() as VertexId..new.num_vertices() as VertexId);
+                t.extend(old_n as VertexId..new.num_vertices() as VertexId);
                 t
             }
             _ => {
-                self.state.compute(&new);
+                self.state.compute(new.base());
                 (0..new.num_vertices() as VertexId).collect()
             }
         };
         let kernel = kernel_t.elapsed().as_secs_f64();
-        let changes_out = self.report(&new, touched, first);
-        self.snap = Some(new);
+        self.graph = Some(new);
+        let changes_out = self.report(touched, first);
         self.lsn = lsn;
         Step {
             lsn,
             changes: changes_out,
             recomputed,
             initial: first,
+            patched: false,
             seconds: t.elapsed().as_secs_f64(),
             phases: super::Phases {
                 kernel,
@@ -239,13 +421,14 @@ impl Maintainer {
 
     /// The values of `touched` that differ from what was last reported (by more than the
     /// kernel's slack), which become the reported ones.
-    fn report(&mut self, g: &Snapshot, mut touched: Vec<VertexId>, first: bool) -> Vec<Change> {
+    fn report(&mut self, mut touched: Vec<VertexId>, first: bool) -> Vec<Change> {
+        let g = self.graph.as_ref().expect("reported after a step");
         let n = self.state.len();
         self.reported.resize(n, 0);
         self.present.resize(n, false);
         touched.sort_unstable();
         touched.dedup();
-        let slack = self.state.slack(g);
+        let slack = self.state.slack(g.base());
         let kind = self.state.kind();
         let mut out = Vec::new();
         for v in touched {
@@ -309,14 +492,28 @@ impl Maintainer {
         self.lsn
     }
 
-    /// The snapshot of the commit the values reflect.
-    pub fn snapshot(&self) -> Option<&Snapshot> {
-        self.snap.as_ref()
+    /// A snapshot of the commit the values reflect (`None` before the first step). When
+    /// steps since the last snapshot brought the values forward by patching edge changes
+    /// over it, the patch is sealed into a DRAM run for it: [`Maintainer::graph`] reads the
+    /// same graph without that cost. An error if the store was closed since.
+    pub fn snapshot(&self) -> Result<Option<Snapshot>> {
+        match (&self.graph, &self.follower) {
+            (Some(g), Some(f)) => f.seal_patch(g).map(Some),
+            (Some(g), None) if !g.is_patched() => Ok(Some(g.base().clone())),
+            (Some(_), None) => Err(Error::Invalid(crate::store::follow::CLOSED.into())),
+            (None, _) => Ok(None),
+        }
+    }
+
+    /// The graph of the commit the values reflect: the last snapshot the maintainer took,
+    /// with the edge changes since patched over it.
+    pub fn graph(&self) -> Option<&Patched> {
+        self.graph.as_ref()
     }
 
     /// Vertex `v`'s value at the commit reflected; `None` if it does not exist there.
     pub fn value(&self, v: VertexId) -> Option<Value> {
-        let g = self.snap.as_ref()?;
+        let g = self.graph.as_ref()?;
         ((v as usize) < self.state.len() && g.vertex_exists(v)).then(|| self.state.value(v))
     }
 

@@ -2,7 +2,7 @@
 
 use super::{Change, Maintainer, Step, Value};
 use crate::algo::kernel::{Kernel, Params};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Patched, Snapshot};
 use crate::store::follow::Waiter;
 use crate::types::VertexId;
 use crate::{Error, Graph, Result};
@@ -127,12 +127,21 @@ impl Standing {
         self.shared.m.lock().unwrap().kernel()
     }
 
-    /// The values, by dense id (`None` where a vertex does not exist), the snapshot they
-    /// were computed on and the LSN of its commit, all of one step.
-    pub fn values(&self) -> (Vec<Option<Value>>, Snapshot, u64) {
+    /// The values, by dense id (`None` where a vertex does not exist), a snapshot of the
+    /// commit they reflect and its LSN, all of one step. The snapshot may cost a seal
+    /// ([`Maintainer::snapshot`]); [`Standing::graph`] does not. An error if the store was
+    /// closed.
+    pub fn values(&self) -> Result<(Vec<Option<Value>>, Snapshot, u64)> {
         let m = self.shared.m.lock().unwrap();
-        let snap = m.snapshot().expect("the first step ran").clone();
-        (m.values(), snap, m.lsn())
+        let snap = m.snapshot()?.expect("the first step ran");
+        Ok((m.values(), snap, m.lsn()))
+    }
+
+    /// The graph the values are of, and its LSN: the maintainer's last snapshot with the
+    /// edge changes since patched over it (a copy of the patch is made).
+    pub fn graph(&self) -> (Patched, u64) {
+        let m = self.shared.m.lock().unwrap();
+        (m.graph().expect("the first step ran").clone(), m.lsn())
     }
 
     /// Waits until the values reflect the commit at `lsn` or a later one (a [`crate::store::Ticket`]'s

@@ -27,6 +27,7 @@
 //! more than the memtable budget, or a reader's writer flushed past it in a store without
 //! history), the step recomputes and says so ([`Step::recomputed`]).
 
+mod before;
 mod engine;
 mod handle;
 mod paths;
@@ -111,6 +112,9 @@ pub struct Step {
     pub recomputed: Option<Recomputed>,
     /// Whether this was the first step.
     pub initial: bool,
+    /// Whether the step read the batches applied since the last one and patched their edge
+    /// changes over its graph, instead of taking a snapshot (which seals them).
+    pub patched: bool,
     /// Seconds the step took, snapshot included.
     pub seconds: f64,
     /// Where they went.

@@ -17,8 +17,9 @@
 //! from the source, as the full kernels compute them, so maintained and recomputed
 //! distances agree exactly.
 
+use super::before::Old;
 use super::engine::{Changes, Maintained};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Patched, Snapshot};
 use crate::types::VertexId;
 use crate::GraphView;
 use std::cmp::{Ordering, Reverse};
@@ -69,7 +70,7 @@ impl Paths {
     }
 
     /// Calls `f` on each out-edge of `v` with its length.
-    fn out_edges(&self, g: &Snapshot, v: VertexId, mut f: impl FnMut(VertexId, f64)) {
+    fn out_edges<G: GraphView>(&self, g: &G, v: VertexId, mut f: impl FnMut(VertexId, f64)) {
         match self.length {
             Length::Hops => g.for_each_out(v, |y| f(y, 1.0)),
             Length::Weights => g.for_each_out_weighted(v, f),
@@ -78,7 +79,11 @@ impl Paths {
 
     /// Lowers distances from the `offers` (vertex, distance, parent), spreading nearest
     /// first; returns the vertices lowered.
-    fn spread(&mut self, g: &Snapshot, offers: Vec<(VertexId, f64, VertexId)>) -> Vec<VertexId> {
+    fn spread<G: GraphView>(
+        &mut self,
+        g: &G,
+        offers: Vec<(VertexId, f64, VertexId)>,
+    ) -> Vec<VertexId> {
         let mut heap = BinaryHeap::new();
         let mut lowered = Vec::new();
         for (v, d, p) in offers {
@@ -112,8 +117,8 @@ impl Paths {
     }
 
     /// The directed edges a change stands for: both directions in an undirected store.
-    fn directed(
-        g: &Snapshot,
+    fn directed<G: GraphView>(
+        g: &G,
         a: VertexId,
         b: VertexId,
     ) -> impl Iterator<Item = (VertexId, VertexId)> {
@@ -126,7 +131,7 @@ impl Paths {
     /// length (so it is nearer the source, and outside the vertex's subtree), else it and
     /// its subtree (found through `old`'s out-edges) are reset to unreached. Nearest first,
     /// an in-neighbor still reached then has a tree path that survives.
-    fn trim(&mut self, old: &Snapshot, new: &Snapshot, ch: &Changes) -> Vec<VertexId> {
+    fn trim(&mut self, old: &Old<'_>, new: &Patched, ch: &Changes) -> Vec<VertexId> {
         let mut cut = Vec::new();
         for e in &ch.edges {
             let weaker = match (e.before, e.after) {
@@ -157,7 +162,7 @@ impl Paths {
 
     /// An in-neighbor of `c` in `new`, still reached, that gives `c` its distance over an
     /// edge of positive length.
-    fn another_parent(&self, new: &Snapshot, c: VertexId) -> Option<VertexId> {
+    fn another_parent(&self, new: &Patched, c: VertexId) -> Option<VertexId> {
         if (c as usize) >= new.num_vertices() || !new.vertex_exists(c) {
             return None;
         }
@@ -183,7 +188,7 @@ impl Paths {
     }
 
     /// Resets `c` and its subtree (through `old`'s out-edges) to unreached.
-    fn cut_off(&mut self, old: &Snapshot, c: VertexId, trimmed: &mut Vec<VertexId>) {
+    fn cut_off(&mut self, old: &Old<'_>, c: VertexId, trimmed: &mut Vec<VertexId>) {
         let mut stack = vec![c];
         while let Some(x) = stack.pop() {
             if self.dist[x as usize].is_infinite() {
@@ -204,7 +209,7 @@ impl Paths {
 
     /// What the in-neighbors of the trimmed vertices offer them: every out-edge of each
     /// reached in-neighbor is relaxed (its weight is read from its out-list).
-    fn offers_to(&self, new: &Snapshot, trimmed: &[VertexId]) -> Vec<(VertexId, f64, VertexId)> {
+    fn offers_to(&self, new: &Patched, trimmed: &[VertexId]) -> Vec<(VertexId, f64, VertexId)> {
         let mut from = Vec::new();
         for &x in trimmed {
             if (x as usize) < new.num_vertices() && new.vertex_exists(x) {
@@ -230,7 +235,7 @@ impl Paths {
     }
 
     /// Resets everything to unreached but the source (when it exists).
-    fn reset(&mut self, g: &Snapshot) {
+    fn reset<G: GraphView>(&mut self, g: &G) {
         let n = g.num_vertices();
         self.dist = vec![f64::INFINITY; n];
         self.parent = vec![NONE; n];
@@ -254,7 +259,7 @@ impl Maintained for Paths {
         self.spread(g, offers);
     }
 
-    fn update(&mut self, old: &Snapshot, new: &Snapshot, ch: &Changes) -> Vec<VertexId> {
+    fn update(&mut self, old: &Old<'_>, new: &Patched, ch: &Changes) -> Vec<VertexId> {
         let n = new.num_vertices();
         self.dist.resize(n, f64::INFINITY);
         self.parent.resize(n, NONE);
@@ -280,6 +285,10 @@ impl Maintained for Paths {
         }
         touched.extend(self.spread(new, offers));
         touched
+    }
+
+    fn patches(&self) -> bool {
+        true
     }
 
     fn value(&self, v: VertexId) -> super::Value {

@@ -29,11 +29,12 @@
 //! when a score moved by more than `tolerance / |V|` since it was last reported, so that
 //! scores rebuilt from the reports stay within the tolerance of the ones kept (L1).
 
+use super::before::Old;
 use super::engine::{Changes, Maintained};
 use super::{Kind, Value};
 use crate::algo::pr_tolerance::pagerank_to;
 use crate::history::net::EdgeChange;
-use crate::snapshot::{Snapshot, SweepIn};
+use crate::snapshot::{Patched, Snapshot, SweepIn};
 use crate::types::{par_vertex_chunks_mut, VertexId};
 use crate::{GraphView, Result};
 use rayon::prelude::*;
@@ -123,7 +124,7 @@ impl Rank {
 
     /// Adds to `r` what the batch changed: new existing vertices' 1 (deleted ones' −1),
     /// and what each vertex whose out-edges changed sends now less what it sent.
-    fn absorb(&mut self, old: &Snapshot, new: &Snapshot, ch: &Changes) {
+    fn absorb(&mut self, old: &impl GraphView, new: &Snapshot, ch: &Changes) {
         let n = new.num_vertices();
         self.z.resize(n, 0.0);
         self.r.resize(n, 0.0);
@@ -378,7 +379,9 @@ impl Maintained for Rank {
         }
     }
 
-    fn update(&mut self, old: &Snapshot, new: &Snapshot, ch: &Changes) -> Vec<VertexId> {
+    fn update(&mut self, old: &Old<'_>, new: &Patched, ch: &Changes) -> Vec<VertexId> {
+        debug_assert!(!new.is_patched(), "kernels that sweep take snapshots");
+        let new = new.base();
         self.sweeps = 0;
         match self.r.len() == self.z.len() {
             true => self.absorb(old, new, ch),

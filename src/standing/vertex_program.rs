@@ -2,10 +2,11 @@
 //! any program that implements [`crate::pregel::Monotone`]. Each step resumes the program
 //! from its values on the graph before the batch ([`crate::pregel::resume`]).
 
+use super::before::Old;
 use super::engine::{Changes, Maintained};
 use super::{Kind, Value};
 use crate::pregel::{self, Config, Monotone};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Patched, Snapshot};
 use crate::types::VertexId;
 use crate::GraphView;
 
@@ -46,7 +47,9 @@ where
         };
     }
 
-    fn update(&mut self, old: &Snapshot, new: &Snapshot, ch: &Changes) -> Vec<VertexId> {
+    fn update(&mut self, old: &Old<'_>, new: &Patched, ch: &Changes) -> Vec<VertexId> {
+        debug_assert!(!new.is_patched(), "kernels that sweep take snapshots");
+        let new = new.base();
         let before = self.values.clone();
         let resumed = pregel::resume(
             old,

@@ -18,8 +18,9 @@
 //! right: its tree path to its root survives, and deleting edges cannot bring a smaller id
 //! into its component.
 
+use super::before::Old;
 use super::engine::{Changes, Maintained};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Patched, Snapshot};
 use crate::types::VertexId;
 use crate::GraphView;
 use std::cmp::Reverse;
@@ -37,7 +38,7 @@ pub(crate) struct Wcc {
 }
 
 /// Calls `f` on every neighbor of `v`, either direction.
-fn neighbors(g: &Snapshot, v: VertexId, mut f: impl FnMut(VertexId)) {
+fn neighbors<G: GraphView>(g: &G, v: VertexId, mut f: impl FnMut(VertexId)) {
     g.for_each_out(v, &mut f);
     if !g.is_undirected() {
         g.for_each_in(v, f);
@@ -55,9 +56,9 @@ impl Wcc {
 
     /// Spreads smaller labels from the `offers` (vertex, label, parent) through `g`,
     /// smallest label first; returns the vertices whose label was lowered.
-    fn spread(
+    fn spread<G: GraphView>(
         &mut self,
-        g: &Snapshot,
+        g: &G,
         offers: Vec<(VertexId, VertexId, VertexId)>,
     ) -> Vec<VertexId> {
         let mut heap = BinaryHeap::new();
@@ -94,7 +95,7 @@ impl Wcc {
     /// its subtree; shallowest first, such a neighbor's own tree path survives), else it
     /// and its subtree (found through `old`'s edges: an edge to a parent may be gone in the
     /// new graph) are reset to their own ids.
-    fn trim(&mut self, old: &Snapshot, new: &Snapshot, ch: &Changes) -> Vec<VertexId> {
+    fn trim(&mut self, old: &Old<'_>, new: &Patched, ch: &Changes) -> Vec<VertexId> {
         let mut cut = Vec::new();
         for e in (ch.edges.iter()).filter(|e| e.before.is_some() && e.after.is_none()) {
             let (a, b) = (e.src, e.dst);
@@ -123,7 +124,7 @@ impl Wcc {
     }
 
     /// A neighbor of `c` in `new` with `c`'s label, shallower than `c`.
-    fn another_parent(&self, new: &Snapshot, c: VertexId) -> Option<VertexId> {
+    fn another_parent(&self, new: &Patched, c: VertexId) -> Option<VertexId> {
         if (c as usize) >= new.num_vertices() {
             return None;
         }
@@ -144,7 +145,7 @@ impl Wcc {
     }
 
     /// Resets `c` and its subtree (through `old`'s edges) to their own ids.
-    fn cut_off(&mut self, old: &Snapshot, c: VertexId, trimmed: &mut Vec<VertexId>) {
+    fn cut_off(&mut self, old: &Old<'_>, c: VertexId, trimmed: &mut Vec<VertexId>) {
         let mut stack = vec![c];
         while let Some(x) = stack.pop() {
             if self.label[x as usize] == x {
@@ -195,7 +196,7 @@ impl Maintained for Wcc {
         }
     }
 
-    fn update(&mut self, old: &Snapshot, new: &Snapshot, ch: &Changes) -> Vec<VertexId> {
+    fn update(&mut self, old: &Old<'_>, new: &Patched, ch: &Changes) -> Vec<VertexId> {
         self.grow(new.num_vertices());
         let trimmed = self.trim(old, new, ch);
         let mut offers = Vec::new();
@@ -214,6 +215,10 @@ impl Maintained for Wcc {
         let mut touched = trimmed;
         touched.extend(self.spread(new, offers));
         touched
+    }
+
+    fn patches(&self) -> bool {
+        true
     }
 
     fn value(&self, v: VertexId) -> super::Value {

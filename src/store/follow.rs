@@ -9,18 +9,25 @@
 //! - the changes of a run flushed meanwhile stay in DRAM (`State::followed_history`) until
 //!   every follower is past them, up to the memtable budget. A follower further behind
 //!   than that finds its changes gone (`None`) and starts over from a snapshot;
-//! - each batch applied wakes the followers waiting for it ([`Follower::wait_beyond`]).
+//! - each batch applied wakes the followers waiting for it ([`Waiter::wait_beyond`]);
+//! - each batch applied is kept as it was applied, in dense ids ([`Applied`]), until every
+//!   follower is past it, up to the same budget: a follower that reads them
+//!   ([`Follower::applied_since`]) brings itself forward without a seal or a snapshot.
 //!
 //! A read-only handle opened with [`super::Options::follow_changes`] replays its log into a memtable
 //! that records changes the same way, so that a reader in another process finds the
 //! changes since its root's log start.
 
 use super::{CommitPoint, Graph, Inner, Point};
+use crate::batch::{id_of, is_del, DenseBatch, Section, DEL};
 use crate::history::net::{self, EdgeChange, VertexChange};
 use crate::memtable::history::Sealed;
-use crate::snapshot::Snapshot;
+use crate::memtable::Memtable;
+use crate::snapshot::{Patched, Snapshot};
+use crate::types::VertexId;
+use crate::GraphView;
 use crate::{Error, Result};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -35,12 +42,102 @@ pub(super) struct Followers {
     next_id: u64,
     /// Per follower, the LSN of the last commit it reflects: changes after it are kept.
     reached: BTreeMap<u64, u64>,
+    /// The batches applied since `applied_from`, every one up to `applied_to`.
+    applied: VecDeque<Arc<Applied>>,
+    applied_from: u64,
+    applied_to: u64,
+    applied_bytes: usize,
 }
 
 impl Followers {
     /// The oldest commit a follower still needs changes after, if any follower is there.
     pub(super) fn oldest(&self) -> Option<u64> {
         self.reached.values().copied().min()
+    }
+
+    /// Keeps a batch just applied (the queue restarts where it is not contiguous), then
+    /// lets the oldest go while they take more than `budget` bytes.
+    fn push(&mut self, a: Applied, budget: usize) {
+        if self.applied_to != a.first {
+            self.applied.clear();
+            self.applied_bytes = 0;
+            self.applied_from = a.first;
+        }
+        self.applied_to = a.end;
+        self.applied_bytes += a.bytes();
+        self.applied.push_back(Arc::new(a));
+        self.trim_applied(budget);
+    }
+
+    /// Lets go of the batches every follower is past, then of the oldest while they take
+    /// more than `budget` bytes.
+    fn trim_applied(&mut self, budget: usize) {
+        let oldest = self.oldest();
+        while let Some(a) = self.applied.front() {
+            let passed = oldest.is_none_or(|lsn| a.end <= lsn);
+            if !passed && self.applied_bytes <= budget {
+                break;
+            }
+            self.applied_bytes -= a.bytes();
+            self.applied_from = a.end;
+            self.applied.pop_front();
+        }
+    }
+}
+
+/// A batch as the writer applied it, in dense ids: what a follower reads to bring itself
+/// forward by the batches themselves ([`Follower::applied_since`]).
+pub(crate) struct Applied {
+    /// The LSN of its first record.
+    pub first: u64,
+    /// The LSN after its last record: the commit it made.
+    pub end: u64,
+    /// Dense ids handed out once it had committed.
+    pub vertices: u64,
+    /// The external ids of the dense ids it handed out (the last ones of `vertices`).
+    pub new_ids: Vec<u64>,
+    sections: Vec<Section>,
+}
+
+impl Applied {
+    fn bytes(&self) -> usize {
+        let per = |s: &Section| match s {
+            Section::Edges(e, w) => e.len() * 8 + w.len() * 8,
+            Section::Vertices(v) => v.len() * 4,
+        };
+        std::mem::size_of::<Applied>()
+            + self.new_ids.len() * 8
+            + self.sections.iter().map(per).sum::<usize>()
+    }
+
+    /// Whether it updates edges only (no vertex inserts or deletes).
+    pub(crate) fn edges_only(&self) -> bool {
+        (self.sections.iter()).all(|s| matches!(s, Section::Edges(..)))
+    }
+
+    /// How many edge updates it holds.
+    pub(crate) fn edge_updates(&self) -> usize {
+        let count = |s: &Section| match s {
+            Section::Edges(e, _) => e.len(),
+            Section::Vertices(_) => 0,
+        };
+        self.sections.iter().map(count).sum()
+    }
+
+    /// Calls `f` on each edge update in order: source, destination, and the weight it
+    /// gets (`None` for a delete; 1 in unweighted stores).
+    pub(crate) fn for_each_edge(&self, mut f: impl FnMut(VertexId, VertexId, Option<f64>)) {
+        for s in &self.sections {
+            if let Section::Edges(e, w) = s {
+                for (i, &[u, v]) in e.iter().enumerate() {
+                    let state = match is_del(v) {
+                        true => None,
+                        false => Some(w.get(i).copied().unwrap_or(1.0)),
+                    };
+                    f(u, id_of(v), state);
+                }
+            }
+        }
     }
 }
 
@@ -79,6 +176,11 @@ impl Graph {
             let mut f = inner.followers.lock().unwrap();
             let id = f.next_id;
             f.next_id += 1;
+            if f.reached.is_empty() {
+                f.applied.clear();
+                f.applied_bytes = 0;
+                (f.applied_from, f.applied_to) = (w.next_lsn, w.next_lsn);
+            }
             f.reached.insert(id, w.next_lsn);
             id
         };
@@ -121,12 +223,71 @@ impl Follower {
         open_store(&self.inner)?.net_changes(after, upto)
     }
 
+    /// The batches applied after the commit at `after`, in order, and the LSN the last
+    /// one reaches (`after` itself when none was applied since); `None` when they are not
+    /// all kept (the follower fell behind by more than the budget, or follows a read-only
+    /// handle, which applies none).
+    pub(crate) fn applied_since(&self, after: u64) -> Result<Option<(Vec<Arc<Applied>>, u64)>> {
+        let inner = open_store(&self.inner)?;
+        let f = inner.followers.lock().unwrap();
+        if !(f.applied_from..=f.applied_to).contains(&after) {
+            return Ok(None);
+        }
+        let skip = f.applied.partition_point(|a| a.end <= after);
+        Ok(Some((
+            f.applied.range(skip..).cloned().collect(),
+            f.applied_to,
+        )))
+    }
+
+    /// The snapshot `g` stands for: its snapshot's runs and one DRAM run sealed from its
+    /// patch (resolved against them, as any seal is), its added vertices with their ids.
+    /// Costs a seal of the patch: for whoever needs a [`Snapshot`] of a patched graph.
+    pub(crate) fn seal_patch(&self, g: &Patched) -> Result<Snapshot> {
+        let base = g.base();
+        if !g.is_patched() {
+            return Ok(base.clone());
+        }
+        let inner = open_store(&self.inner)?;
+        let n = g.num_vertices();
+        let mut m = Memtable::new(inner.undirected, inner.weighted, 0, n as VertexId);
+        let edges = g.patched_edges();
+        let ups: Vec<[VertexId; 2]> = (edges.iter())
+            .map(|&(u, v, s)| [u, if s.is_some() { v } else { v | DEL }])
+            .collect();
+        let weights: Vec<f64> = match inner.weighted {
+            true => edges.iter().map(|e| e.2.unwrap_or(0.0)).collect(),
+            false => Vec::new(),
+        };
+        inner.pool.install(|| m.apply_edges(&ups, &weights));
+        m.max_lsn = 1;
+        let id = inner.next_run_id.fetch_add(1, Ordering::AcqRel);
+        let run = inner.pool.install(|| m.seal(&base.runs, id));
+        let mut runs = base.runs.to_vec();
+        runs.push(Arc::new(run));
+        let mut externals = base.external_ids().to_vec();
+        externals.extend_from_slice(g.added_vertices());
+        let parts = super::write::SnapshotParts {
+            runs,
+            deleted: base.deleted.clone(),
+            n,
+            externals: externals.into(),
+            names: base.names().cloned(),
+            lsn: 0,
+        };
+        Ok(parts.build(&inner))
+    }
+
     /// Notes that the follower reflects the commit at `lsn`: changes up to it may go.
     pub(crate) fn reached(&self, lsn: u64) {
         let Some(inner) = self.inner.upgrade() else {
             return;
         };
-        inner.followers.lock().unwrap().reached.insert(self.id, lsn);
+        {
+            let mut f = inner.followers.lock().unwrap();
+            f.reached.insert(self.id, lsn);
+            f.trim_applied(inner.followed_budget());
+        }
         inner.trim_followed_history();
     }
 
@@ -193,7 +354,11 @@ impl Drop for Inside<'_> {
 impl Drop for Follower {
     fn drop(&mut self) {
         if let Some(inner) = self.inner.upgrade() {
-            inner.followers.lock().unwrap().reached.remove(&self.id);
+            {
+                let mut f = inner.followers.lock().unwrap();
+                f.reached.remove(&self.id);
+                f.trim_applied(inner.followed_budget());
+            }
             inner.trim_followed_history();
         }
     }
@@ -216,11 +381,28 @@ impl Inner {
         !self.followers.lock().unwrap().reached.is_empty()
     }
 
-    /// Wakes the followers after a batch was applied; the caller holds `writer`.
-    pub(super) fn wake_followers(&self) {
-        if self.followed() {
-            self.commit_cv.notify_all();
+    /// Bytes of changes and batches kept for followers behind them.
+    fn followed_budget(&self) -> usize {
+        self.opts.memtable_bytes.max(FOLLOWED_FLOOR)
+    }
+
+    /// After a batch was applied (the caller holds `writer`): keeps it for the followers,
+    /// if any, and wakes them.
+    pub(super) fn batch_applied(&self, first: u64, end: u64, vertices: u64, batch: &DenseBatch) {
+        let mut f = self.followers.lock().unwrap();
+        if f.reached.is_empty() {
+            return;
         }
+        let a = Applied {
+            first,
+            end,
+            vertices,
+            new_ids: batch.new_ids.clone(),
+            sections: batch.sections.clone(),
+        };
+        f.push(a, self.followed_budget());
+        drop(f);
+        self.commit_cv.notify_all();
     }
 
     /// Keeps a flushed run's changes for the followers still behind it (instead of letting
@@ -246,7 +428,7 @@ impl Inner {
         let kept = &mut st.followed_history;
         kept.retain(|(lsns, _)| oldest.is_some_and(|lsn| lsn < lsns.1));
         let mut bytes: usize = kept.iter().map(|(_, s)| s.bytes()).sum();
-        let budget = self.opts.memtable_bytes.max(FOLLOWED_FLOOR);
+        let budget = self.followed_budget();
         while bytes > budget && !kept.is_empty() {
             bytes -= kept.remove(0).1.bytes();
         }

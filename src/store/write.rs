@@ -129,7 +129,7 @@ impl Inner {
             lsn: end,
             unix_nanos: time,
         });
-        self.wake_followers();
+        self.batch_applied(first, end, ids, &batch);
         let full = w.mem.bytes() >= self.freeze_bytes();
         if full {
             self.freeze_locked(&mut w);

@@ -158,7 +158,7 @@ fn config(
     m.step(g)?;
     let start_s = t.elapsed().as_secs_f64();
     let saved = (pool.present.clone(), pool.reserve.clone());
-    let (mut lat, mut recomputes) = (Vec::new(), 0);
+    let (mut lat, mut recomputes, mut patched) = (Vec::new(), 0, 0);
     let mut phases = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     let steps = steps_for(batch);
     let mut done = Vec::with_capacity(steps * batch);
@@ -173,6 +173,7 @@ fn config(
         lat.push(t.elapsed().as_secs_f64());
         if let Some(s) = &step {
             recomputes += s.recomputed.is_some() as u32;
+            patched += s.patched as u32;
             let p = s.phases;
             for (v, x) in phases
                 .iter_mut()
@@ -203,9 +204,9 @@ fn config(
         "steps": steps, "p50_s": p50, "p99_s": percentile(&mut lat, 0.99),
         "updates_per_s": (steps * batch) as f64 / wall,
         "recompute_kernel": baseline(k).name(), "recompute_s": recompute,
-        "speedup": recompute / p50, "start_s": start_s, "recomputes": recomputes,
+        "speedup": recompute / p50, "start_s": start_s, "recomputes": recomputes, "patched": patched,
         "state_bytes": m.dram_bytes(),
-        "runs_at_end": m.snapshot().map_or(0, |s| s.runs().len()),
+        "runs_at_end": m.graph().map_or(0, |g| g.base().runs().len()),
         "p50_phases": {
             "snapshot_s": percentile(&mut phases[0], 0.5),
             "changes_s": percentile(&mut phases[1], 0.5),
