@@ -22,7 +22,7 @@ use std::time::Instant;
 pub(crate) type Changes = NetChanges;
 
 /// A kernel's state kept current; each kernel file implements it.
-pub(crate) trait Maintained: Send {
+pub(crate) trait Maintained: Send + Sync {
     /// Computes the values on `g` from nothing.
     fn compute(&mut self, g: &Snapshot);
     /// Brings the values from `old` to `new`, which differ by `ch`; returns the vertices
@@ -430,29 +430,35 @@ impl Maintainer {
         touched.dedup();
         let slack = self.state.slack(g.base());
         let kind = self.state.kind();
-        let mut out = Vec::new();
-        for v in touched {
-            let i = v as usize;
-            let now = g.vertex_exists(v).then(|| self.state.value(v));
-            let was = self.present[i].then(|| Value::from_bits(kind, self.reported[i]));
-            let moved = match (was, now) {
-                (Some(a), Some(b)) => a.differs(b, slack),
-                (None, None) => false,
-                _ => true,
-            };
-            if moved {
-                if !first {
-                    out.push(Change {
-                        vertex: v,
-                        old: was,
-                        new: now,
-                    });
-                }
-                self.present[i] = now.is_some();
-                self.reported[i] = now.map_or(0, Value::to_bits);
-            }
+        // In parallel: a pr-tol step touches every vertex.
+        let (state, reported, present) = (&self.state, &self.reported, &self.present);
+        let moved: Vec<Change> = touched
+            .par_iter()
+            .filter_map(|&v| {
+                let i = v as usize;
+                let now = g.vertex_exists(v).then(|| state.value(v));
+                let was = present[i].then(|| Value::from_bits(kind, reported[i]));
+                let moved = match (was, now) {
+                    (Some(a), Some(b)) => a.differs(b, slack),
+                    (None, None) => false,
+                    _ => true,
+                };
+                moved.then_some(Change {
+                    vertex: v,
+                    old: was,
+                    new: now,
+                })
+            })
+            .collect();
+        for c in &moved {
+            let i = c.vertex as usize;
+            self.present[i] = c.new.is_some();
+            self.reported[i] = c.new.map_or(0, Value::to_bits);
         }
-        out
+        match first {
+            true => Vec::new(),
+            false => moved,
+        }
     }
 
     /// A waiter on the store followed (after a first step).

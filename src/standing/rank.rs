@@ -60,11 +60,16 @@ pub(crate) struct Rank {
     steps: u32,
     /// Sweeps of the last recompute from the uniform vector.
     cold_sweeps: u32,
+    /// The changes of the last batch that was recomputed rather than settled, while no
+    /// residual has been taken since: a batch at least as large is recomputed too, without
+    /// taking the residual first (a sweep it would waste).
+    recomputed_at: Option<usize>,
 }
 
-/// A step sweeps toward the tolerance only while it expects fewer sweeps than this share
-/// of a recompute's; beyond, it recomputes (a batch too large to be worth it).
-const WARM_SHARE: f64 = 0.6;
+/// A step sweeps toward the tolerance only while it may need fewer sweeps than this share
+/// of a recompute's (its estimate is a bound: each sweep shrinks the residual by `d` at
+/// least, and most shrink it more); beyond, it recomputes.
+const WARM_SHARE: f64 = 1.0;
 
 /// Steps between two residuals taken afresh (one sweep each).
 const REFRESH_STEPS: u32 = 64;
@@ -86,6 +91,7 @@ impl Rank {
             sweeps: 0,
             steps: 0,
             cold_sweeps: 0,
+            recomputed_at: None,
         })
     }
 
@@ -268,10 +274,12 @@ impl Rank {
         needed < WARM_SHARE * f64::from(self.cold_sweeps)
     }
 
-    /// A recompute for a batch too large to bring forward: `pr-tol`'s scores as they come
+    /// A recompute for a batch too large to bring forward, once the batch is absorbed:
+    /// `pr-tol`'s scores as they come
     /// (within the tolerance, by its own bound), their `z`, and no residual yet (the next
     /// step takes it, so that this one costs what a recompute does).
-    fn recompute(&mut self, g: &Snapshot) {
+    fn recompute(&mut self, g: &Snapshot, size: usize) {
+        self.recomputed_at = Some(size);
         // Exactly what `run pr-tol` does, through the view it prepares for the kernel.
         let mut p = crate::algo::kernel::Params::default();
         (p.damping, p.tolerance) = (self.damping, self.tolerance);
@@ -286,17 +294,26 @@ impl Rank {
         };
         self.sweeps = report.get("sweeps").and_then(|x| x.as_u64()).unwrap_or(0) as u32;
         self.cold_sweeps = self.sweeps;
-        self.deg = g.out_degrees().into_iter().map(|d| d as u32).collect();
+        // `deg` is `g`'s already: the step absorbed the batch (or rebased) before this.
+        debug_assert_eq!(self.deg.len(), g.num_vertices());
         self.z = z_of(&scores, &self.deg, self.damping, g.live_vertices());
         self.scores = scores;
         self.r.clear();
     }
 
-    /// Grows the arrays to `g` and takes the residual afresh there.
+    /// Grows the arrays to `g` and takes the residual afresh there (`deg` is `g`'s).
     fn rebase(&mut self, g: &Snapshot) {
         self.z.resize(g.num_vertices(), 0.0);
-        self.deg = g.out_degrees().into_iter().map(|d| d as u32).collect();
         self.residual(g);
+    }
+
+    /// Brings `deg` to `g`, which differs from the graph it is of by `ch`: the out-degree of
+    /// each tail of a changed edge, read again.
+    fn degrees(&mut self, g: &Snapshot, ch: &Changes) {
+        self.deg.resize(g.num_vertices(), 0);
+        for (u, _, _) in directed(ch.edges.iter(), g.is_undirected()) {
+            self.deg[u as usize] = g.out_degree(u) as u32;
+        }
     }
 
     /// The scores from `z`.
@@ -383,11 +400,20 @@ impl Maintained for Rank {
         debug_assert!(!new.is_patched(), "kernels that sweep take snapshots");
         let new = new.base();
         self.sweeps = 0;
-        match self.r.len() == self.z.len() {
-            true => self.absorb(old, new, ch),
-            // After a recompute the residual is taken afresh, here, on the graph it is for.
-            false => self.rebase(new),
+        let size = ch.edges.len() + ch.vertices.len();
+        if self.r.len() != self.z.len() {
+            // After a recompute the residual is taken afresh, here, on the graph it is for,
+            // unless this batch is to be recomputed as well.
+            self.degrees(new, ch);
+            if self.recomputed_at.is_some_and(|at| size >= at) {
+                self.recompute(new, size);
+                return (0..new.num_vertices() as VertexId).collect();
+            }
+            self.rebase(new);
+        } else {
+            self.absorb(old, new, ch);
         }
+        self.recomputed_at = None;
         self.steps += 1;
         if self.steps.is_multiple_of(REFRESH_STEPS) {
             // Rounding errors of the residual's updates add up: take it afresh now and then.
@@ -398,7 +424,7 @@ impl Maintained for Rank {
                 self.settle(new);
                 self.normalize();
             }
-            false => self.recompute(new),
+            false => self.recompute(new, size),
         }
         (0..new.num_vertices() as VertexId).collect()
     }
