@@ -11,7 +11,7 @@
 //!   than that finds its changes gone (`None`) and starts over from a snapshot;
 //! - each batch applied wakes the followers waiting for it ([`Waiter::wait_beyond`]);
 //! - each batch applied is kept as it was applied, in dense ids ([`Applied`]), until every
-//!   follower is past it, up to the same budget: a follower that reads them
+//!   follower is past it, up to 16 MiB: a follower that reads them
 //!   ([`Follower::applied_since`]) brings itself forward without a seal or a snapshot.
 //!
 //! A read-only handle opened with [`super::Options::follow_changes`] replays its log into a memtable
@@ -35,6 +35,11 @@ use std::time::Duration;
 /// Bytes of flushed runs' changes kept for followers behind them even under a smaller
 /// memtable budget: a follower one batch behind a store that flushes every batch keeps up.
 const FOLLOWED_FLOOR: usize = 16 << 20;
+
+/// Bytes of applied batches kept for followers (about 2 M edge updates): a follower reads
+/// them only to patch a step of at most some thousands of updates, and one further behind
+/// takes a snapshot and the changes instead, so more would be DRAM for nothing.
+const APPLIED_BUDGET: usize = 16 << 20;
 
 /// The followers of a store and the commit each has reached (a leaf lock in `Inner`).
 #[derive(Default)]
@@ -286,7 +291,7 @@ impl Follower {
         {
             let mut f = inner.followers.lock().unwrap();
             f.reached.insert(self.id, lsn);
-            f.trim_applied(inner.followed_budget());
+            f.trim_applied(APPLIED_BUDGET);
         }
         inner.trim_followed_history();
     }
@@ -357,7 +362,7 @@ impl Drop for Follower {
             {
                 let mut f = inner.followers.lock().unwrap();
                 f.reached.remove(&self.id);
-                f.trim_applied(inner.followed_budget());
+                f.trim_applied(APPLIED_BUDGET);
             }
             inner.trim_followed_history();
         }
@@ -381,7 +386,7 @@ impl Inner {
         !self.followers.lock().unwrap().reached.is_empty()
     }
 
-    /// Bytes of changes and batches kept for followers behind them.
+    /// Bytes of changes kept for followers behind them.
     fn followed_budget(&self) -> usize {
         self.opts.memtable_bytes.max(FOLLOWED_FLOOR)
     }
@@ -400,7 +405,7 @@ impl Inner {
             new_ids: batch.new_ids.clone(),
             sections: batch.sections.clone(),
         };
-        f.push(a, self.followed_budget());
+        f.push(a, APPLIED_BUDGET);
         drop(f);
         self.commit_cv.notify_all();
     }
