@@ -359,21 +359,33 @@ impl Maintainer {
         let mut touched = self.state.update(&old, g, &ch);
         touched.extend(old_n as VertexId..g.num_vertices() as VertexId);
         let kernel = kernel_t.elapsed().as_secs_f64();
-        let changes_out = self.report(touched, false);
-        self.lsn = lsn;
-        Step {
+        let step = Step {
             lsn,
-            changes: changes_out,
+            changes: Vec::new(),
             recomputed: None,
             initial: false,
             patched: true,
-            seconds: t.elapsed().as_secs_f64(),
-            phases: super::Phases {
-                kernel,
-                rounds: self.state.rounds(),
-                ..Default::default()
-            },
-        }
+            seconds: 0.0,
+            phases: Default::default(),
+        };
+        self.conclude(step, touched, kernel, t)
+    }
+
+    /// Ends a `step` whose kernel took `kernel` seconds: reports what changed among
+    /// `touched`, and the values now reflect the step's commit.
+    fn conclude(
+        &mut self,
+        mut step: Step,
+        touched: Vec<VertexId>,
+        kernel: f64,
+        t: Instant,
+    ) -> Step {
+        step.changes = self.report(touched, step.initial);
+        self.lsn = step.lsn;
+        step.seconds = t.elapsed().as_secs_f64();
+        step.phases.kernel = kernel;
+        step.phases.rounds = self.state.rounds();
+        step
     }
 
     /// Applies one step on a new snapshot: incremental with `changes`, else a recompute.
@@ -402,21 +414,16 @@ impl Maintainer {
         };
         let kernel = kernel_t.elapsed().as_secs_f64();
         self.graph = Some(new);
-        let changes_out = self.report(touched, first);
-        self.lsn = lsn;
-        Step {
+        let step = Step {
             lsn,
-            changes: changes_out,
+            changes: Vec::new(),
             recomputed,
             initial: first,
             patched: false,
-            seconds: t.elapsed().as_secs_f64(),
-            phases: super::Phases {
-                kernel,
-                rounds: self.state.rounds(),
-                ..Default::default()
-            },
-        }
+            seconds: 0.0,
+            phases: Default::default(),
+        };
+        self.conclude(step, touched, kernel, t)
     }
 
     /// The values of `touched` that differ from what was last reported (by more than the
