@@ -4,10 +4,15 @@
 //! A kernel kept current reads, per batch, the lists of the few vertices the batch reaches.
 //! Sealing every batch into a run to read them costs more than that (a sort, a resolution
 //! against the older runs, a merge of small runs now and then, a new snapshot). [`Patched`]
-//! instead keeps each changed edge's state in a sorted list per vertex and direction, and
-//! reads a vertex's lists as the snapshot's less the patched neighbors, plus the patched
-//! neighbors that are present. A vertex without a patch reads as in the snapshot, after one
-//! lookup in a slot array.
+//! instead keeps each updated edge's state in a list per vertex and direction, and reads a
+//! vertex's lists as the snapshot's less the patched neighbors, plus the patched neighbors
+//! that are present. A vertex without a patch reads as in the snapshot, after one lookup in
+//! a slot array.
+//!
+//! Patching an edge does not look at the snapshot: whether the update changed anything
+//! (an insert of an edge already there, a delete of one never there) is not resolved. That
+//! lookup, a search of a long hub list for most of a Kron graph's updates, was most of a
+//! step's cost; degrees and the edge count, which need it, resolve on demand instead.
 //!
 //! Edges are patched, and vertices new since the snapshot added (with their external ids);
 //! vertex inserts and deletes of other kinds go through a seal (whoever keeps a `Patched`
@@ -15,22 +20,116 @@
 
 use super::{GraphView, Key, Snapshot};
 use crate::types::VertexId;
+use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
+use std::sync::OnceLock;
 
 /// No patch list: the slot's value for a vertex without one.
 const NO_LIST: u32 = u32::MAX;
 
+/// Lists up to this long are scanned for a neighbor; longer ones (hubs') get a hash index.
+const SCAN_MOST: usize = 16;
+
 /// One direction's patched neighbors of a vertex.
 #[derive(Clone, Default)]
 struct List {
-    /// Neighbors, ascending, each with its state: its weight if present, `None` if absent.
+    /// Neighbors in order of first patch, each with its state: its weight if present,
+    /// `None` if absent.
     entries: Vec<(VertexId, Option<f64>)>,
-    /// The degree change against the snapshot.
-    degree: i64,
+    /// Each neighbor's position in `entries`, once there are more than [`SCAN_MOST`].
+    index: Option<Box<FxHashMap<VertexId, u32>>>,
 }
 
 impl List {
-    fn find(&self, x: VertexId) -> Result<usize, usize> {
-        self.entries.binary_search_by_key(&x, |e| e.0)
+    /// The position of neighbor `x`, if patched.
+    #[inline]
+    fn find(&self, x: VertexId) -> Option<usize> {
+        match &self.index {
+            Some(ix) => ix.get(&x).map(|&i| i as usize),
+            None => self.entries.iter().position(|e| e.0 == x),
+        }
+    }
+
+    /// Sets neighbor `x` to `state`; whether it is a new entry.
+    fn set(&mut self, x: VertexId, state: Option<f64>) -> bool {
+        let at = self.entries.len() as u32;
+        let found = match &mut self.index {
+            // One probe of the index: the entry is found or its place taken.
+            Some(ix) => match ix.entry(x) {
+                Entry::Occupied(o) => Some(*o.get() as usize),
+                Entry::Vacant(v) => {
+                    v.insert(at);
+                    None
+                }
+            },
+            None => self.entries.iter().position(|e| e.0 == x),
+        };
+        if let Some(i) = found {
+            self.entries[i].1 = state;
+            return false;
+        }
+        self.entries.push((x, state));
+        match &self.index {
+            Some(_) => {}
+            None if self.entries.len() > SCAN_MOST => {
+                let ix = (self.entries.iter().enumerate())
+                    .map(|(i, e)| (e.0, i as u32))
+                    .collect();
+                self.index = Some(Box::new(ix));
+            }
+            None => {}
+        }
+        true
+    }
+}
+
+/// One direction's patch lists.
+#[derive(Clone, Default)]
+struct Side {
+    /// Per vertex: its index in `lists`, or [`NO_LIST`]. Empty until the first patch.
+    slots: Vec<u32>,
+    lists: Vec<List>,
+}
+
+impl Side {
+    /// The list of `v`, if it has one.
+    #[inline]
+    fn list(&self, v: VertexId) -> Option<&List> {
+        match self.slots.get(v as usize) {
+            Some(&li) if li != NO_LIST => Some(&self.lists[li as usize]),
+            _ => None,
+        }
+    }
+
+    /// Applies `puts` (vertex, neighbor, state; no two for one neighbor of a vertex), one
+    /// vertex's after another's; returns how many list entries are new. Grouped by vertex,
+    /// a list is found and grown once per batch.
+    fn put_all(&mut self, mut puts: Vec<(VertexId, VertexId, Option<f64>)>) -> usize {
+        puts.sort_unstable_by_key(|p| p.0);
+        let mut fresh = 0;
+        for group in puts.chunk_by(|a, b| a.0 == b.0) {
+            let slot = &mut self.slots[group[0].0 as usize];
+            if *slot == NO_LIST {
+                *slot = self.lists.len() as u32;
+                self.lists.push(List::default());
+            }
+            let list = &mut self.lists[*slot as usize];
+            list.entries.reserve(group.len());
+            fresh += (group.iter())
+                .filter(|&&(_, x, state)| list.set(x, state))
+                .count();
+        }
+        fresh
+    }
+
+    fn bytes(&self) -> usize {
+        let per_entry = std::mem::size_of::<(VertexId, Option<f64>)>();
+        let indexed = |l: &List| l.index.as_ref().map_or(0, |ix| ix.capacity() * 16);
+        self.slots.capacity() * 4
+            + self.lists.capacity() * std::mem::size_of::<List>()
+            + (self.lists.iter())
+                .map(|l| l.entries.capacity() * per_entry + indexed(l))
+                .sum::<usize>()
     }
 }
 
@@ -38,14 +137,12 @@ impl List {
 #[derive(Clone)]
 pub struct Patched {
     base: Snapshot,
-    /// Per direction (out, in; in is unused in an undirected graph), per vertex: its index in
-    /// `lists`, or [`NO_LIST`]. Empty until the first patch.
-    slots: [Vec<u32>; 2],
-    lists: Vec<List>,
+    /// Per direction: out, in (unused in an undirected graph, whose lists are all out).
+    sides: [Side; 2],
     /// Edges patched (each direction of an undirected edge counts), for a patch budget.
     entries: usize,
-    /// The change to [`GraphView::num_edges`].
-    edges: i64,
+    /// [`GraphView::num_edges`], resolved on first use after a patch.
+    edges: OnceLock<u64>,
     /// The external ids of the vertices added since the snapshot, which follow its own.
     added: Vec<u64>,
 }
@@ -55,10 +152,9 @@ impl Patched {
     pub(crate) fn new(base: Snapshot) -> Patched {
         Patched {
             base,
-            slots: [Vec::new(), Vec::new()],
-            lists: Vec::new(),
+            sides: Default::default(),
             entries: 0,
-            edges: 0,
+            edges: OnceLock::new(),
             added: Vec::new(),
         }
     }
@@ -67,9 +163,10 @@ impl Patched {
     /// without edges.
     pub(crate) fn add_vertices(&mut self, externals: &[u64]) {
         self.added.extend_from_slice(externals);
+        self.edges = OnceLock::new();
         let n = self.num_vertices();
-        for s in self.slots.iter_mut().filter(|s| !s.is_empty()) {
-            s.resize(n, NO_LIST);
+        for s in self.sides.iter_mut().filter(|s| !s.slots.is_empty()) {
+            s.slots.resize(n, NO_LIST);
         }
     }
 
@@ -90,15 +187,16 @@ impl Patched {
 
     /// Every patched edge with its state, once per edge (an undirected one by its smaller
     /// end first), for sealing the patch into a run: present edges with their weight,
-    /// absent ones `None`.
+    /// absent ones `None` (whether or not the snapshot has them).
     pub(crate) fn patched_edges(&self) -> Vec<(VertexId, VertexId, Option<f64>)> {
         let mut out = Vec::with_capacity(self.entries);
-        for (v, &li) in self.slots[0].iter().enumerate() {
+        let side = &self.sides[0];
+        for (v, &li) in side.slots.iter().enumerate() {
             if li == NO_LIST {
                 continue;
             }
             let v = v as VertexId;
-            for &(x, s) in &self.lists[li as usize].entries {
+            for &(x, s) in &side.lists[li as usize].entries {
                 if !self.base.is_undirected() || v <= x {
                     out.push((v, x, s));
                 }
@@ -130,20 +228,61 @@ impl Patched {
 
     /// DRAM the patch takes, in bytes.
     pub fn bytes(&self) -> usize {
-        let per_entry = std::mem::size_of::<(VertexId, Option<f64>)>();
-        (self.slots[0].capacity() + self.slots[1].capacity()) * 4
-            + self.lists.capacity() * std::mem::size_of::<List>()
-            + self.entries * per_entry
-            + self.added.capacity() * 8
+        self.sides.iter().map(Side::bytes).sum::<usize>() + self.added.capacity() * 8
     }
 
     /// The state of the edge `u -> v`: its weight (1 in unweighted graphs) if present.
     pub(crate) fn edge(&self, u: VertexId, v: VertexId) -> Option<f64> {
-        match self.list(0, u).map(|l| (l, l.find(v))) {
-            Some((l, Ok(i))) => l.entries[i].1,
-            _ if self.in_base(u) && self.in_base(v) => self.base.edge_state(u, v),
-            _ => None,
+        match self
+            .list(0, u)
+            .and_then(|l| l.find(v).map(|i| l.entries[i].1))
+        {
+            Some(state) => state,
+            None => self.base_edge(u, v),
         }
+    }
+
+    /// The state of `u -> v` in the snapshot.
+    fn base_edge(&self, u: VertexId, v: VertexId) -> Option<f64> {
+        match self.in_base(u) && self.in_base(v) {
+            true => self.base.edge_state(u, v),
+            false => None,
+        }
+    }
+
+    /// How far patching moved the degree of `v` in direction `d`: each entry's state now
+    /// against the snapshot's.
+    fn degree_change(&self, d: usize, v: VertexId, list: &List) -> i64 {
+        let was = |x: VertexId| match d {
+            0 => self.base_edge(v, x),
+            _ => self.base_edge(x, v),
+        };
+        (list.entries.iter())
+            .map(|&(x, s)| s.is_some() as i64 - was(x).is_some() as i64)
+            .sum()
+    }
+
+    /// The degree of `v` in direction `d` (out for 0).
+    fn degree(&self, d: usize, v: VertexId) -> usize {
+        let base = match (self.in_base(v), d) {
+            (false, _) => 0,
+            (true, 0) => self.base.out_degree(v),
+            (true, _) => self.base.in_degree(v),
+        };
+        let change = self.list(d, v).map_or(0, |l| self.degree_change(d, v, l));
+        (base as i64 + change) as usize
+    }
+
+    /// The edge count: the snapshot's, moved by every out-list's degree change (an
+    /// undirected edge is in two lists, as it counts twice; a loop in one).
+    fn count_edges(&self) -> u64 {
+        use rayon::prelude::*;
+        let out = &self.sides[0];
+        let change: i64 = (out.slots.par_iter().enumerate())
+            .filter(|(_, &li)| li != NO_LIST)
+            .map(|(v, &li)| self.degree_change(0, v as VertexId, &out.lists[li as usize]))
+            .sum();
+        (self.base.num_edges() as i64 + change) as u64
     }
 
     /// The weight of the edge `u -> v` if it exists (1 in unweighted graphs), as
@@ -152,83 +291,48 @@ impl Patched {
         self.edge(u, v)
     }
 
-    /// Sets edges: `(u, v, before, after)` sets `u -> v` (both directions in an undirected
-    /// graph) from `before`, its state now as [`Patched::edge`] gives it, to `after` (a
-    /// weight if present, `None` if absent). An edge appears once; both ends are vertices
-    /// of the graph. New entries are merged into each list once, sorted:
-    /// a hub's list takes one merge per call, not a shift per entry.
-    pub(crate) fn set_edges(&mut self, edges: &[(VertexId, VertexId, Option<f64>, Option<f64>)]) {
-        use rayon::prelude::*;
+    /// Sets edges: `(u, v, state)` sets `u -> v` (both directions in an undirected graph)
+    /// to `state`, a weight if present, `None` if absent, whatever it was. Both ends are
+    /// vertices of the graph; an edge appears at most once (in an undirected graph, by one
+    /// end only). In a directed graph the
+    /// out-lists and the in-lists are set in parallel.
+    pub(crate) fn set_edges(&mut self, edges: &[(VertexId, VertexId, Option<f64>)]) {
         let n = self.num_vertices();
-        if self.slots[0].is_empty() {
-            self.slots[0] = vec![NO_LIST; n];
-            if !self.base.is_undirected() {
-                self.slots[1] = vec![NO_LIST; n];
+        let undirected = self.base.is_undirected();
+        for side in &mut self.sides[..2 - undirected as usize] {
+            if side.slots.is_empty() {
+                side.slots = vec![NO_LIST; n];
             }
         }
-        let mut fresh: Vec<(u32, VertexId, Option<f64>)> = Vec::new();
-        for &(u, v, before, after) in edges {
-            assert!(
-                (u as usize) < n && (v as usize) < n,
-                "patched edges join vertices"
-            );
-            let step = after.is_some() as i64 - before.is_some() as i64;
-            self.put(0, u, v, after, step, &mut fresh);
-            match self.base.is_undirected() {
-                true if u != v => {
-                    self.put(0, v, u, after, step, &mut fresh);
-                    self.edges += 2 * step;
-                }
-                true => self.edges += step,
-                false => {
-                    self.put(1, v, u, after, step, &mut fresh);
-                    self.edges += step;
-                }
+        self.edges = OnceLock::new();
+        assert!(
+            (edges.iter()).all(|&(u, v, _)| (u as usize) < n && (v as usize) < n),
+            "patched edges join vertices"
+        );
+        let flipped = |&(u, v, s): &(VertexId, VertexId, Option<f64>)| (v, u, s);
+        let [out, inn] = &mut self.sides;
+        let fresh = match undirected {
+            true => {
+                let loops = |e: &&(VertexId, VertexId, Option<f64>)| e.0 != e.1;
+                let both = (edges.iter().copied()).chain(edges.iter().filter(loops).map(flipped));
+                out.put_all(both.collect())
             }
-        }
-        fresh.par_sort_unstable_by_key(|e| (e.0, e.1));
-        self.entries += fresh.len();
-        for group in fresh.chunk_by(|a, b| a.0 == b.0) {
-            merge_into(&mut self.lists[group[0].0 as usize].entries, group);
-        }
-    }
-
-    /// Sets `x` in the list of `v` in direction `d` to `state` if it is there, else queues
-    /// it in `fresh`; the degree moves by `step`.
-    fn put(
-        &mut self,
-        d: usize,
-        v: VertexId,
-        x: VertexId,
-        state: Option<f64>,
-        step: i64,
-        fresh: &mut Vec<(u32, VertexId, Option<f64>)>,
-    ) {
-        let slot = self.slots[d][v as usize];
-        let li = if slot == NO_LIST {
-            self.lists.push(List::default());
-            let li = (self.lists.len() - 1) as u32;
-            self.slots[d][v as usize] = li;
-            li
-        } else {
-            slot
+            false => {
+                let (a, b) = rayon::join(
+                    || out.put_all(edges.to_vec()),
+                    || inn.put_all(edges.iter().map(flipped).collect()),
+                );
+                a + b
+            }
         };
-        let list = &mut self.lists[li as usize];
-        list.degree += step;
-        match list.find(x) {
-            Ok(i) => list.entries[i].1 = state,
-            Err(_) => fresh.push((li, x, state)),
-        }
+        self.entries += fresh;
     }
 
     /// The patch list of `v` in direction `d` (out for 0), if it has one.
     #[inline]
     fn list(&self, d: usize, v: VertexId) -> Option<&List> {
         let d = if self.base.is_undirected() { 0 } else { d };
-        match self.slots[d].get(v as usize) {
-            Some(&li) if li != NO_LIST => Some(&self.lists[li as usize]),
-            _ => None,
-        }
+        self.sides[d].list(v)
     }
 
     /// Calls `f` on each neighbor of `v` in direction `d` with its weight, until it
@@ -238,7 +342,7 @@ impl Patched {
         let Some(list) = self.list(d, v) else {
             return self.base_find(d, v, f);
         };
-        let found = self.base_find(d, v, |x, w| list.find(x).is_err() && f(x, w));
+        let found = self.base_find(d, v, |x, w| list.find(x).is_none() && f(x, w));
         found || (list.entries.iter()).any(|&(x, s)| s.is_some_and(|w| f(x, w)))
     }
 
@@ -262,30 +366,14 @@ impl Patched {
     }
 }
 
-/// Merges `new` (ascending by neighbor, none already in `list`) into `list`.
-fn merge_into(list: &mut Vec<(VertexId, Option<f64>)>, new: &[(u32, VertexId, Option<f64>)]) {
-    let old = std::mem::take(list);
-    let mut out = Vec::with_capacity(old.len() + new.len());
-    let (mut i, mut j) = (0, 0);
-    while i < old.len() || j < new.len() {
-        let take_old = j == new.len() || (i < old.len() && old[i].0 < new[j].1);
-        if take_old {
-            out.push(old[i]);
-            i += 1;
-        } else {
-            out.push((new[j].1, new[j].2));
-            j += 1;
-        }
-    }
-    *list = out;
-}
-
 impl GraphView for Patched {
     fn num_vertices(&self) -> usize {
         self.base.num_vertices() + self.added.len()
     }
+    /// Resolves the patch against the snapshot on first use after a patch: a lookup per
+    /// patched edge.
     fn num_edges(&self) -> u64 {
-        (self.base.num_edges() as i64 + self.edges) as u64
+        *self.edges.get_or_init(|| self.count_edges())
     }
     fn is_undirected(&self) -> bool {
         self.base.is_undirected()
@@ -302,23 +390,13 @@ impl GraphView for Patched {
             false => self.added[v as usize - self.base.num_vertices()],
         }
     }
+    /// Costs a lookup in the snapshot per patched neighbor of `v`.
     fn out_degree(&self, v: VertexId) -> usize {
-        let d = self.list(0, v).map_or(0, |l| l.degree);
-        let base = if self.in_base(v) {
-            self.base.out_degree(v)
-        } else {
-            0
-        };
-        (base as i64 + d) as usize
+        self.degree(0, v)
     }
+    /// Costs a lookup in the snapshot per patched neighbor of `v`.
     fn in_degree(&self, v: VertexId) -> usize {
-        let d = self.list(1, v).map_or(0, |l| l.degree);
-        let base = if self.in_base(v) {
-            self.base.in_degree(v)
-        } else {
-            0
-        };
-        (base as i64 + d) as usize
+        self.degree(1, v)
     }
     #[inline]
     fn for_each_out<F: FnMut(VertexId)>(&self, v: VertexId, mut f: F) {
@@ -397,7 +475,7 @@ mod tests {
                     batch.insert((u, v), rng.random_bool(0.5));
                 }
                 let edges: Vec<_> = (batch.iter())
-                    .map(|(&(u, v), &on)| (u, v, p.edge(u, v), on.then_some(1.0)))
+                    .map(|(&(u, v), &on)| (u, v, on.then_some(1.0)))
                     .collect();
                 p.set_edges(&edges);
                 for (&(u, v), &on) in &batch {

@@ -4,8 +4,13 @@
 //! but a step brought by a patch has no old graph at hand: its [`Patched`] was changed in
 //! place. [`Before`] reads the new graph, and answers for the vertices the changes reach
 //! from an index of them, built on first use (most steps never read the old graph).
+//!
+//! A patched step's changes do not know each edge's state before ([`Known::After`]): then
+//! every updated edge reads as present before, so [`Before`] holds the old graph's edges
+//! and perhaps more (its degrees and edge count are bounds). That is all trimming needs: it
+//! walks a subtree through tree edges, which were all there, and checks each one found.
 
-use super::engine::Changes;
+use super::changes::{Changes, Known};
 use crate::snapshot::Patched;
 use crate::types::VertexId;
 use crate::GraphView;
@@ -42,9 +47,15 @@ impl<'a> Before<'a> {
             let mut ix: [Index; 2] = Default::default();
             let undirected = self.new.is_undirected();
             let weighted = self.new.is_weighted();
+            let known = self.ch.known;
             for e in &self.ch.edges {
-                // Weights as the views read them: 1 in unweighted graphs.
-                let before = e.before.map(|w| if weighted { w } else { 1.0 });
+                // Weights as the views read them: 1 in unweighted graphs; an edge whose
+                // weight before is not known reads as its weight after, or NaN.
+                let before = match known {
+                    Known::Both => e.before,
+                    Known::After => Some(e.after.unwrap_or(f64::NAN)),
+                };
+                let before = before.map(|w| if weighted { w } else { 1.0 });
                 let after = e.after.is_some();
                 ix[0].entry(e.src).or_default().push((e.dst, before, after));
                 match undirected {
@@ -101,7 +112,8 @@ impl GraphView for Before<'_> {
                 true => 2,
                 false => 1,
             };
-            e += sides * (c.before.is_some() as i64 - c.after.is_some() as i64);
+            let was = self.ch.known == Known::After || c.before.is_some();
+            e += sides * (was as i64 - c.after.is_some() as i64);
         }
         e as u64
     }

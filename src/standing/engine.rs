@@ -2,24 +2,21 @@
 //! between them where the store holds them, by a recompute where it does not.
 
 use super::before::{Before, Old};
+use super::changes::{Changes, Known};
 use super::vertex_program::VertexProgram;
 use super::{paths, rank, wcc, Change, Kind, Recomputed, Step, Value};
 use crate::algo::kernel::{Kernel, Params};
 use crate::history::net::EdgeChange;
 use crate::pregel::programs;
 use crate::snapshot::{Patched, Snapshot};
-use crate::store::follow::{Applied, Follower, NetChanges};
+use crate::store::follow::{Applied, Follower};
 use crate::store::{CommitPoint, Point};
 use crate::types::VertexId;
 use crate::{Error, Graph, GraphView, Result};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
-use std::collections::hash_map::Entry;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// The net changes a maintained kernel is brought forward by.
-pub(crate) type Changes = NetChanges;
 
 /// A kernel's state kept current; each kernel file implements it.
 pub(crate) trait Maintained: Send + Sync {
@@ -77,11 +74,10 @@ fn patch_budget(g: &Patched) -> usize {
     (g.base().num_edges() as usize / 16).clamp(1 << 16, 1 << 23)
 }
 
-/// The most edge updates a step patches; a step with more seals. Both cost a lookup of
-/// each updated edge in the snapshot's lists (a seal resolves against the older runs), but
-/// a seal does it in parallel merges of sorted lists, a patch in searches: at Kron20 the
-/// two cost about the same at 10,000 updates and the seal half as much at 65,536.
-const PATCH_MOST: usize = 1 << 14;
+/// The most edge updates a step patches; a step with more seals. A patch costs a list
+/// update per edge and direction (about 0.13 µs an edge at Kron20, mostly cache misses),
+/// a seal a sort, a resolution against the older runs and a new snapshot (about 0.3 µs).
+const PATCH_MOST: usize = 1 << 16;
 
 /// What a step by patch came to.
 enum Patching {
@@ -92,15 +88,16 @@ enum Patching {
     Seal,
 }
 
-/// Patches `batches` over `g`, in order; returns their net changes (in an undirected graph,
-/// by the smaller end first). Weights in the changes are as the store's history gives
-/// them: 0 in unweighted stores.
+/// Patches `batches` over `g`, in order; returns each edge updated with its last state
+/// (in an undirected graph, by the smaller end first), its state before unknown
+/// ([`Known::After`]). Weights in the changes are as the store's history gives them: 0 in
+/// unweighted stores.
 fn patch(g: &mut Patched, batches: &[Arc<Applied>]) -> Changes {
     let undirected = g.is_undirected();
     let weighted = g.is_weighted();
-    // Each edge's last state, in order of first update.
-    let mut last: FxHashMap<(VertexId, VertexId), usize> = FxHashMap::default();
-    let mut updates: Vec<((VertexId, VertexId), Option<f64>)> = Vec::new();
+    let updates: usize = batches.iter().map(|b| b.edge_updates()).sum();
+    let mut last: FxHashMap<(VertexId, VertexId), Option<f64>> =
+        FxHashMap::with_capacity_and_hasher(updates, Default::default());
     for b in batches {
         let n = g.num_vertices() as u64;
         if b.vertices > n {
@@ -112,41 +109,24 @@ fn patch(g: &mut Patched, batches: &[Arc<Applied>]) -> Changes {
                 true => (v, u),
                 false => (u, v),
             };
-            match last.entry(key) {
-                Entry::Occupied(i) => updates[*i.get()].1 = state,
-                Entry::Vacant(e) => {
-                    e.insert(updates.len());
-                    updates.push((key, state));
-                }
-            }
+            last.insert(key, state);
         });
     }
-    // The states before, looked up in parallel (most lookups search the snapshot).
-    let before: Vec<Option<f64>> = {
-        let g = &*g;
-        updates
-            .par_iter()
-            .map(|&((u, v), _)| g.edge(u, v))
-            .collect()
-    };
-    let set: Vec<_> = (updates.iter().zip(&before))
-        .filter(|(u, b)| u.1 != **b)
-        .map(|(&((u, v), after), &before)| (u, v, before, after))
-        .collect();
+    let set: Vec<_> = last.into_iter().map(|((u, v), s)| (u, v, s)).collect();
     g.set_edges(&set);
     let as_change = |w: Option<f64>| w.map(|w| if weighted { w } else { 0.0 });
-    let mut edges: Vec<EdgeChange> = (set.iter())
-        .map(|&(src, dst, before, after)| EdgeChange {
+    let edges = (set.iter())
+        .map(|&(src, dst, after)| EdgeChange {
             src,
             dst,
-            before: as_change(before),
+            before: None,
             after: as_change(after),
         })
         .collect();
-    edges.par_sort_unstable_by_key(|e| (e.src, e.dst));
     Changes {
         edges,
         vertices: Vec::new(),
+        known: Known::After,
     }
 }
 
@@ -296,7 +276,7 @@ impl Maintainer {
         let snapshot_s = started.elapsed().as_secs_f64();
         let changes = match &self.graph {
             None => None,
-            Some(_) => f.changes(self.lsn, lsn)?,
+            Some(_) => f.changes(self.lsn, lsn)?.map(Changes::from),
         };
         let changes_s = started.elapsed().as_secs_f64() - snapshot_s;
         let mut step = self.advance(Patched::new(new), lsn, changes, started);
@@ -337,7 +317,7 @@ impl Maintainer {
             && batches.iter().all(|b| b.edges_only())
             && updates <= PATCH_MOST
             && g.entries() + 2 * updates <= patch_budget(g)
-            && (updates as u64) <= large_batch(g.num_edges());
+            && (updates as u64) <= large_batch(g.base().num_edges());
         if !fits {
             return Ok(Patching::Seal);
         }
@@ -489,10 +469,12 @@ impl Maintainer {
         }
     }
 
-    /// DRAM the maintainer keeps between steps, in bytes: the kernel's state and the
-    /// values last reported (a step's work and the snapshot come on top).
+    /// DRAM the maintainer keeps between steps, in bytes: the kernel's state, the values
+    /// last reported and the patch over its last snapshot (a step's work and the snapshot
+    /// come on top). Counting the patch walks its lists.
     pub fn dram_bytes(&self) -> usize {
-        self.state.bytes() + self.reported.capacity() * 8 + self.present.capacity()
+        let patch = self.graph.as_ref().map_or(0, Patched::bytes);
+        self.state.bytes() + self.reported.capacity() * 8 + self.present.capacity() + patch
     }
 
     /// The kernel maintained.

@@ -28,6 +28,7 @@
 //! history), the step recomputes and says so ([`Step::recomputed`]).
 
 mod before;
+mod changes;
 mod engine;
 mod handle;
 mod paths;

@@ -18,7 +18,8 @@
 //! distances agree exactly.
 
 use super::before::Old;
-use super::engine::{Changes, Maintained};
+use super::changes::Changes;
+use super::engine::Maintained;
 use crate::snapshot::{Patched, Snapshot};
 use crate::types::VertexId;
 use crate::GraphView;
@@ -134,11 +135,8 @@ impl Paths {
     fn trim(&mut self, old: &Old<'_>, new: &Patched, ch: &Changes) -> Vec<VertexId> {
         let mut cut = Vec::new();
         for e in &ch.edges {
-            let weaker = match (e.before, e.after) {
-                (Some(_), None) => true,
-                (Some(b), Some(a)) => self.length == Length::Weights && old.is_weighted() && a > b,
-                _ => false,
-            };
+            let weaker = ch.may_remove(e)
+                || (self.length == Length::Weights && old.is_weighted() && ch.may_weaken(e));
             for (p, c) in Self::directed(old, e.src, e.dst).filter(|_| weaker) {
                 if self.parent.get(c as usize) == Some(&p) {
                     cut.push(c);

@@ -30,7 +30,8 @@
 //! scores rebuilt from the reports stay within the tolerance of the ones kept (L1).
 
 use super::before::Old;
-use super::engine::{Changes, Maintained};
+use super::changes::{Changes, Known};
+use super::engine::Maintained;
 use super::{Kind, Value};
 use crate::algo::pr_tolerance::pagerank_to;
 use crate::history::net::EdgeChange;
@@ -398,6 +399,11 @@ impl Maintained for Rank {
 
     fn update(&mut self, old: &Old<'_>, new: &Patched, ch: &Changes) -> Vec<VertexId> {
         debug_assert!(!new.is_patched(), "kernels that sweep take snapshots");
+        // Their updates read each edge's state before: only net changes have it.
+        assert!(
+            ch.known == Known::Both,
+            "kernels that sweep take net changes"
+        );
         let new = new.base();
         self.sweeps = 0;
         let size = ch.edges.len() + ch.vertices.len();
@@ -481,7 +487,7 @@ mod tests {
             for b in batches {
                 g.apply(&b).unwrap();
                 let (new, l) = f.snapshot().unwrap();
-                let ch = f.changes(lsn, l).unwrap().unwrap();
+                let ch = Changes::from(f.changes(lsn, l).unwrap().unwrap());
                 rank.sweeps = 0;
                 rank.absorb(&old, &new, &ch);
                 let kept = rank.r.clone();

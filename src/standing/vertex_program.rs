@@ -3,7 +3,8 @@
 //! from its values on the graph before the batch ([`crate::pregel::resume`]).
 
 use super::before::Old;
-use super::engine::{Changes, Maintained};
+use super::changes::{Changes, Known};
+use super::engine::Maintained;
 use super::{Kind, Value};
 use crate::pregel::{self, Config, Monotone};
 use crate::snapshot::{Patched, Snapshot};
@@ -49,6 +50,11 @@ where
 
     fn update(&mut self, old: &Old<'_>, new: &Patched, ch: &Changes) -> Vec<VertexId> {
         debug_assert!(!new.is_patched(), "kernels that sweep take snapshots");
+        // Their updates read each edge's state before: only net changes have it.
+        assert!(
+            ch.known == Known::Both,
+            "kernels that sweep take net changes"
+        );
         let new = new.base();
         let before = self.values.clone();
         let resumed = pregel::resume(

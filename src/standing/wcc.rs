@@ -19,7 +19,8 @@
 //! into its component.
 
 use super::before::Old;
-use super::engine::{Changes, Maintained};
+use super::changes::Changes;
+use super::engine::Maintained;
 use crate::snapshot::{Patched, Snapshot};
 use crate::types::VertexId;
 use crate::GraphView;
@@ -97,7 +98,7 @@ impl Wcc {
     /// new graph) are reset to their own ids.
     fn trim(&mut self, old: &Old<'_>, new: &Patched, ch: &Changes) -> Vec<VertexId> {
         let mut cut = Vec::new();
-        for e in (ch.edges.iter()).filter(|e| e.before.is_some() && e.after.is_none()) {
+        for e in (ch.edges.iter()).filter(|e| ch.may_remove(e)) {
             let (a, b) = (e.src, e.dst);
             if a == b || new.has_edge(a, b) || new.has_edge(b, a) {
                 continue;
@@ -203,11 +204,7 @@ impl Maintained for Wcc {
         for &x in &trimmed {
             neighbors(new, x, |y| offers.push((x, self.label[y as usize], y)));
         }
-        for e in ch
-            .edges
-            .iter()
-            .filter(|e| e.after.is_some() && e.before.is_none())
-        {
+        for e in ch.edges.iter().filter(|e| ch.may_add(e)) {
             let (a, b) = (e.src, e.dst);
             offers.push((a, self.label[b as usize], b));
             offers.push((b, self.label[a as usize], a));
