@@ -6,8 +6,8 @@
 //! against the older runs, a merge of small runs now and then, a new snapshot). [`Patched`]
 //! instead keeps each updated edge's state in a list per vertex and direction, and reads a
 //! vertex's lists as the snapshot's less the patched neighbors, plus the patched neighbors
-//! that are present. A vertex without a patch reads as in the snapshot, after one lookup in
-//! a slot array.
+//! that are present. A vertex without a patch reads as in the snapshot, after one probe of
+//! a map of the patched vertices.
 //!
 //! Patching an edge does not look at the snapshot: whether the update changed anything
 //! (an insert of an edge already there, a delete of one never there) is not resolved. That
@@ -24,81 +24,79 @@ use rustc_hash::FxHashMap;
 use std::collections::hash_map::Entry;
 use std::sync::OnceLock;
 
-/// No patch list: the slot's value for a vertex without one.
-const NO_LIST: u32 = u32::MAX;
-
 /// Lists up to this long are scanned for a neighbor; longer ones (hubs') get a hash index.
 const SCAN_MOST: usize = 16;
 
-/// One direction's patched neighbors of a vertex.
+/// A patched neighbor and its state: its weight if present, `None` if absent.
+type Slot = (VertexId, Option<f64>);
+
+/// One direction's patched neighbors of a vertex: a range of its side's arena.
 #[derive(Clone, Default)]
 struct List {
-    /// Neighbors in order of first patch, each with its state: its weight if present,
-    /// `None` if absent.
-    entries: Vec<(VertexId, Option<f64>)>,
-    /// Each neighbor's position in `entries`, once there are more than [`SCAN_MOST`].
+    /// Where its range starts, how much of it is used, how long it is.
+    start: u32,
+    len: u32,
+    cap: u32,
+    /// Each neighbor's position in the range, once there are more than [`SCAN_MOST`].
     index: Option<Box<FxHashMap<VertexId, u32>>>,
 }
 
-impl List {
+/// A list as read: its neighbors in order of first patch, and their index.
+#[derive(Clone, Copy)]
+struct ListRef<'a> {
+    entries: &'a [Slot],
+    index: Option<&'a FxHashMap<VertexId, u32>>,
+}
+
+impl ListRef<'_> {
     /// The position of neighbor `x`, if patched.
     #[inline]
     fn find(&self, x: VertexId) -> Option<usize> {
-        match &self.index {
+        match self.index {
             Some(ix) => ix.get(&x).map(|&i| i as usize),
             None => self.entries.iter().position(|e| e.0 == x),
         }
-    }
-
-    /// Sets neighbor `x` to `state`; whether it is a new entry.
-    fn set(&mut self, x: VertexId, state: Option<f64>) -> bool {
-        let at = self.entries.len() as u32;
-        let found = match &mut self.index {
-            // One probe of the index: the entry is found or its place taken.
-            Some(ix) => match ix.entry(x) {
-                Entry::Occupied(o) => Some(*o.get() as usize),
-                Entry::Vacant(v) => {
-                    v.insert(at);
-                    None
-                }
-            },
-            None => self.entries.iter().position(|e| e.0 == x),
-        };
-        if let Some(i) = found {
-            self.entries[i].1 = state;
-            return false;
-        }
-        self.entries.push((x, state));
-        match &self.index {
-            Some(_) => {}
-            None if self.entries.len() > SCAN_MOST => {
-                let ix = (self.entries.iter().enumerate())
-                    .map(|(i, e)| (e.0, i as u32))
-                    .collect();
-                self.index = Some(Box::new(ix));
-            }
-            None => {}
-        }
-        true
     }
 }
 
 /// One direction's patch lists.
 #[derive(Clone, Default)]
 struct Side {
-    /// Per vertex: its index in `lists`, or [`NO_LIST`]. Empty until the first patch.
-    slots: Vec<u32>,
+    /// The index in `lists` of each vertex that has one: a map, not an array per vertex,
+    /// as a patch reaches few of a large graph's vertices (an array took 4 B per vertex and
+    /// direction, 134 MB at Kron24, whatever the patch held).
+    slots: FxHashMap<VertexId, u32>,
     lists: Vec<List>,
+    /// Every list's entries, each list in a range of its own. A list that fills moves to
+    /// the end, in a range twice as long; the range it leaves is not reused. One
+    /// allocation for all: a `Vec` per list cost a free per list when a patch was
+    /// dropped, 70 % of a seal's step while a Kron22 ingest was followed.
+    arena: Vec<Slot>,
 }
 
 impl Side {
     /// The list of `v`, if it has one.
     #[inline]
-    fn list(&self, v: VertexId) -> Option<&List> {
-        match self.slots.get(v as usize) {
-            Some(&li) if li != NO_LIST => Some(&self.lists[li as usize]),
-            _ => None,
+    fn list(&self, v: VertexId) -> Option<ListRef<'_>> {
+        match self.slots.is_empty() {
+            true => None,
+            false => (self.slots.get(&v)).map(|&li| self.read(li)),
         }
+    }
+
+    #[inline]
+    fn read(&self, li: u32) -> ListRef<'_> {
+        let l = &self.lists[li as usize];
+        let at = l.start as usize;
+        ListRef {
+            entries: &self.arena[at..at + l.len as usize],
+            index: l.index.as_deref(),
+        }
+    }
+
+    /// Each vertex with a list, and the list.
+    fn each(&self) -> impl Iterator<Item = (VertexId, ListRef<'_>)> {
+        (self.slots.iter()).map(|(&v, &li)| (v, self.read(li)))
     }
 
     /// Applies `puts` (vertex, neighbor, state; no two for one neighbor of a vertex), one
@@ -108,29 +106,75 @@ impl Side {
         puts.sort_unstable_by_key(|p| p.0);
         let mut fresh = 0;
         for group in puts.chunk_by(|a, b| a.0 == b.0) {
-            let slot = &mut self.slots[group[0].0 as usize];
-            if *slot == NO_LIST {
-                *slot = self.lists.len() as u32;
+            let next = self.lists.len() as u32;
+            let li = *self.slots.entry(group[0].0).or_insert(next);
+            if li == next {
                 self.lists.push(List::default());
             }
-            let list = &mut self.lists[*slot as usize];
-            list.entries.reserve(group.len());
+            let list = &mut self.lists[li as usize];
+            if list.len as usize + group.len() > list.cap as usize {
+                grow(list, &mut self.arena, list.len as usize + group.len());
+            }
             fresh += (group.iter())
-                .filter(|&&(_, x, state)| list.set(x, state))
+                .filter(|&&(_, x, state)| set(list, &mut self.arena, x, state))
                 .count();
         }
         fresh
     }
 
     fn bytes(&self) -> usize {
-        let per_entry = std::mem::size_of::<(VertexId, Option<f64>)>();
         let indexed = |l: &List| l.index.as_ref().map_or(0, |ix| ix.capacity() * 16);
-        self.slots.capacity() * 4
+        self.slots.capacity() * 16
             + self.lists.capacity() * std::mem::size_of::<List>()
-            + (self.lists.iter())
-                .map(|l| l.entries.capacity() * per_entry + indexed(l))
-                .sum::<usize>()
+            + self.arena.capacity() * std::mem::size_of::<Slot>()
+            + self.lists.iter().map(indexed).sum::<usize>()
     }
+}
+
+/// Moves `list` to the end of `arena` in a range of at least `need` entries (twice its
+/// length, at least 4).
+fn grow(list: &mut List, arena: &mut Vec<Slot>, need: usize) {
+    let cap = need.max(2 * list.cap as usize).max(4);
+    let (from, start) = (list.start as usize, arena.len());
+    assert!(
+        start + cap <= u32::MAX as usize,
+        "a patch's arena fits u32 positions"
+    );
+    arena.extend_from_within(from..from + list.len as usize);
+    arena.resize(start + cap, (0, None));
+    (list.start, list.cap) = (start as u32, cap as u32);
+}
+
+/// Sets neighbor `x` of `list` (with room for one more) to `state`; whether it is a new
+/// entry.
+fn set(list: &mut List, arena: &mut [Slot], x: VertexId, state: Option<f64>) -> bool {
+    let at = list.start as usize;
+    let found = match &mut list.index {
+        // One probe of the index: the entry is found or its place taken.
+        Some(ix) => match ix.entry(x) {
+            Entry::Occupied(o) => Some(*o.get() as usize),
+            Entry::Vacant(v) => {
+                v.insert(list.len);
+                None
+            }
+        },
+        None => (arena[at..at + list.len as usize].iter()).position(|e| e.0 == x),
+    };
+    if let Some(i) = found {
+        arena[at + i].1 = state;
+        return false;
+    }
+    debug_assert!(list.len < list.cap, "room was made for the group");
+    arena[at + list.len as usize] = (x, state);
+    list.len += 1;
+    if list.index.is_none() && list.len as usize > SCAN_MOST {
+        let used = &arena[at..at + list.len as usize];
+        let ix = (used.iter().enumerate())
+            .map(|(i, e)| (e.0, i as u32))
+            .collect();
+        list.index = Some(Box::new(ix));
+    }
+    true
 }
 
 /// A snapshot and edge changes over it; implements [`GraphView`].
@@ -159,15 +203,26 @@ impl Patched {
         }
     }
 
+    /// Patches over `base` from nothing, in the DRAM the patch has: freeing a full patch
+    /// and faulting in a new one cost more than reusing it (an unmap of its arena, and a
+    /// fault per page touched again).
+    pub(crate) fn rebase(&mut self, base: Snapshot) {
+        for side in &mut self.sides {
+            side.slots.clear();
+            side.lists.clear();
+            side.arena.clear();
+        }
+        self.entries = 0;
+        self.edges = OnceLock::new();
+        self.added.clear();
+        self.base = base;
+    }
+
     /// Adds vertices after the ones the graph has, with these external ids; each exists,
     /// without edges.
     pub(crate) fn add_vertices(&mut self, externals: &[u64]) {
         self.added.extend_from_slice(externals);
         self.edges = OnceLock::new();
-        let n = self.num_vertices();
-        for s in self.sides.iter_mut().filter(|s| !s.slots.is_empty()) {
-            s.slots.resize(n, NO_LIST);
-        }
     }
 
     /// The external ids of the vertices added since the snapshot.
@@ -190,13 +245,8 @@ impl Patched {
     /// absent ones `None` (whether or not the snapshot has them).
     pub(crate) fn patched_edges(&self) -> Vec<(VertexId, VertexId, Option<f64>)> {
         let mut out = Vec::with_capacity(self.entries);
-        let side = &self.sides[0];
-        for (v, &li) in side.slots.iter().enumerate() {
-            if li == NO_LIST {
-                continue;
-            }
-            let v = v as VertexId;
-            for &(x, s) in &side.lists[li as usize].entries {
+        for (v, list) in self.sides[0].each() {
+            for &(x, s) in list.entries {
                 if !self.base.is_undirected() || v <= x {
                     out.push((v, x, s));
                 }
@@ -252,7 +302,7 @@ impl Patched {
 
     /// How far patching moved the degree of `v` in direction `d`: each entry's state now
     /// against the snapshot's.
-    fn degree_change(&self, d: usize, v: VertexId, list: &List) -> i64 {
+    fn degree_change(&self, d: usize, v: VertexId, list: ListRef<'_>) -> i64 {
         let was = |x: VertexId| match d {
             0 => self.base_edge(v, x),
             _ => self.base_edge(x, v),
@@ -277,10 +327,9 @@ impl Patched {
     /// undirected edge is in two lists, as it counts twice; a loop in one).
     fn count_edges(&self) -> u64 {
         use rayon::prelude::*;
-        let out = &self.sides[0];
-        let change: i64 = (out.slots.par_iter().enumerate())
-            .filter(|(_, &li)| li != NO_LIST)
-            .map(|(v, &li)| self.degree_change(0, v as VertexId, &out.lists[li as usize]))
+        let lists: Vec<(VertexId, ListRef<'_>)> = self.sides[0].each().collect();
+        let change: i64 = (lists.par_iter())
+            .map(|&(v, list)| self.degree_change(0, v, list))
             .sum();
         (self.base.num_edges() as i64 + change) as u64
     }
@@ -299,11 +348,6 @@ impl Patched {
     pub(crate) fn set_edges(&mut self, edges: &[(VertexId, VertexId, Option<f64>)]) {
         let n = self.num_vertices();
         let undirected = self.base.is_undirected();
-        for side in &mut self.sides[..2 - undirected as usize] {
-            if side.slots.is_empty() {
-                side.slots = vec![NO_LIST; n];
-            }
-        }
         self.edges = OnceLock::new();
         assert!(
             (edges.iter()).all(|&(u, v, _)| (u as usize) < n && (v as usize) < n),
@@ -330,7 +374,7 @@ impl Patched {
 
     /// The patch list of `v` in direction `d` (out for 0), if it has one.
     #[inline]
-    fn list(&self, d: usize, v: VertexId) -> Option<&List> {
+    fn list(&self, d: usize, v: VertexId) -> Option<ListRef<'_>> {
         let d = if self.base.is_undirected() { 0 } else { d };
         self.sides[d].list(v)
     }

@@ -66,12 +66,20 @@ fn too_large(ch: &Changes, new: &Snapshot) -> bool {
     ch.edges.len() as u64 > large_batch(new.num_edges())
 }
 
+/// DRAM a patch takes per list entry, about: the entry (24 B), its share of the hash index
+/// of a long list (16 B) and of the list itself.
+const PATCH_ENTRY_BYTES: usize = 48;
+
 /// The most list entries a patch holds before the next step seals instead (and patches
-/// over the new snapshot from there): a sixteenth of the edges, at least 2^16 and at most
-/// 2^23 (about 200 MiB). A vertex's patched lists cost a binary search per neighbor read,
-/// and the seal that takes their place grows with them.
-fn patch_budget(g: &Patched) -> usize {
-    (g.base().num_edges() as usize / 16).clamp(1 << 16, 1 << 23)
+/// over the new snapshot from there): a sixteenth of the edges, within the store's
+/// memtable budget (`memtable` bytes), at least 2^16 and at most 2^23 (about 400 MiB). A
+/// patched vertex costs a probe of a hash index per neighbor read, and the seal that takes
+/// the patch's place grows with it.
+fn patch_budget(g: &Patched, memtable: usize) -> usize {
+    let share = g.base().num_edges() as usize / 16;
+    share
+        .min(memtable / PATCH_ENTRY_BYTES)
+        .clamp(1 << 16, 1 << 23)
 }
 
 /// The most edge updates a step patches; a step with more seals. A patch costs a list
@@ -316,7 +324,7 @@ impl Maintainer {
         let fits = adds_ok
             && batches.iter().all(|b| b.edges_only())
             && updates <= PATCH_MOST
-            && g.entries() + 2 * updates <= patch_budget(g)
+            && g.entries() + 2 * updates <= patch_budget(g, f.memtable_budget()?)
             && (updates as u64) <= large_batch(g.base().num_edges());
         if !fits {
             return Ok(Patching::Seal);
@@ -393,7 +401,14 @@ impl Maintainer {
             }
         };
         let kernel = kernel_t.elapsed().as_secs_f64();
-        self.graph = Some(new);
+        self.graph = Some(match prev {
+            // The previous graph's patch DRAM serves the new one (and the old snapshot goes).
+            Some(mut g) if g.is_patched() => {
+                g.rebase(new.base().clone());
+                g
+            }
+            _ => new,
+        });
         let step = Step {
             lsn,
             changes: Vec::new(),

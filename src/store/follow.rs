@@ -228,6 +228,12 @@ impl Follower {
         open_store(&self.inner)?.net_changes(after, upto)
     }
 
+    /// The store's memtable budget, in bytes: what the user gave the store's DRAM for
+    /// changes, which a follower's own (a patch) stays within too.
+    pub(crate) fn memtable_budget(&self) -> Result<usize> {
+        Ok(open_store(&self.inner)?.opts.memtable_bytes)
+    }
+
     /// The batches applied after the commit at `after`, in order, and the LSN the last
     /// one reaches (`after` itself when none was applied since); `None` when they are not
     /// all kept (the follower fell behind by more than the budget, or follows a read-only
