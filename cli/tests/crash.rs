@@ -51,6 +51,9 @@ enum Kept {
     /// All history: after every kill, the graph as of the commit where the trial began
     /// must still be the graph the trial began from.
     History,
+    /// The latest graph, with a standing kernel kept current inside the writer
+    /// (`ingest --maintain wcc`): following commits must not weaken them.
+    LatestMaintained,
 }
 
 #[test]
@@ -72,6 +75,13 @@ fn sigkill_mid_ingest_keeps_history() {
 #[test]
 fn sigkill_mid_ingest_with_string_keys_loses_no_acknowledged_record() {
     kill_points("file", 30, 14, KeyKind::String, Kept::Latest);
+}
+
+/// The same with wcc kept current inside the writer: the writer keeps each batch and its
+/// changes for the follower, which steps before the next batch is submitted.
+#[test]
+fn sigkill_mid_ingest_with_a_standing_kernel_loses_no_acknowledged_record() {
+    kill_points("file", 20, 14, KeyKind::U64, Kept::LatestMaintained);
 }
 
 /// The same on the pmem medium: mapped segments, WAL commit markers, segments allocated
@@ -170,6 +180,8 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyK
     let mut trials_log = std::fs::File::create(dir.path().join("trials.log")).unwrap();
     // With history: the last commit a verified trial ended at, and the graph there.
     let mut began: Option<(u64, Model)> = None;
+    let changes = dir.path().join("changes");
+    let changes_path = changes.to_str().unwrap();
     for trial in 0..kills {
         let n = 20_000 + rng.below(20_000) as usize;
         let input = dir.path().join(format!("t{trial}.ops"));
@@ -196,8 +208,9 @@ fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyK
             .args(["--no-validate", "--medium", medium, "--keys", keys.as_str()])
             .args(["--partition-bits", &partition_bits.to_string()])
             .args(match kept {
-                Kept::History => &["--history", "all"][..],
-                Kept::Latest => &[],
+                Kept::History => vec!["--history", "all"],
+                Kept::Latest => vec![],
+                Kept::LatestMaintained => vec!["--maintain", "wcc", "--changes", changes_path],
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
