@@ -62,8 +62,9 @@ pub struct Snapshot {
     /// Every vertex's degree per direction (out, in), counted run by run for a kernel that
     /// looks up many degrees while its lists stream ([`Snapshot::count_degrees`]).
     counted: Arc<[std::sync::OnceLock<Option<Vec<u32>>>; 2]>,
-    /// Whether the store is weighted, known even before any run holds an edge.
-    weighted_store: bool,
+    /// Whether the store is weighted (known even before any run holds an edge) or a run
+    /// holds weights: asked per edge lookup, so settled once.
+    weighted: bool,
     /// The names of a string-keyed store as of this snapshot (external ids number them).
     names: Option<Names>,
 }
@@ -102,6 +103,7 @@ impl Snapshot {
             .max(0) as u64;
         let tombs = [Dir::Out, Dir::In].map(|d| runs.iter().any(|r| r.dir(d).n_tombs() > 0));
         let chains = Arc::new(chains::Chains::new(&runs, n));
+        let weighted = (runs.iter()).any(|r| r.header.flags & crate::run::format::WEIGHTED != 0);
         Snapshot {
             chains,
             runs,
@@ -117,7 +119,7 @@ impl Snapshot {
             stream: Default::default(),
             stream_out: Default::default(),
             counted: Default::default(),
-            weighted_store: false,
+            weighted,
             names: None,
         }
     }
@@ -153,7 +155,7 @@ impl Snapshot {
     /// Marks the snapshot as one of a weighted store (which its runs alone cannot tell
     /// while they hold no edge).
     pub(crate) fn of_weighted_store(mut self, weighted: bool) -> Snapshot {
-        self.weighted_store = weighted;
+        self.weighted |= weighted;
         self
     }
 
@@ -512,11 +514,7 @@ impl GraphView for Snapshot {
         self.sorted(Dir::Out, v, out)
     }
     fn is_weighted(&self) -> bool {
-        self.weighted_store
-            || self
-                .runs
-                .iter()
-                .any(|r| r.header.flags & crate::run::format::WEIGHTED != 0)
+        self.weighted
     }
     fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, mut f: F) {
         self.find_weighted(Dir::Out, v, |x, w| {

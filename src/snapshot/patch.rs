@@ -62,11 +62,12 @@ impl ListRef<'_> {
 /// One direction's patch lists.
 #[derive(Clone, Default)]
 struct Side {
-    /// The index in `lists` of each vertex that has one: a map, not an array per vertex,
-    /// as a patch reaches few of a large graph's vertices (an array took 4 B per vertex and
-    /// direction, 134 MB at Kron24, whatever the patch held).
-    slots: FxHashMap<VertexId, u32>,
-    lists: Vec<List>,
+    /// The list of each vertex that has one: a map, not an array per vertex, as a patch
+    /// reaches few of a large graph's vertices (an array took 4 B per vertex and
+    /// direction, 134 MB at Kron24, whatever the patch held). The list's header sits in
+    /// the map itself: a put is one probe there and one in the arena, each a cache miss
+    /// once the patch outgrows the caches.
+    lists: FxHashMap<VertexId, List>,
     /// Every list's entries, each list in a range of its own. A list that fills moves to
     /// the end, in a range twice as long; the range it leaves is not reused. One
     /// allocation for all: a `Vec` per list cost a free per list when a patch was
@@ -78,15 +79,14 @@ impl Side {
     /// The list of `v`, if it has one.
     #[inline]
     fn list(&self, v: VertexId) -> Option<ListRef<'_>> {
-        match self.slots.is_empty() {
+        match self.lists.is_empty() {
             true => None,
-            false => (self.slots.get(&v)).map(|&li| self.read(li)),
+            false => (self.lists.get(&v)).map(|l| self.read(l)),
         }
     }
 
     #[inline]
-    fn read(&self, li: u32) -> ListRef<'_> {
-        let l = &self.lists[li as usize];
+    fn read<'a>(&'a self, l: &'a List) -> ListRef<'a> {
         let at = l.start as usize;
         ListRef {
             entries: &self.arena[at..at + l.len as usize],
@@ -96,7 +96,7 @@ impl Side {
 
     /// Each vertex with a list, and the list.
     fn each(&self) -> impl Iterator<Item = (VertexId, ListRef<'_>)> {
-        (self.slots.iter()).map(|(&v, &li)| (v, self.read(li)))
+        (self.lists.iter()).map(|(&v, l)| (v, self.read(l)))
     }
 
     /// Applies `puts` (vertex, neighbor, state; no two for one neighbor of a vertex), one
@@ -106,12 +106,7 @@ impl Side {
         puts.sort_unstable_by_key(|p| p.0);
         let mut fresh = 0;
         for group in puts.chunk_by(|a, b| a.0 == b.0) {
-            let next = self.lists.len() as u32;
-            let li = *self.slots.entry(group[0].0).or_insert(next);
-            if li == next {
-                self.lists.push(List::default());
-            }
-            let list = &mut self.lists[li as usize];
+            let list = self.lists.entry(group[0].0).or_default();
             if list.len as usize + group.len() > list.cap as usize {
                 grow(list, &mut self.arena, list.len as usize + group.len());
             }
@@ -122,12 +117,17 @@ impl Side {
         fresh
     }
 
+    /// Forgets every list, keeping the DRAM.
+    fn clear(&mut self) {
+        self.lists.clear();
+        self.arena.clear();
+    }
+
     fn bytes(&self) -> usize {
         let indexed = |l: &List| l.index.as_ref().map_or(0, |ix| ix.capacity() * 16);
-        self.slots.capacity() * 16
-            + self.lists.capacity() * std::mem::size_of::<List>()
+        self.lists.capacity() * (std::mem::size_of::<(VertexId, List)>() + 1)
             + self.arena.capacity() * std::mem::size_of::<Slot>()
-            + self.lists.iter().map(indexed).sum::<usize>()
+            + self.lists.values().map(indexed).sum::<usize>()
     }
 }
 
@@ -207,11 +207,7 @@ impl Patched {
     /// and faulting in a new one cost more than reusing it (an unmap of its arena, and a
     /// fault per page touched again).
     pub(crate) fn rebase(&mut self, base: Snapshot) {
-        for side in &mut self.sides {
-            side.slots.clear();
-            side.lists.clear();
-            side.arena.clear();
-        }
+        self.sides.iter_mut().for_each(Side::clear);
         self.entries = 0;
         self.edges = OnceLock::new();
         self.added.clear();
