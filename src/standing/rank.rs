@@ -13,16 +13,27 @@
 //!
 //! - a batch adds to `r` exactly what it changed: for each vertex whose out-edges changed,
 //!   the difference between what it sends each out-neighbor now and what it sent;
-//! - `‖x − x*‖₁ ≤ 2‖r‖₁ / ((1 − d) Σz)` (`(I − dPᵀ)⁻¹` has L1 norm at most `1/(1 − d)`),
-//!   so while that bound is within the tolerance nothing more is done: a small batch costs
-//!   the out-lists of the vertices it touched;
+//! - two bounds on how far `x` is from the fixed point, from one pass over the state:
+//!   - `‖x − x*‖₁ ≤ 2‖r‖₁ / ((1 − d) Σz)` (`(I − dPᵀ)⁻¹` has L1 norm at most `1/(1 − d)`,
+//!     and normalizing at most doubles a distance);
+//!   - `pr-tol`'s own: one Jacobi sweep `F` (a contraction by `d` in L1) would move `x` by
+//!     `δ = ‖F(x) − x‖₁`, so `‖x − x*‖₁ ≤ δ / (1 − d)`; and `F(x) − x = r / Σz + κ` on
+//!     the existing vertices (`r / Σz` on deleted ones), where
+//!     `κ = (1 − d + d·s) / |V| − 1 / Σz` is how far the teleport share `x` implies (`s`
+//!     the sinks' share) is from the one `z` was scaled to: so
+//!     `δ ≤ ‖r‖₁ / Σz + |V|·|κ|`.
+//!
+//!   While either is within the tolerance nothing more is done: a small batch costs the
+//!   out-lists of the vertices it touched;
 //! - otherwise residual is pushed, vertex by vertex, to the out-neighbors while the work
-//!   stays local, then by sweeps over every vertex (`z += r`, `r = d·Pᵀr`, each dividing
+//!   stays local (unless a push gave up at a residual as large before), then by sweeps
+//!   over every vertex (`z += r`, `r = d·Pᵀr`, each dividing
 //!   `‖r‖₁` by `1/d` at least) until the bound is met;
-//! - a batch whose residual may need more sweeps than 0.6 of a recompute's (each sweep
-//!   shrinks it by `d` at least) is recomputed instead: on
-//!   Kron20 at a tolerance of 1e-4, 10,000 changed edges call for about as many sweeps as
-//!   a recompute.
+//! - a batch whose residual may need more sweeps than a recompute's is recomputed instead.
+//!   A sweep shrinks the residual by `d` at least, and at first often by much more (by 5
+//!   on Kron20 after a few thousand changes, then by about `d` once what is left
+//!   circulates): the estimate uses the average shrink of the last settle's sweeps, and a
+//!   settle that reaches a recompute's sweeps without getting there recomputes.
 //!
 //! The first computation is `pr-tol` itself ([`crate::algo::pr_tolerance`]), its scores
 //! turned into `z`. Every score moves a little with every batch; a change is reported only
@@ -65,11 +76,42 @@ pub(crate) struct Rank {
     /// residual has been taken since: a batch at least as large is recomputed too, without
     /// taking the residual first (a sweep it would waste).
     recomputed_at: Option<usize>,
+    /// The residual, in multiples of what is allowed, at which pushing last gave up: from
+    /// there on a step sweeps at once (a push that gives up costs its whole budget, about a
+    /// sweep, for nothing).
+    push_gave_up_at: f64,
+    /// How much a sweep shrank `‖r‖₁` on average in the last settle that swept (`d` at
+    /// most, and `d` until one did): what the sweeps a residual needs are estimated with.
+    /// Sweeps shrink it fast at first and by about `d` once what is left circulates.
+    shrink: f64,
+}
+
+/// How a settle ended.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Settled {
+    /// The residual was within what is allowed already: `z` is as it was.
+    Already,
+    /// `z` moved, and the residual is now within what is allowed.
+    Moved,
+    /// It took as many sweeps as it was allowed and is not there: recompute instead.
+    GaveUp,
+}
+
+/// What the bound on the scores' distance from the fixed point is made of: one pass over
+/// the state.
+#[derive(Clone, Copy, Debug)]
+struct Sums {
+    /// `Σz` (the scores are `z / Σz`).
+    z: f64,
+    /// `‖r‖₁`.
+    r: f64,
+    /// `Σz` over the existing vertices without out-edges.
+    sinks: f64,
 }
 
 /// A step sweeps toward the tolerance only while it may need fewer sweeps than this share
-/// of a recompute's (its estimate is a bound: each sweep shrinks the residual by `d` at
-/// least, and most shrink it more); beyond, it recomputes.
+/// of a recompute's (estimated by the last settle's shrink per sweep, and given up at a
+/// recompute's sweeps when the estimate was wrong); beyond, it recomputes.
 const WARM_SHARE: f64 = 1.0;
 
 /// Steps between two residuals taken afresh (one sweep each).
@@ -93,20 +135,54 @@ impl Rank {
             steps: 0,
             cold_sweeps: 0,
             recomputed_at: None,
+            push_gave_up_at: f64::INFINITY,
+            shrink: damping,
         })
     }
 
-    /// `Σz` over the existing vertices and `‖r‖₁`.
-    fn sums(&self) -> (f64, f64) {
-        let s = self.z.par_iter().sum::<f64>();
-        let r = self.r.par_iter().map(|x| x.abs()).sum::<f64>();
-        (s, r)
+    /// `Σz`, `‖r‖₁` and the sinks' `Σz` on `g`, in one pass.
+    fn sums(&self, g: &Snapshot) -> Sums {
+        let zero = Sums {
+            z: 0.0,
+            r: 0.0,
+            sinks: 0.0,
+        };
+        (self.z.par_iter().zip(&self.r).zip(&self.deg))
+            .enumerate()
+            .fold(
+                || zero,
+                |mut a, (v, ((&z, &r), &d))| {
+                    a.z += z;
+                    a.r += r.abs();
+                    if d == 0 && g.vertex_exists(v as VertexId) {
+                        a.sinks += z;
+                    }
+                    a
+                },
+            )
+            .reduce(
+                || zero,
+                |a, b| Sums {
+                    z: a.z + b.z,
+                    r: a.r + b.r,
+                    sinks: a.sinks + b.sinks,
+                },
+            )
     }
 
-    /// The most `‖r‖₁` may be for the scores to be within the tolerance: a tenth less, for
-    /// the rounding of the sums.
-    fn allowed(&self, sum_z: f64) -> f64 {
-        0.9 * self.tolerance * (1.0 - self.damping) * sum_z / 2.0
+    /// The most `‖r‖₁` may be for the scores to be within the tolerance, a tenth less for
+    /// the rounding of the sums: by whichever of the module's two bounds allows more.
+    /// Mostly the sweep's (twice the other's), unless the batch moved the teleport share
+    /// (`κ`, when sinks gain out-edges or lose their last), which only the normalization's
+    /// bound absorbs.
+    fn allowed(&self, s: Sums, g: &Snapshot) -> f64 {
+        let live = g.live_vertices().max(1) as f64;
+        let d = self.damping;
+        let tol = 0.9 * self.tolerance * (1.0 - d);
+        let kappa = (1.0 - d + d * s.sinks / s.z) / live - 1.0 / s.z;
+        let by_sweep = s.z * (tol - live * kappa.abs());
+        let by_norm = s.z * tol / 2.0;
+        by_sweep.max(by_norm)
     }
 
     /// `r` from scratch on `g`: `t + d·Pᵀz − z`, by one sweep.
@@ -241,38 +317,59 @@ impl Rank {
         self.sweeps += 1;
     }
 
-    /// Brings `‖r‖₁` within what the tolerance allows: pushes while the work stays local,
-    /// sweeps after; whether `z` changed.
-    fn settle(&mut self, g: &Snapshot) -> bool {
-        let (sum_z, res) = self.sums();
-        if res <= self.allowed(sum_z) {
-            return false;
+    /// Brings `‖r‖₁` within what the tolerance allows, from the state's `sums`, in at
+    /// most `most` sweeps: pushes while the work stays local, sweeps after; the sums it
+    /// leaves, and how it ended.
+    fn settle(&mut self, g: &Snapshot, mut sums: Sums, most: u32) -> (Sums, Settled) {
+        let allowed = self.allowed(sums, g);
+        if sums.r <= allowed {
+            return (sums, Settled::Already);
         }
-        let budget = g.num_edges() / PUSH_SHARE_OF_EDGES;
-        if self.push(g, self.allowed(sum_z), budget) {
-            return true;
+        let over = sums.r / allowed;
+        if over < self.push_gave_up_at {
+            let budget = g.num_edges() / PUSH_SHARE_OF_EDGES;
+            let done = self.push(g, allowed, budget);
+            sums = self.sums(g);
+            if done {
+                return (sums, Settled::Moved);
+            }
+            self.push_gave_up_at = over;
         }
-        for _ in 0..crate::algo::pr_tolerance::MAX_SWEEPS {
-            let (sum_z, res) = self.sums();
-            if res <= self.allowed(sum_z) {
-                break;
+        let (first, mut swept) = (sums.r, 0);
+        while sums.r > self.allowed(sums, g) {
+            if swept == most {
+                // The estimate was wrong: start over from what is safe.
+                self.shrink = self.damping;
+                return (sums, Settled::GaveUp);
             }
             self.sweep(g);
+            sums = self.sums(g);
+            swept += 1;
         }
-        true
+        if swept > 0 {
+            self.learn((sums.r / first).powf(1.0 / f64::from(swept)));
+        }
+        (sums, Settled::Moved)
     }
 
     /// Whether bringing the residual within the tolerance costs less than a recompute: the
-    /// sweeps it may need (each shrinks the residual by `d` at least) against the last
-    /// recompute's.
-    fn worth_settling(&self) -> bool {
-        let (sum_z, res) = self.sums();
-        let allowed = self.allowed(sum_z);
-        if res <= allowed || self.cold_sweeps == 0 {
+    /// sweeps it may need (each shrinking the residual as the last ones did) against the
+    /// last recompute's.
+    fn worth_settling(&self, sums: Sums, g: &Snapshot) -> bool {
+        let allowed = self.allowed(sums, g);
+        if sums.r <= allowed || self.cold_sweeps == 0 {
             return true;
         }
-        let needed = (res / allowed).ln() / (1.0 / self.damping).ln();
+        let needed = (sums.r / allowed).ln() / (1.0 / self.shrink).ln();
+
         needed < WARM_SHARE * f64::from(self.cold_sweeps)
+    }
+
+    /// Keeps `shrink`, how much a sweep just shrank the residual by on average, for
+    /// estimates: never above `d` (which bounds it) nor so low that one lucky sweep makes
+    /// every batch look cheap.
+    fn learn(&mut self, shrink: f64) {
+        self.shrink = shrink.clamp(0.05, self.damping);
     }
 
     /// A recompute for a batch too large to bring forward, once the batch is absorbed:
@@ -317,9 +414,8 @@ impl Rank {
         }
     }
 
-    /// The scores from `z`.
-    fn normalize(&mut self) {
-        let total = self.z.par_iter().sum::<f64>();
+    /// The scores from `z`, whose sum is `total`.
+    fn normalize(&mut self, total: f64) {
         let scale = if total > 0.0 { 1.0 / total } else { 0.0 };
         self.scores = self.z.par_iter().map(|z| z * scale).collect();
     }
@@ -391,9 +487,11 @@ impl Maintained for Rank {
         self.z = z_of(&s.scores, &self.deg, self.damping, g.live_vertices());
         self.residual(g);
         self.steps = 0;
-        match self.settle(g) {
-            true => self.normalize(),
-            false => self.scores = s.scores,
+        self.push_gave_up_at = f64::INFINITY;
+        let most = crate::algo::pr_tolerance::MAX_SWEEPS;
+        match self.settle(g, self.sums(g), most) {
+            (sums, Settled::Moved | Settled::GaveUp) => self.normalize(sums.z),
+            (_, Settled::Already) => self.scores = s.scores,
         }
     }
 
@@ -425,11 +523,12 @@ impl Maintained for Rank {
             // Rounding errors of the residual's updates add up: take it afresh now and then.
             self.residual(new);
         }
-        match self.worth_settling() {
-            true => {
-                self.settle(new);
-                self.normalize();
-            }
+        let sums = self.sums(new);
+        match self.worth_settling(sums, new) {
+            true => match self.settle(new, sums, self.cold_sweeps.max(1)) {
+                (_, Settled::GaveUp) => self.recompute(new, size),
+                (sums, _) => self.normalize(sums.z),
+            },
             false => self.recompute(new, size),
         }
         (0..new.num_vertices() as VertexId).collect()
@@ -498,8 +597,9 @@ mod tests {
                         "{b:?} undirected {undirected}: r[{v}] kept {a}, afresh {b}"
                     );
                 }
-                rank.settle(&new);
-                rank.normalize();
+                let most = crate::algo::pr_tolerance::MAX_SWEEPS;
+                let (sums, _) = rank.settle(&new, rank.sums(&new), most);
+                rank.normalize(sums.z);
                 (old, lsn) = (new, l);
             }
         }
