@@ -23,7 +23,8 @@ pub struct Args {
     /// Shuffle the edge order (as the papers' insertion protocol does).
     #[arg(long)]
     shuffle: bool,
-    /// Output file.
+    /// Output file (an existing one is replaced once the new one is written whole; a path
+    /// inside a store directory is refused).
     #[arg(short, long)]
     output: PathBuf,
     /// el (text `src dst` lines) or bin (u32 src, u32 dst little-endian). Default: from the
@@ -52,6 +53,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         } else {
             OutFormat::El
         });
+    let target = crate::output::Guard::new().file(&a.output, "--output")?;
     let t = std::time::Instant::now();
     let pb = progress::spinner("generating");
     let mut edges = gen::generate(&spec)?;
@@ -60,10 +62,14 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         gen::shuffle(&mut edges, a.seed);
     }
     pb.set_message("writing");
+    // An existing file is replaced only once the new one is whole.
+    let mut out = crate::output::Replacement::create(target)?;
+    let path = out.path().to_path_buf();
     match format {
-        OutFormat::El => io::write_el(&a.output, &edges)?,
-        OutFormat::Bin => io::write_bin(&a.output, &edges)?,
+        OutFormat::El => io::write_el_to(out.file_mut(), &path, &edges)?,
+        OutFormat::Bin => io::write_bin_to(out.file_mut(), &path, &edges)?,
     }
+    out.commit()?;
     pb.finish_and_clear();
     eprintln!(
         "wrote {} edges over 2^{} vertices to {} in {:.2} s",

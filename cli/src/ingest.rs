@@ -7,6 +7,7 @@
 //! parsed once up front so that a malformed file is refused before the store changes.
 
 use crate::args;
+use crate::output;
 use crate::progress;
 use evograph::io::{self, Format};
 use evograph::store::{MediumKind, Ticket};
@@ -126,9 +127,17 @@ pub struct Args {
     /// reflected before the next is submitted.
     #[arg(long, requires = "changes")]
     maintain: Option<evograph::algo::kernel::Kernel>,
-    /// The file --maintain writes its lines to.
+    /// The file --maintain writes its lines to. It is written in place as it grows (for
+    /// `tail -f`), so an existing non-empty file is refused unless --append or --force says
+    /// what to do with it; a path in a store directory, or the input itself, is refused.
     #[arg(long, requires = "maintain")]
     changes: Option<PathBuf>,
+    /// Write --changes after what the file holds.
+    #[arg(long, requires = "changes", conflicts_with = "force")]
+    append: bool,
+    /// Empty an existing --changes file first.
+    #[arg(long, requires = "changes")]
+    force: bool,
     /// Source vertex of a maintained bfs or sssp (external id, or name): the result starts
     /// at the first batch after which it exists.
     #[arg(long)]
@@ -200,9 +209,11 @@ pub fn run(a: Args) -> Result<ExitCode, crate::Failure> {
         weighted |= validate(&a.input, format, &text)?;
         validate_secs = t.elapsed().as_secs_f64();
     }
+    // Every check on the output comes before the store is created or opened.
+    let changes = changes_target(&a)?;
     let created = NewStore::before_open(&a.store)?;
     let acked = Cell::new(0);
-    let res = ingest(&a, src, weighted, created.is_some(), &acked);
+    let res = ingest(&a, src, weighted, created.is_some(), &acked, changes);
     match (res, created) {
         (Ok(summary), _) => {
             print_summary(&a, &summary, validate_secs, t_start.elapsed().as_secs_f64())?;
@@ -223,6 +234,21 @@ pub fn run(a: Args) -> Result<ExitCode, crate::Failure> {
     }
 }
 
+/// The `--changes` file, checked: not in a store, not the input, not a file with lines in
+/// it unless `--append` or `--force` says what to do with them.
+fn changes_target(a: &Args) -> evograph::Result<Option<(output::Target, output::Existing)>> {
+    let Some(path) = &a.changes else {
+        return Ok(None);
+    };
+    let existing = match (a.append, a.force) {
+        (true, _) => output::Existing::Append,
+        (_, true) => output::Existing::Truncate,
+        _ => output::Existing::Refuse,
+    };
+    let guard = output::Guard::new().input(&a.input).store(&a.store);
+    Ok(Some((output::changes(&guard, path, existing)?, existing)))
+}
+
 /// What the ingest did, for the summary line.
 struct Summary {
     records: u64,
@@ -239,6 +265,7 @@ fn ingest(
     weighted: bool,
     creating: bool,
     acked: &Cell<u64>,
+    changes: Option<(output::Target, output::Existing)>,
 ) -> evograph::Result<Summary> {
     let info = src.info().clone();
     let undirected = a.undirected || info.directed == Some(false);
@@ -283,7 +310,7 @@ fn ingest(
         );
     }
     let t = Instant::now();
-    let records = stream(a, &g, src, info.total_bytes, acked)?;
+    let records = stream(a, &g, src, info.total_bytes, acked, changes)?;
     let secs = t.elapsed().as_secs_f64();
     let t_close = Instant::now();
     let vertices = g.stats()?.vertices;
@@ -310,13 +337,9 @@ fn stream(
     src: Box<dyn io::RecordSource>,
     total: u64,
     acked: &Cell<u64>,
+    changes: Option<(output::Target, output::Existing)>,
 ) -> evograph::Result<u64> {
-    let mut kept = crate::standing::Kept::new(
-        a.maintain,
-        a.changes.as_deref(),
-        a.source.clone(),
-        a.tolerance,
-    )?;
+    let mut kept = crate::standing::Kept::new(a.maintain, changes, a.source.clone(), a.tolerance)?;
     let (rx, reader) = read_ahead(src, a.batch as usize);
     let pb = progress::bytes(total, "ingesting");
     let mut acks = Acks {

@@ -14,6 +14,7 @@ mod export;
 mod generate;
 mod ingest;
 mod log;
+mod output;
 mod progress;
 mod query;
 mod run;

@@ -133,6 +133,13 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         a.threads as usize
     };
     let started = std::time::Instant::now();
+    let output = (a.output.as_deref())
+        .map(|p| {
+            crate::output::Guard::new()
+                .store(&a.store)
+                .file(p, "--output")
+        })
+        .transpose()?;
     let g = evograph::Graph::open(
         &a.store,
         evograph::Options::new()
@@ -162,7 +169,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         ExitCode::SUCCESS
     };
     if a.output.is_some() || !a.json {
-        pool.install(|| write_values(&s, a.kernel, &out.values, a.output.as_deref()))?;
+        pool.install(|| write_values(&s, a.kernel, &out.values, output))?;
     }
     if a.json {
         println!(
@@ -342,30 +349,28 @@ fn per_round(trials: &[Trial]) -> serde_json::Map<String, serde_json::Value> {
     m
 }
 
-/// Writes the per-vertex values to `output`, or stdout; a closed pipe is not an error.
+/// Writes the per-vertex values to `output` (replaced only once all are written), or
+/// stdout; a closed pipe is not an error.
 fn write_values(
     s: &Snapshot,
     kernel: Kernel,
     values: &Values,
-    output: Option<&std::path::Path>,
+    output: Option<crate::output::Target>,
 ) -> evograph::Result<()> {
-    let sink: Box<dyn Write> = match output {
-        Some(p) => {
-            Box::new(std::fs::File::create(p).map_err(|e| evograph::Error::io("create", p, e))?)
-        }
-        None => Box::new(std::io::stdout().lock()),
+    let Some(target) = output else {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+        return match print(&mut w, s, kernel, values).and_then(|_| w.flush()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            res => res.map_err(|e| evograph::Error::io("write", "stdout", e)),
+        };
     };
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, sink);
-    let res = print(&mut w, s, kernel, values).and_then(|_| w.flush());
-    match res {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(evograph::Error::io(
-            "write",
-            output.map_or_else(|| "stdout".into(), |p| p.to_path_buf()),
-            e,
-        )),
-        Ok(()) => Ok(()),
-    }
+    let r = crate::output::Replacement::create(target)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, r.file());
+    print(&mut w, s, kernel, values)
+        .and_then(|_| w.flush())
+        .map_err(|e| evograph::Error::io("write", r.path(), e))?;
+    drop(w);
+    r.commit()
 }
 
 /// The kernel parameters the command line sets.

@@ -99,14 +99,15 @@ pub struct Kept {
 }
 
 impl Kept {
-    /// Creates the changes file; `None` without `--maintain`.
+    /// Opens the changes file (checked before the store was opened); `None` without
+    /// `--maintain`.
     pub fn new(
         kernel: Option<evograph::algo::kernel::Kernel>,
-        path: Option<&std::path::Path>,
+        changes: Option<(crate::output::Target, crate::output::Existing)>,
         source: Option<String>,
         tolerance: f64,
     ) -> evograph::Result<Option<Kept>> {
-        let (Some(kernel), Some(path)) = (kernel, path) else {
+        let (Some(kernel), Some((target, existing))) = (kernel, changes) else {
             return Ok(None);
         };
         if !evograph::standing::KERNELS.contains(&kernel) {
@@ -120,15 +121,15 @@ impl Kept {
         }
         let mut params = evograph::algo::kernel::Params::default();
         params.tolerance = tolerance;
-        let file =
-            std::fs::File::create(path).map_err(|e| evograph::Error::io("create", path, e))?;
+        let file = crate::output::open_changes(&target, existing)?;
+        let path = target.path().to_path_buf();
         Ok(Some(Kept {
             kernel,
             params,
             source: source.filter(|_| kernel.needs_source()),
             m: None,
             out: std::io::BufWriter::new(file),
-            path: path.to_path_buf(),
+            path,
         }))
     }
 

@@ -23,7 +23,7 @@ pub use metis::MetisSource;
 pub use mtx::MtxSource;
 pub use ops::OpsSource;
 pub use snap::SnapSource;
-pub use write::{write_bin, write_el};
+pub use write::{write_bin, write_bin_to, write_el, write_el_to};
 
 use crate::error::{Error, Result};
 pub use crate::keys::{KeyKind, Names};

@@ -18,16 +18,21 @@ const GROUP_EDGES: usize = 1 << 20;
 /// group overlaps with formatting the next, since both take about as long.
 pub fn write_el(path: &Path, edges: &[(u32, u32)]) -> Result<()> {
     let mut file = File::create(path).map_err(|e| Error::io("create", path, e))?;
+    write_el_to(&mut file, path, edges)
+}
+
+/// [`write_el`] into an open file (`path` names it in errors).
+pub fn write_el_to(file: &mut File, path: &Path, edges: &[(u32, u32)]) -> Result<()> {
     let mut pending: Vec<Vec<u8>> = Vec::new();
     for group in edges.chunks(GROUP_EDGES) {
         let (written, next) = rayon::join(
-            || write_texts(&mut file, path, &pending),
+            || write_texts(file, path, &pending),
             || group.par_chunks(TASK_EDGES).map(format_edges).collect(),
         );
         written?;
         pending = next;
     }
-    write_texts(&mut file, path, &pending)
+    write_texts(file, path, &pending)
 }
 
 fn write_texts(file: &mut File, path: &Path, texts: &[Vec<u8>]) -> Result<()> {
@@ -41,6 +46,11 @@ fn write_texts(file: &mut File, path: &Path, texts: &[Vec<u8>]) -> Result<()> {
 /// Writes `edges` as 8-byte records: little-endian u32 src then u32 dst.
 pub fn write_bin(path: &Path, edges: &[(u32, u32)]) -> Result<()> {
     let mut file = File::create(path).map_err(|e| Error::io("create", path, e))?;
+    write_bin_to(&mut file, path, edges)
+}
+
+/// [`write_bin`] into an open file (`path` names it in errors).
+pub fn write_bin_to(file: &mut File, path: &Path, edges: &[(u32, u32)]) -> Result<()> {
     let mut buf = Vec::with_capacity(8 * GROUP_EDGES.min(edges.len()));
     for group in edges.chunks(GROUP_EDGES) {
         buf.clear();

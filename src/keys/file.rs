@@ -16,7 +16,7 @@ use crate::{Error, Result};
 
 /// Name of the key segment.
 pub const FILE: &str = "KEYS";
-const MAGIC: &[u8; 8] = b"EVGKEYS1";
+pub(crate) const MAGIC: &[u8; 8] = b"EVGKEYS1";
 const HEADER: usize = 16;
 const ENTRY_HEADER: usize = 8;
 /// Bytes read per `pread` when loading.

@@ -19,6 +19,7 @@ mod file;
 mod names;
 
 pub use file::FILE;
+pub(crate) use file::MAGIC;
 pub use names::{check_name, NameSet, Names, MAX_NAMES, MAX_NAME_BYTES};
 
 use crate::medium::Medium;

@@ -34,7 +34,7 @@ pub const NEW_FILE: &str = "MANIFEST.new";
 /// Size of each slot of a new manifest, and the smallest slot size.
 const SLOT: u64 = 64 << 10;
 const SLOT_HEADER: usize = 24;
-const MAGIC: &[u8; 8] = b"EVGMANI1";
+pub(crate) const MAGIC: &[u8; 8] = b"EVGMANI1";
 // magic | seq u64 | payload_len u32 | crc32c u32, as the layout above says.
 const _: () = assert!(SLOT_HEADER == MAGIC.len() + 8 + 4 + 4);
 /// Store format version written by this build.

@@ -85,7 +85,7 @@ mod write;
 
 pub use check::CheckReport;
 pub use history::{Diff, Log, Point};
-pub use open::{check_id_width, is_store_file, recorded_creator, recorded_key_kind};
+pub use open::{check_id_width, holds_store, is_store_file, recorded_creator, recorded_key_kind};
 pub use options::{Compression, MediumKind, Options, Verify};
 pub use stats::{CutTail, LevelStats, Stats};
 

@@ -43,6 +43,51 @@ fn is_data_file(name: &str) -> bool {
         || crate::history::segment::parse_name(name).is_some()
 }
 
+/// Whether the directory `dir` holds an evograph store, whole or damaged: a `MANIFEST` (or
+/// `MANIFEST.new`), `DICT` or `KEYS` beginning as evograph writes it, or any run, WAL or
+/// history file by its name. For commands that must never write into a store they were
+/// not asked to change (an output path that resolves into one is refused). A directory
+/// that cannot be read holds no store as far as this can tell.
+pub fn holds_store(dir: &Path) -> bool {
+    let starts = |name: &str, magics: &[&[u8]]| {
+        let mut head = [0u8; 8];
+        let Ok(mut f) = std::fs::File::open(dir.join(name)) else {
+            return false;
+        };
+        let n = std::io::Read::read(&mut f, &mut head).unwrap_or(0);
+        magics
+            .iter()
+            .any(|m| head[..n].starts_with(m) && n >= m.len())
+    };
+    // A new store's first root may sit in the second slot, at half the file's length.
+    let manifest_at = |name: &str| {
+        let path = dir.join(name);
+        let half = std::fs::metadata(&path).map_or(0, |m| m.len() / 2);
+        let mut head = [0u8; 8];
+        std::fs::File::open(&path).is_ok_and(|f| {
+            [0, half].iter().any(|&at| {
+                std::os::unix::fs::FileExt::read_exact_at(&f, &mut head, at).is_ok()
+                    && &head == manifest::MAGIC
+            })
+        })
+    };
+    if manifest_at(manifest::FILE)
+        || manifest_at(manifest::NEW_FILE)
+        || starts(dict::FILE, &[b"DCH2", b"DCHK"])
+        || starts(keys::FILE, &[keys::MAGIC])
+    {
+        return true;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        name != dict::FILE && name != keys::FILE && is_data_file(&name)
+    })
+}
+
 /// Checks that this build can make a store of `bits`-bit vertex ids. `what` names the
 /// request in the message (e.g. `a store made with --id-width 64`); the error names the
 /// build that can.

@@ -24,6 +24,7 @@ mod sys;
 /// Shared with `run --trials`.
 pub(crate) use report::median;
 
+use crate::output;
 use evograph::algo::kernel::{pick_sources, Kernel};
 use evograph::io::{self, Format};
 use evograph::snapshot::Csr;
@@ -152,7 +153,9 @@ pub struct Args {
     #[arg(long, default_value = "file")]
     medium: MediumKind,
     /// Working directory: the store, the shuffled edges (`edges.bin`) and the deleted ones
-    /// (`deleted.bin`) are left here. Default: a temporary directory, removed afterwards.
+    /// (`deleted.bin`) are left here. It must be new, empty, or one an earlier bench worked
+    /// in (bench removes the stores it finds there by name), and lie in no store. Default: a
+    /// temporary directory, removed afterwards.
     #[arg(long)]
     dir: Option<PathBuf>,
     /// Comma-separated kernels, or `all`: gap-bfs, gap-pr, gap-cc, bc, tc, gap-sssp, bfs,
@@ -164,7 +167,8 @@ pub struct Args {
     /// Repetitions of the whole protocol, each on a fresh store; figures are medians.
     #[arg(long, default_value_t = 1, value_parser = crate::args::int::<usize>(1, 1000), allow_negative_numbers = true)]
     trials: usize,
-    /// Also write every figure, the parameters, the revision and the machine here.
+    /// Also write every figure, the parameters, the revision and the machine here (an
+    /// existing file is replaced once the run succeeds; a path in a store is refused).
     #[arg(long)]
     json: Option<PathBuf>,
     /// Memtable budget in MiB.
@@ -251,6 +255,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         .num_threads(threads)
         .build()
         .map_err(|e| invalid(e.to_string()))?;
+    let json = check_outputs(&a)?;
     let (dir, temporary) = match &a.dir {
         Some(d) => (d.clone(), false),
         None => (
@@ -275,12 +280,61 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     if temporary {
         let _ = std::fs::remove_dir_all(&dir);
     }
-    match res? {
-        Outcome::Trials(n, t) => report_trials(&a, threads, n, &t),
-        Outcome::Capped(n, figures) => report_capped(&a, threads, n, figures),
-        Outcome::History(n, figures) => report_history(&a, threads, n, figures),
-        Outcome::Standing(n, figures) => report_standing(&a, threads, n, figures),
+    let doc = match res? {
+        Outcome::Trials(n, t) => report_trials(&a, threads, n, &t)?,
+        Outcome::Capped(n, figures) => report_capped(&a, threads, n, figures)?,
+        Outcome::History(n, figures) => report_history(&a, threads, n, figures)?,
+        Outcome::Standing(n, figures) => report_standing(&a, threads, n, figures)?,
+    };
+    if let Some(t) = json {
+        let text = serde_json::to_string_pretty(&doc).expect("figures serialize");
+        output::write_all(t, (text + "\n").as_bytes())?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Checks bench's outputs before anything runs: `--json` (not in a store, not the input
+/// graph) and `--dir`, which bench fills with stores it removes and makes again, so it must
+/// be new, empty or an earlier bench's, and lie in no store.
+fn check_outputs(a: &Args) -> evograph::Result<Option<output::Target>> {
+    let mut guard = output::Guard::new();
+    if a.graph.parse::<evograph::gen::GenKind>().is_err() {
+        guard = guard.input(Path::new(&a.graph));
+    }
+    let json = (a.json.as_deref())
+        .map(|p| guard.file(p, "--json"))
+        .transpose()?;
+    if let Some(d) = &a.dir {
+        guard.dir(d, "--dir")?;
+        for f in ["edges.bin", "deleted.bin"] {
+            guard.file(&d.join(f), "--dir")?;
+        }
+        claim_dir(d)?;
+    }
+    Ok(json)
+}
+
+/// The file that marks a directory as bench's working directory.
+const BENCH_MARK: &str = ".evograph-bench";
+
+/// Makes `dir` bench's: it must not exist, be empty, or hold the mark an earlier bench
+/// left, since bench removes the stores it finds there by name.
+fn claim_dir(dir: &Path) -> evograph::Result<()> {
+    let empty = match std::fs::read_dir(dir) {
+        Ok(mut entries) => entries.next().is_none(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+        Err(e) => return Err(io_err("list", dir, e)),
+    };
+    if !empty && !dir.join(BENCH_MARK).is_file() {
+        return Err(invalid(format!(
+            "--dir {}: the directory is not empty and no earlier `evograph bench` worked in it; bench removes and remakes stores there (store, ingest-store, crash-store, ...): give a new or empty directory; nothing was written",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| io_err("create", dir, e))?;
+    let mark = dir.join(BENCH_MARK);
+    std::fs::write(&mark, "evograph bench works in this directory\n")
+        .map_err(|e| io_err("write", &mark, e))
 }
 
 /// Prepares the graph into `plan` and runs the protocol on it: the trials, or the capped
@@ -331,20 +385,20 @@ fn protocol(mut plan: Plan<'_>) -> evograph::Result<Outcome> {
     Ok(Outcome::Trials(plan.edges.len(), trials))
 }
 
-/// Prints the trials' table (and with `--json` writes their figures).
+/// Prints the trials' table; returns what `--json` writes.
 fn report_trials(
     a: &Args,
     threads: usize,
     inserted: usize,
     trials: &[Trial],
-) -> evograph::Result<ExitCode> {
+) -> evograph::Result<serde_json::Value> {
     let summary = report::summarize(trials);
     println!(
         "evograph bench: {} scale {} edge factor {}, {inserted} edges, {threads} threads, batch {}, durability {}, medium {}, {} trial(s), revision {}",
         a.graph, a.scale, a.edge_factor, a.batch, a.durability, a.medium, a.trials, sys::GIT_REVISION
     );
     print!("{}", report::table(&summary, a.trials));
-    if let Some(p) = &a.json {
+    {
         let kernels = kernels::parse_list(&a.kernels).map_err(invalid)?;
         let kernel_names: Vec<&str> = kernels.iter().map(|k| k.name()).collect();
         let head = json!({
@@ -357,11 +411,8 @@ fn report_trials(
             "git_revision": sys::GIT_REVISION,
             "machine": sys::machine(),
         });
-        let j = report::to_json(&summary, trials, head);
-        let text = serde_json::to_string_pretty(&j).expect("figures serialize");
-        std::fs::write(p, text + "\n").map_err(|e| io_err("write", p, e))?;
+        Ok(report::to_json(&summary, trials, head))
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// What the protocol produced: trials of the standard one, or the capped one's figures.
@@ -372,13 +423,13 @@ enum Outcome {
     Standing(usize, serde_json::Value),
 }
 
-/// Prints (and with `--json` writes) the standing protocol's figures.
+/// Prints the standing protocol's figures; returns what `--json` writes.
 fn report_standing(
     a: &Args,
     threads: usize,
     edges: usize,
     figures: serde_json::Value,
-) -> evograph::Result<ExitCode> {
+) -> evograph::Result<serde_json::Value> {
     println!(
         "evograph bench --standing: {} scale {} edge factor {}, {edges} edges, {threads} threads, durability {}, revision {}",
         a.graph, a.scale, a.edge_factor, a.durability, sys::GIT_REVISION
@@ -389,16 +440,16 @@ fn report_standing(
         "seed": a.seed, "threads": threads, "durability": a.durability.to_string(),
         "memtable_mb": a.memtable_mb,
     });
-    write_figures(a, params, "standing", figures)
+    Ok(with_figures(params, "standing", figures))
 }
 
-/// Prints (and with `--json` writes) the history protocol's figures.
+/// Prints the history protocol's figures; returns what `--json` writes.
 fn report_history(
     a: &Args,
     threads: usize,
     inserted: usize,
     figures: serde_json::Value,
-) -> evograph::Result<ExitCode> {
+) -> evograph::Result<serde_json::Value> {
     println!(
         "evograph bench --history: {} scale {} edge factor {}, {inserted} edges, {threads} threads, durability {}, {} round(s), revision {}",
         a.graph, a.scale, a.edge_factor, a.durability, a.trials, sys::GIT_REVISION
@@ -412,16 +463,16 @@ fn report_history(
         "seed": a.seed, "threads": threads, "batch": a.batch, "trials": a.trials,
         "durability": a.durability.to_string(), "memtable_mb": a.memtable_mb,
     });
-    write_figures(a, params, "history", figures)
+    Ok(with_figures(params, "history", figures))
 }
 
-/// Prints (and with `--json` writes) the capped protocol's figures.
+/// Prints the capped protocol's figures; returns what `--json` writes.
 fn report_capped(
     a: &Args,
     threads: usize,
     inserted: usize,
     figures: serde_json::Value,
-) -> evograph::Result<ExitCode> {
+) -> evograph::Result<serde_json::Value> {
     println!(
         "evograph bench --memory-limit: {} scale {} edge factor {}, {inserted} edges, {threads} threads, durability {}, memtable {} MiB, revision {}",
         a.graph, a.scale, a.edge_factor, a.durability, a.memtable_mb, sys::GIT_REVISION
@@ -433,28 +484,23 @@ fn report_capped(
         "durability": a.durability.to_string(), "kernels": a.kernels,
         "memtable_mb": a.memtable_mb, "memory_limit": a.memory_limit,
     });
-    write_figures(a, params, "capped", figures)
+    Ok(with_figures(params, "capped", figures))
 }
 
-/// With `--json`, writes a protocol's `figures` under `key`, beside its `params`, the
-/// revision and the machine.
-fn write_figures(
-    a: &Args,
+/// What `--json` writes for a protocol: its `figures` under `key`, beside its `params`,
+/// the revision and the machine.
+fn with_figures(
     params: serde_json::Value,
     key: &str,
     figures: serde_json::Value,
-) -> evograph::Result<ExitCode> {
-    if let Some(p) = &a.json {
-        let mut j = json!({
-            "params": params,
-            "git_revision": sys::GIT_REVISION,
-            "machine": sys::machine(),
-        });
-        j[key] = figures;
-        let text = serde_json::to_string_pretty(&j).expect("figures serialize");
-        std::fs::write(p, text + "\n").map_err(|e| io_err("write", p, e))?;
-    }
-    Ok(ExitCode::SUCCESS)
+) -> serde_json::Value {
+    let mut j = json!({
+        "params": params,
+        "git_revision": sys::GIT_REVISION,
+        "machine": sys::machine(),
+    });
+    j[key] = figures;
+    j
 }
 
 /// The graph's edges, shuffled with the seed.

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 /// edges once, smaller id first), files of at most --rows-per-file rows in row groups of
 /// --row-group rows, Snappy-compressed, plus OUT/evograph.json describing them. Spark,
 /// DuckDB, pandas and pyarrow read the directories as tables. OUT must not exist or be
-/// empty.
+/// empty, and must lie in no store directory.
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
@@ -56,6 +56,11 @@ enum ExportFormat {
 }
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
+    if let Some(out) = &a.out {
+        crate::output::Guard::new()
+            .store(&a.store)
+            .dir(out, "OUT")?;
+    }
     let g = crate::open_existing(&a.store, true)?;
     let s = crate::args::snapshot_at(&g, a.at)?;
     match (a.format, &a.out) {
