@@ -5,8 +5,10 @@
 //! 2. **opened as the graph the store holds**;
 //! 3. **opened as a torn tail**: the acknowledged graph less whole batches at the end, no
 //!    more than a crash with `--in-flight 4` can leave unacknowledged (5), and the cut
-//!    reported, unless the damage left no byte of the lost blocks (the log then ends
-//!    where a crash before them would have left it, which no store can tell apart).
+//!    reported both by a reader before any writer runs (`stats`' unreadable tail, with
+//!    `check` failing exactly when it is damage no crash leaves) and by the writer that
+//!    cuts it (`last_cut`). The one loss accepted unreported is the newest segment
+//!    replaced by an older copy of itself (FORMAT.md, "The log's tail").
 //!
 //! Anything else fails the test: a different graph, more batches lost, a silent cut, a
 //! panic, a refusal that does not name the file, an opened store whose `check` finds
@@ -250,15 +252,48 @@ fn damage_kind(d: &Damage) -> &'static str {
     }
 }
 
-/// What a trial's open and read gave.
+/// What a trial's opens and reads gave.
 enum Outcome {
     Refused(String),
-    Opened { graph: GraphSet, cut_reported: bool },
+    Opened {
+        graph: GraphSet,
+        cut_reported: bool,
+        reader: Reader,
+    },
 }
 
-/// Opens the damaged store as a writer (the open that repairs), reads it, checks it, closes
-/// it, then opens it again read-only: the two must agree.
+/// What a reader saw before any writer opened the damaged store.
+enum Reader {
+    Refused(String),
+    Opened {
+        graph: GraphSet,
+        /// The tail `stats` reported, and whether it is damage (then `check` must fail).
+        tail: Option<evograph::store::UnreadableTail>,
+        sound: bool,
+    },
+}
+
+/// A read-only open before any writer: the graph, the tail `stats` reports, `check`.
+fn read_first(store: &Path) -> Reader {
+    let opts = Options::new().create(false).threads(1).read_only(true);
+    let res = (|| {
+        let g = Graph::open(store, opts)?;
+        let graph = read(&g.snapshot()?);
+        let tail = g.stats()?.unreadable_tail;
+        let rep = g.check()?;
+        Ok::<_, evograph::Error>((graph, tail, rep.is_sound()))
+    })();
+    match res {
+        Ok((graph, tail, sound)) => Reader::Opened { graph, tail, sound },
+        Err(e) => Reader::Refused(e.to_string()),
+    }
+}
+
+/// Opens the damaged store read-only first (before any writer changes it), then as a writer
+/// (the open that repairs), reads it, checks it, closes it, then opens it again read-only:
+/// the writer's and the second reader's graphs must agree.
 fn examine(store: &Path) -> Outcome {
+    let reader = read_first(store);
     let reopen = Options::new().create(false).background(false).threads(1);
     let first = (|| {
         let g = Graph::open(store, reopen.clone())?;
@@ -281,6 +316,7 @@ fn examine(store: &Path) -> Outcome {
             Outcome::Opened {
                 graph,
                 cut_reported,
+                reader,
             }
         }
     }
@@ -306,10 +342,14 @@ fn judge(
     match o {
         Outcome::Refused(msg) if names_file(msg, file) => Ok("refused"),
         Outcome::Refused(msg) => Err(format!("refused without naming {file}: {msg}")),
-        Outcome::Opened { graph, .. } if graph == held => Ok("held graph"),
+        Outcome::Opened { graph, reader, .. } if graph == held => {
+            judge_reader(reader, graph, file)?;
+            Ok("held graph")
+        }
         Outcome::Opened {
             graph,
             cut_reported,
+            reader,
         } => {
             let n = b.graphs.len();
             let kept = (b.flushed..n)
@@ -320,16 +360,39 @@ fn judge(
             if lost > TORN_BATCHES {
                 return Err(format!("opened with {lost} acknowledged batches lost"));
             }
-            let no_bytes_left = newest_wal == Some(file)
-                && matches!(
-                    d,
-                    Damage::Truncate { .. } | Damage::Zero { .. } | Damage::Rollback { .. }
-                );
-            if !cut_reported && !no_bytes_left {
-                return Err(format!("{lost} batches cut without a report"));
+            judge_reader(reader, graph, file)?;
+            // The one loss no store can see: the newest segment replaced by an older copy
+            // of itself, whose log and progress record agree (FORMAT.md, "The log's tail").
+            let undetectable = newest_wal == Some(file) && matches!(d, Damage::Rollback { .. });
+            let seen = matches!(reader, Reader::Opened { tail: Some(_), .. });
+            let reported = seen && *cut_reported;
+            if !(undetectable || reported) {
+                return Err(format!(
+                    "{lost} batches cut without a report (before a writer: {seen}; by the writer: {cut_reported})"
+                ));
             }
             Ok("torn tail")
         }
+    }
+}
+
+/// A reader before any writer shows the graph the writer then opens (or refuses, naming
+/// the file), and `check` fails exactly when the tail it reports is damage.
+fn judge_reader(reader: &Reader, graph: &GraphSet, file: &str) -> Result<(), String> {
+    match reader {
+        Reader::Refused(msg) if names_file(msg, file) => Ok(()),
+        Reader::Refused(msg) => Err(format!("a reader refused without naming {file}: {msg}")),
+        Reader::Opened { graph: g, .. } if g != graph => {
+            Err("a reader before the writer read another graph".into())
+        }
+        Reader::Opened {
+            tail: Some(t),
+            sound,
+            ..
+        } if *sound == t.damage.is_some() => Err(format!(
+            "check says sound: {sound}, but the tail it reports is {t:?}"
+        )),
+        Reader::Opened { .. } => Ok(()),
     }
 }
 
@@ -479,5 +542,106 @@ fn the_campaign_stores_hold_every_file_kind() {
             names.iter().any(|n| n.starts_with(kind)),
             "no {kind} in {names:?}"
         );
+    }
+}
+
+/// Where the blocks of a segment with a header page start and end (FORMAT.md, "WAL").
+fn block_bounds(bytes: &[u8]) -> Vec<usize> {
+    let mut bounds = vec![4096];
+    let mut at = 4096;
+    while at + 32 <= bytes.len() && bytes[at..at + 4] == 0x4B4C_4257u32.to_le_bytes() {
+        at += 32 + u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as usize;
+        bounds.push(at);
+    }
+    bounds
+}
+
+/// The log's tail, damaged on purpose in every way FORMAT.md's table names: truncated at
+/// and between block boundaries, zeroed from each block boundary to the end, garbage past
+/// the last write, the progress record torn or zeroed. Each outcome is judged as the
+/// campaign judges random damage: refused by name, the held graph, or a cut reported by a
+/// reader before any writer (with `check` failing on what no crash leaves) and by the
+/// writer. None of these goes unseen.
+#[test]
+fn damage_to_the_log_tail_is_reported_before_any_writer_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    for medium in [MediumKind::File, MediumKind::Pmem] {
+        let dir = tmp.path().join(format!("{medium:?}"));
+        let b = build(&dir.join("store"), medium, Flavor::Crashed, 11, None);
+        let newest = std::fs::read_dir(&b.store)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|f| f.starts_with("wal-0"))
+            .max()
+            .unwrap();
+        let pristine = std::fs::read(b.store.join(&newest)).unwrap();
+        let bounds = block_bounds(&pristine);
+        // Header flag 1: a retired segment reused.
+        let recycled = pristine[48] & 1 == 1;
+        let end = *bounds.last().unwrap();
+        let mut cases: Vec<(String, Vec<u8>)> = Vec::new();
+        for &at in &bounds {
+            cases.push((
+                format!("cut at block boundary {at}"),
+                pristine[..at].to_vec(),
+            ));
+            if at == end {
+                continue;
+            }
+            let mut z = pristine.clone();
+            z[at..end].fill(0);
+            cases.push((format!("zeroed from block boundary {at}"), z.clone()));
+            // With its progress records too: a segment holding blocks always has one.
+            z[512..1024 + 48].fill(0);
+            cases.push((format!("zeroed from {at} with the progress records"), z));
+            // With the newer record only: a slot of zeros beside a record past the first.
+            let mut z = pristine.clone();
+            z[at..end].fill(0);
+            let newer = [512, 1024]
+                .into_iter()
+                .max_by_key(|&s| u64::from_le_bytes(z[s..s + 8].try_into().unwrap()))
+                .unwrap();
+            z[newer..newer + 48].fill(0);
+            cases.push((format!("zeroed from {at} with the newer record"), z));
+        }
+        cases.push(("cut mid-block".into(), pristine[..end - 5].to_vec()));
+        let mut g = pristine.clone();
+        g[end + 8..end + 200].fill(0xA5);
+        cases.push(("garbage after the last block".into(), g));
+        let mut g = pristine.clone();
+        let far = (end + 8192).min(g.len() - 100);
+        g[far..far + 64].fill(0x5A);
+        cases.push(("garbage pages past the last write".into(), g));
+        let mut t = pristine.clone();
+        t[512 + 3] ^= 1;
+        t[1024 + 3] ^= 1;
+        cases.push(("both progress slots flipped".into(), t));
+        for (n, (what, bytes)) in cases.into_iter().enumerate() {
+            let work = dir.join(format!("case{n}"));
+            copy_dir(&b.store, &work);
+            std::fs::write(work.join(&newest), &bytes).unwrap();
+            let ctx = format!("{medium:?}: {what}");
+            let outcome = std::panic::catch_unwind(|| examine(&work))
+                .unwrap_or_else(|_| panic!("{ctx}: panicked"));
+            match judge(&outcome, &b, &newest, &Damage::Delete, Some(&newest)) {
+                Err(why) => panic!("{ctx}: {why}"),
+                // Every case here but garbage after the blocks loses batches or is damage
+                // (garbage past the last write is, in a segment that is not a reused one,
+                // whose earlier life may have left anything there).
+                Ok(v)
+                    if v == "held graph"
+                        && !what.starts_with("garbage after")
+                        && !(what.starts_with("garbage pages") && recycled) =>
+                {
+                    let Outcome::Opened { reader, .. } = &outcome else {
+                        unreachable!()
+                    };
+                    let seen = matches!(reader, Reader::Opened { tail: Some(t), .. } if t.damage.is_some());
+                    assert!(seen, "{ctx}: no damage reported");
+                }
+                Ok(_) => {}
+            }
+            std::fs::remove_dir_all(&work).unwrap();
+        }
     }
 }

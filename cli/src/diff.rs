@@ -21,7 +21,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
-    let g = crate::open_existing(&a.store, true)?;
+    let g = crate::open_reader(&a.store)?;
     let d = g.diff(a.from, a.to)?;
     eprintln!(
         "evograph: from {} to {}",

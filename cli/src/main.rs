@@ -172,6 +172,29 @@ fn argument_error(e: &clap::Error) -> String {
     }
 }
 
+/// Opens an existing store to read it, saying on stderr in one line if the newest log
+/// segment ends in bytes that do not read (the command answers from the log before them).
+fn open_reader(path: &std::path::Path) -> evograph::Result<evograph::Graph> {
+    let g = open_existing(path, true)?;
+    warn_unreadable_tail(&g);
+    Ok(g)
+}
+
+/// The one line a reading command prints when the log it read ends in bytes that do not
+/// read (`check` and `stats` report it in full instead).
+fn warn_unreadable_tail(g: &evograph::Graph) {
+    if let Some(t) = g.unreadable_tail() {
+        let kind = match t.damage {
+            Some(_) => "is damaged (`evograph check` says how)",
+            None => "ends in a torn tail",
+        };
+        eprintln!(
+            "evograph: warning: WAL segment {} {kind}: reading stops at byte {} (LSN {}), at least {} record(s) after it could not be read; answering from the log before it",
+            t.segment, t.offset, t.lsn, t.records_at_least
+        );
+    }
+}
+
 /// Opens an existing store without changing it (for the inspecting commands).
 fn open_existing(path: &std::path::Path, read_only: bool) -> evograph::Result<evograph::Graph> {
     evograph::Graph::open(

@@ -92,7 +92,7 @@ impl Lookup<'_> {
 }
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
-    let g = crate::open_existing(&a.store, true)?;
+    let g = crate::open_reader(&a.store)?;
     let s = crate::args::snapshot_at(&g, a.at)?;
     let look = Lookup { g: &g, s: &s };
     let stdout = std::io::stdout();

@@ -149,6 +149,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             .view_copy_bytes(a.view_mb.map(|mb| mb << 20))
             .sweep_reads(a.sweep_reads.into()),
     )?;
+    crate::warn_unreadable_tail(&g);
     let s = crate::args::snapshot_at(&g, a.at)?;
     let opened = started.elapsed().as_secs_f64();
     let source = source(&a, &g, &s)?;

@@ -162,8 +162,20 @@ fn print_identity(s: &evograph::store::Stats) {
     }
     if let Some(c) = &s.last_cut {
         println!(
-            "last torn tail  {} record(s) ({} bytes) cut at LSN {} by a writer's recovery (commit {}): written, never acknowledged",
-            c.records, c.bytes, c.lsn, c.commit
+            "last log cut    by a writer's recovery (commit {}) {}",
+            c.commit,
+            c.describe()
+        );
+    }
+    if let Some(t) = &s.unreadable_tail {
+        let kind = match &t.damage {
+            Some(why) => format!("damaged, as no crash leaves it: {why}"),
+            None => "a torn tail, as a crash leaves it (the next writer cuts it)".into(),
+        };
+        println!(
+            "log tail        WAL segment {} is {kind}; {}",
+            t.segment,
+            t.describe()
         );
     }
 }

@@ -62,6 +62,7 @@ pub struct Args {
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let opened_at = fingerprint(&a.store);
     let g = open(&a)?;
+    crate::warn_unreadable_tail(&g);
     let mut m = Maintainer::new(a.kernel, &params(&a, &g)?)?;
     if let Some(p) = a.from {
         // Says what is wrong when the point is outside the history the store keeps.

@@ -68,14 +68,17 @@ pub struct Legacy {
     pub wal_upto_lsn: u64,
 }
 
-/// A torn log tail that a writer's recovery cut: records that were written but never
-/// acknowledged (or, if the log was damaged, lost). Kept in the root until a later recovery
-/// cuts one again, so that `stats` and `check` can say what was cut.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// A log tail that a writer's recovery cut: the end of the newest WAL segment that did not
+/// read as blocks (FORMAT.md, "The log's tail"). Kept in the root until a later recovery
+/// cuts one again, so that `stats` and `check` can say what was cut. Whether the records
+/// cut had been acknowledged cannot be told from the store, but for `durable_records`.
+/// Fields past `unix_secs` are absent in roots of earlier builds.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TornTail {
-    /// Records in the blocks that were cut, as far as their headers could be read.
+    /// Records cut, at least: in the blocks whose headers could still be read, or in the
+    /// last write the segment's progress record describes.
     pub records: u64,
-    /// Bytes cut that were not zero padding.
+    /// Bytes cut that were not zero padding (or that the last write covered).
     pub bytes: u64,
     /// The LSN the log was cut at: the next record written gets it.
     pub lsn: u64,
@@ -83,6 +86,21 @@ pub struct TornTail {
     pub seq: u64,
     /// When it was recorded, in Unix seconds.
     pub unix_secs: u64,
+    /// The segment's file name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<String>,
+    /// The byte offset in the segment where reading stopped.
+    #[serde(default)]
+    pub offset: u64,
+    /// Blocks cut whose headers could still be read.
+    #[serde(default)]
+    pub blocks: u64,
+    /// Records cut that the segment's progress record proves had been durable.
+    #[serde(default)]
+    pub durable_records: u64,
+    /// Why no crash can have left the tail, when none can (it was damaged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damage: Option<String>,
 }
 
 /// The store id as the root's JSON holds it: 16 hex digits, a string (JSON tools read

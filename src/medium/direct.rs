@@ -243,6 +243,20 @@ impl<P: PageWriter> SegmentFile for DirectSegment<P> {
         }
         self.append(&mut t, data)
     }
+    /// Through the page cache, its write-back started at once: a direct write here would
+    /// wait for the device before the blocks' own direct write could start (measured: one
+    /// more device round trip per group commit, 0.09 ms on this project's VM), while
+    /// buffered, the two are on the device together. Only for pages that are not the
+    /// tail's (the log's header page), which direct writes never touch.
+    fn write_ahead(&self, offset: u64, data: &[u8]) -> Result<()> {
+        let t = self.lock();
+        debug_assert!(
+            !t.loaded || offset + data.len() as u64 <= t.start,
+            "a write ahead stays off the tail's page"
+        );
+        drop(t);
+        self.plain.write_ahead(offset, data)
+    }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         self.plain.read_at(offset, buf)
     }

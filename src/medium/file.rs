@@ -149,6 +149,22 @@ impl SegmentFile for FileSegment {
             f.request();
         }
     }
+    #[cfg(target_os = "linux")]
+    fn write_ahead(&self, offset: u64, data: &[u8]) -> Result<()> {
+        use std::os::fd::AsRawFd;
+        self.write_at(offset, data)?;
+        let (Ok(off), Ok(n)) = (i64::try_from(offset), i64::try_from(data.len())) else {
+            return Ok(());
+        };
+        // SAFETY: a plain syscall on a descriptor this segment owns; no memory is passed.
+        // Its result is ignored: it only starts the write-back (the device writes these
+        // pages while the caller's next direct write is in flight), and `persist` is what
+        // waits for them and reports any error.
+        unsafe {
+            libc::sync_file_range(self.file.as_raw_fd(), off, n, libc::SYNC_FILE_RANGE_WRITE);
+        }
+        Ok(())
+    }
     fn len(&self) -> Result<u64> {
         file_len(&self.file, &self.path)
     }

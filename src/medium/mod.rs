@@ -140,6 +140,13 @@ pub trait SegmentFile: Send + Sync {
     /// it may make some written bytes durable early or do nothing, and only `persist`
     /// promises anything (and reports errors the hint met).
     fn start_persist(&self, _offset: u64, _len: u64) {}
+    /// Writes `data` at `offset` and starts it towards the device at once, without waiting:
+    /// for a small write beside a larger one (a log segment's header page beside its
+    /// blocks), so that the two reach the device together rather than one after the other
+    /// before the next [`SegmentFile::persist`]. Only `persist` makes it durable.
+    fn write_ahead(&self, offset: u64, data: &[u8]) -> Result<()> {
+        self.write_at(offset, data)
+    }
     /// Current length in bytes.
     fn len(&self) -> Result<u64>;
     /// Whether the segment is empty.

@@ -233,13 +233,41 @@ impl Inner {
             Err(e) => rep.problems.push(format!("dictionary: {e}")),
         }
         rep.notes.extend(self.unnamed_files(&root)?);
-        if let Some(c) = root.last_cut {
+        if let Some(c) = &root.last_cut {
             rep.notes.push(format!(
-                "a writer's recovery (commit {}) cut a torn log tail: {} record(s) at LSN {} ({} bytes), written but never acknowledged",
-                c.seq, c.records, c.lsn, c.bytes
+                "a writer's recovery (commit {}) cut the log: {}",
+                c.seq,
+                super::CutTail::from_root(c).describe()
             ));
         }
+        self.check_log_end(rep);
         Ok(root)
+    }
+
+    /// The newest WAL segment's end, as this read-only handle found it: damage is a
+    /// problem, a tail a crash can leave a note (the next writer cuts it), and beside a
+    /// live writer, how far the log was read.
+    fn check_log_end(&self, rep: &mut CheckReport) {
+        let end = &self.log_end;
+        if let Some(t) = self.unreadable_tail() {
+            let what = t.describe();
+            match &t.damage {
+                Some(why) => rep.problems.push(format!(
+                    "WAL segment {} is damaged, as no crash leaves it: {why}; {what}",
+                    t.segment
+                )),
+                None => rep.notes.push(format!(
+                    "WAL segment {} ends in a torn tail, as a crash leaves it: {what}; the next writer cuts it",
+                    t.segment
+                )),
+            }
+        }
+        if self.opts.read_only && end.writer_present {
+            rep.notes.push(format!(
+                "a writer holds the store: the log was read up to LSN {}; its write in progress, past that, is not judged",
+                end.lsn
+            ));
+        }
     }
 
     /// Each run's checksums and structure, and the runs' LSN order.

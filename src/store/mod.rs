@@ -87,7 +87,7 @@ pub use check::CheckReport;
 pub use history::{Diff, Log, Point};
 pub use open::{check_id_width, holds_store, is_store_file, recorded_creator, recorded_key_kind};
 pub use options::{Compression, MediumKind, Options, Verify};
-pub use stats::{CutTail, LevelStats, Stats};
+pub use stats::{CutTail, LevelStats, Stats, UnreadableTail};
 
 use crate::dict::Dict;
 use crate::history::History;
@@ -224,11 +224,26 @@ struct Inner {
     #[cfg(test)]
     before_flusher_wait: Mutex<Option<Box<dyn Fn() + Send>>>,
     wal_bytes_replayed: u64,
+    /// Where the log this handle replayed ended, and what lay past it.
+    log_end: LogEnd,
     /// Bytes written to the medium before this handle opened the store.
     bytes_written_base: u64,
     /// Run-file bytes this handle wrote, by cause.
     run_bytes: RunBytes,
     _lock: Option<lock::StoreLock>,
+}
+
+/// Where the log a handle replayed at its open ended: for a read-only handle, what lay past
+/// it (a writer cut that, and recorded it in the root).
+#[derive(Default)]
+struct LogEnd {
+    /// The LSN after the last record read.
+    lsn: u64,
+    /// The newest segment's bytes past the last block that read (read-only handles).
+    tail: Option<crate::wal::Tail>,
+    /// Whether a writer held the store when this read-only handle opened it: then a tail
+    /// that a crash could leave is its write in progress.
+    writer_present: bool,
 }
 
 /// Run-file bytes written by flushes (memtables becoming runs) and by merges (compaction),
@@ -502,6 +517,25 @@ impl Graph {
     /// Bytes of WAL replayed when this handle opened the store.
     pub fn wal_bytes_replayed(&self) -> u64 {
         self.inner.wal_bytes_replayed
+    }
+
+    /// For a read-only handle: the newest WAL segment's bytes past the last block that read,
+    /// if any (a torn tail, or damage), as found when it opened; the handle answers from the
+    /// log before them. `None` for a writer (its recovery cut them: [`Stats::last_cut`]) and
+    /// beside a live writer unless they are damage (a crash's kind of tail is its write in
+    /// progress).
+    pub fn unreadable_tail(&self) -> Option<UnreadableTail> {
+        self.inner.unreadable_tail()
+    }
+
+    /// The LSN after the last record of the log this handle read when it opened.
+    pub fn log_read_to(&self) -> u64 {
+        self.inner.log_end.lsn
+    }
+
+    /// Whether a writer held the store when this read-only handle opened it.
+    pub fn writer_was_present(&self) -> bool {
+        self.inner.log_end.writer_present
     }
 
     /// Flushes everything, stops background work and releases the store. Merges still

@@ -87,7 +87,7 @@ fn recover(
     let root = manifest.root().clone();
     let keys = open_keys(&*medium, &root, &found.dict, repair)?;
     let spares = settle_files(&*medium, &root, &found, &opts)?;
-    let cut = found.log.cut;
+    let cut = found.log.tail.clone();
     let replayed = found.log.bytes_replayed;
     let wal = start_log(&medium, &manifest, &found, &opts, spares)?;
     let inner = assemble(
@@ -311,6 +311,11 @@ fn assemble(
         #[cfg(test)]
         before_flusher_wait: Default::default(),
         wal_bytes_replayed: found.log.bytes_replayed,
+        log_end: super::LogEnd {
+            lsn: found.log.next_lsn,
+            writer_present: opts.read_only && super::lock::StoreLock::is_held(path),
+            tail: found.log.tail.clone().filter(|_| opts.read_only),
+        },
         opts,
         _lock: lock,
     }))
@@ -510,7 +515,7 @@ fn open_keys(medium: &dyn Medium, root: &Root, dict: &Dict, repair: bool) -> Res
 /// without a log of our own, what the old log held becomes part of the runs and the old
 /// log goes. The commit also records a torn tail this recovery cut. (A writer with a log
 /// says it is in use at its first batch: `Inner::claim_log`.)
-fn settle_log(inner: &Arc<Inner>, replayed: u64, cut: Option<wal::Cut>) -> Result<()> {
+fn settle_log(inner: &Arc<Inner>, replayed: u64, cut: Option<wal::Tail>) -> Result<()> {
     if inner.wal.is_none() && replayed > 0 {
         inner.flush()?;
         for name in inner.medium.list()? {
@@ -527,7 +532,7 @@ fn settle_log(inner: &Arc<Inner>, replayed: u64, cut: Option<wal::Cut>) -> Resul
     if inner.wal.is_none() {
         root.log_in_use = false;
     }
-    if let Some(c) = cut.filter(|c| c.records > 0 || c.bytes > 0) {
+    if let Some(c) = cut {
         root.last_cut = Some(TornTail {
             records: c.records,
             bytes: c.bytes,
@@ -536,6 +541,11 @@ fn settle_log(inner: &Arc<Inner>, replayed: u64, cut: Option<wal::Cut>) -> Resul
             unix_secs: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
+            segment: Some(c.segment),
+            offset: c.offset,
+            blocks: c.blocks,
+            durable_records: c.durable_records,
+            damage: c.damage,
         });
     }
     if root != *man.root() {

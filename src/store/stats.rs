@@ -23,13 +23,15 @@ pub struct LevelStats {
     pub bytes: u64,
 }
 
-/// A torn log tail that a writer's recovery cut (see FORMAT.md, "WAL"): records written
-/// but never acknowledged, lost with the crash.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+/// A log tail that a writer's recovery cut (see FORMAT.md, "The log's tail"): the end of
+/// the newest WAL segment, past its last block that read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CutTail {
-    /// Records in the cut blocks whose headers could still be read.
+    /// Records cut, at least: those of the blocks whose headers could still be read, or
+    /// of the last write the segment's progress record describes. Whether they had been
+    /// acknowledged cannot be told from the store, but for `durable_records`.
     pub records: u64,
-    /// Bytes cut that were not zero padding.
+    /// Bytes cut that were not zero padding (or that the last write covered).
     pub bytes: u64,
     /// The LSN the log was cut at: the first record lost.
     pub lsn: u64,
@@ -37,6 +39,113 @@ pub struct CutTail {
     pub commit: u64,
     /// When it was recorded, in Unix seconds.
     pub unix_secs: u64,
+    /// The segment's file name (`None` when a build before it was recorded cut it).
+    pub segment: Option<String>,
+    /// The byte offset in the segment where reading stopped.
+    pub offset: u64,
+    /// Blocks cut whose headers could still be read.
+    pub blocks: u64,
+    /// Records cut that the segment's progress record proves had been durable: only
+    /// damage, not a crash, loses those.
+    pub durable_records: u64,
+    /// Why no crash can have left the tail, when none can.
+    pub damage: Option<String>,
+}
+
+/// The newest WAL segment ending in bytes that do not read as blocks, or shorter than the
+/// store wrote it, as a read-only handle found it before any writer cut it (FORMAT.md,
+/// "The log's tail"). The handle answers from the log up to `offset`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct UnreadableTail {
+    /// The segment's file name.
+    pub segment: String,
+    /// The byte offset where reading stops.
+    pub offset: u64,
+    /// The LSN there: the first record that could not be read.
+    pub lsn: u64,
+    /// Bytes after `offset` that are not zeros, or that the segment's progress record
+    /// says its last write covered.
+    pub bytes: u64,
+    /// Blocks after `offset`, at least: those whose headers still read.
+    pub blocks_at_least: u64,
+    /// Records after `offset`, at least.
+    pub records_at_least: u64,
+    /// Of those, records the segment's progress record proves had been durable.
+    pub durable_records_at_least: u64,
+    /// Why no crash can have left this tail (`check` then fails); `None` when a crash can
+    /// (the last write's blocks, torn within the pages it wrote).
+    pub damage: Option<String>,
+}
+
+impl CutTail {
+    pub(super) fn from_root(c: &crate::manifest::TornTail) -> CutTail {
+        CutTail {
+            records: c.records,
+            bytes: c.bytes,
+            lsn: c.lsn,
+            commit: c.seq,
+            unix_secs: c.unix_secs,
+            segment: c.segment.clone(),
+            offset: c.offset,
+            blocks: c.blocks,
+            durable_records: c.durable_records,
+            damage: c.damage.clone(),
+        }
+    }
+
+    /// What was cut, in words: where, how much, and what is known of its records.
+    pub fn describe(&self) -> String {
+        let at = match &self.segment {
+            Some(s) => format!("at LSN {} (segment {s}, byte {})", self.lsn, self.offset),
+            None => format!("at LSN {}", self.lsn),
+        };
+        let mut text = format!(
+            "{at}: {} byte(s), at least {} record(s){}; whether they had been acknowledged cannot be told from the store",
+            self.bytes,
+            self.records,
+            match self.segment {
+                Some(_) => format!(" in at least {} block(s)", self.blocks),
+                None => String::new(),
+            }
+        );
+        if self.durable_records > 0 {
+            text += &format!(
+                "; at least {} of them had been made durable, as the segment's progress record says: the log was damaged, not only torn by a crash",
+                self.durable_records
+            );
+        }
+        if let Some(d) = &self.damage {
+            text += &format!("; no crash leaves this: {d}");
+        }
+        text
+    }
+}
+
+impl UnreadableTail {
+    /// Where reading stops and what lies after it, in words.
+    pub fn describe(&self) -> String {
+        let durable = match self.durable_records_at_least {
+            0 => String::new(),
+            n => format!(", of which at least {n} had been made durable"),
+        };
+        format!(
+            "reading stops at byte {} (LSN {}); after it {} byte(s), at least {} block(s) and {} record(s){durable}; whether they were acknowledged cannot be told from the store",
+            self.offset, self.lsn, self.bytes, self.blocks_at_least, self.records_at_least
+        )
+    }
+
+    pub(super) fn from_wal(t: &crate::wal::Tail) -> UnreadableTail {
+        UnreadableTail {
+            segment: t.segment.clone(),
+            offset: t.offset,
+            lsn: t.lsn,
+            bytes: t.bytes,
+            blocks_at_least: t.blocks,
+            records_at_least: t.records,
+            durable_records_at_least: t.durable_records,
+            damage: t.damage.clone(),
+        }
+    }
 }
 
 /// What `evograph stats` prints.
@@ -49,8 +158,12 @@ pub struct Stats {
     pub created_by: Option<String>,
     /// The manifest commit in force.
     pub commit: u64,
-    /// The last torn log tail a writer's recovery cut, if any ever was.
+    /// The last log tail a writer's recovery cut, if any ever was.
     pub last_cut: Option<CutTail>,
+    /// What a read-only handle found past the end of the log it could read, before any
+    /// writer cut it (`None` for a writer, which cuts it and records it in `last_cut`, and
+    /// for a reader beside a live writer, whose write in progress it is).
+    pub unreadable_tail: Option<UnreadableTail>,
     /// Vertices that exist.
     pub vertices: u64,
     /// Dense ids handed out (existing and deleted vertices).
@@ -161,6 +274,7 @@ impl Inner {
             created_by: root.created_by,
             commit: root.commit,
             last_cut: root.last_cut,
+            unreadable_tail: self.unreadable_tail(),
             vertices: ids - deleted,
             vertex_ids: ids,
             edges: runs.edges,
@@ -247,16 +361,17 @@ impl Inner {
             store_id: root.store_id.map(crate::stamp::id_text),
             created_by: root.created_by.clone(),
             commit: root.seq,
-            last_cut: root.last_cut.map(|c| CutTail {
-                records: c.records,
-                bytes: c.bytes,
-                lsn: c.lsn,
-                commit: c.seq,
-                unix_secs: c.unix_secs,
-            }),
+            last_cut: root.last_cut.as_ref().map(CutTail::from_root),
             durability: root.durability.clone().unwrap_or_else(|| "unknown".into()),
             medium: root.medium.clone(),
         }
+    }
+
+    /// What this read-only handle found past the end of the log (see [`Stats::unreadable_tail`]).
+    pub(super) fn unreadable_tail(&self) -> Option<UnreadableTail> {
+        let t = self.log_end.tail.as_ref()?;
+        let in_progress = self.log_end.writer_present && t.damage.is_none();
+        (!in_progress).then(|| UnreadableTail::from_wal(t))
     }
 
     /// Bytes of the store's files, and of its WAL spares apart, from one listing.

@@ -9,6 +9,7 @@
 //! as XPGraph recycles its circular edge log.
 
 pub mod block;
+pub mod progress;
 pub mod recover;
 pub mod segment;
 pub mod writer;
@@ -16,5 +17,5 @@ pub mod writer;
 #[cfg(test)]
 mod tests;
 
-pub use recover::{recover, Cut, Expect, Recovered, SegmentInfo};
+pub use recover::{recover, Expect, Recovered, SegmentInfo, Tail};
 pub use writer::{LogStamps, Wal};

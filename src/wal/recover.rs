@@ -13,7 +13,8 @@
 //! while the manifest says a writer had the log in use ([`Expect::log_in_use`]).
 
 use super::block::{self, Block};
-use super::segment::{self, SegmentHeader, Trailer};
+use super::progress::{self, Position, Progress};
+use super::segment::{self, Layout, SegmentHeader, Trailer};
 use crate::medium::{Mapped, Medium};
 use crate::{Error, Result};
 
@@ -28,15 +29,30 @@ pub struct SegmentInfo {
     pub header_len: u64,
 }
 
-/// A torn tail that recovery cut (or, read-only, would cut).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Cut {
-    /// Records in the cut blocks whose headers could still be read.
-    pub records: u64,
-    /// Bytes past the log's end that were not zero (padding and unwritten space are zeros).
-    pub bytes: u64,
-    /// Where the log ends: the LSN of the first record cut.
+/// What the newest segment holds past the end of the log that reads: a tail a crash tore,
+/// or damage (FORMAT.md, "The log's tail"). Recovery cuts it (or, read-only, would).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tail {
+    /// The segment's file name.
+    pub segment: String,
+    /// Where reading stops: the end of the last block that reads.
+    pub offset: u64,
+    /// The LSN there: the first record lost.
     pub lsn: u64,
+    /// Bytes after `offset` that are not zeros, or that the segment's progress record says
+    /// its last write covered.
+    pub bytes: u64,
+    /// Blocks after `offset` whose headers still read: at least this many were lost.
+    pub blocks: u64,
+    /// Records lost, at least: those of the blocks whose headers still read, or of the
+    /// last write the progress record describes, whichever is more.
+    pub records: u64,
+    /// Of those, records the progress record proves had been durable (and so perhaps
+    /// acknowledged): only damage loses them.
+    pub durable_records: u64,
+    /// Why no crash can have left this tail; `None` when one can (the last write's blocks,
+    /// torn within the pages it wrote).
+    pub damage: Option<String>,
 }
 
 /// Where the recovered log ends and the writer continues.
@@ -50,8 +66,9 @@ pub struct Recovered {
     pub next_lsn: u64,
     /// Bytes of blocks replayed (at or after the start LSN).
     pub bytes_replayed: u64,
-    /// The torn tail cut off, if there was one.
-    pub cut: Option<Cut>,
+    /// What the newest segment holds past the log's end, if anything (cut off when
+    /// repairing).
+    pub tail: Option<Tail>,
 }
 
 /// What the manifest expects of the log.
@@ -90,6 +107,7 @@ pub fn recover(
         next_lsn: start_lsn,
         ..Default::default()
     };
+    let mut named_by_trailer = false;
     for idx in first..headers.len() {
         let (seq, hdr) = headers[idx];
         let Some(hdr) = hdr else {
@@ -112,7 +130,12 @@ pub fn recover(
             )));
         }
         let later = headers[idx + 1..].iter().find(|(_, h)| h.is_some());
-        let end = replay_segment(medium, &hdr, start_lsn, repair, &mut apply)?;
+        // The first segment of a claimed log, or one a trailer names, was made whole: the
+        // claim and the trailer come after a segment's making is persisted.
+        let made = named_by_trailer || (idx == first && expect.log_in_use);
+        let place = (made, later.is_some());
+        let end = replay_segment(medium, &hdr, place, start_lsn, repair, &mut apply)?;
+        named_by_trailer = end.trailer.is_some();
         out.bytes_replayed += end.bytes_replayed;
         out.segments.push(SegmentInfo {
             seq,
@@ -122,7 +145,7 @@ pub fn recover(
         out.end_offset = end.offset;
         out.next_lsn = end.lsn;
         if !settle_end(medium, &hdr, &end, later.map(|&(s, _)| s), repair)? {
-            out.cut = end.cut;
+            out.tail = end.tail;
             break;
         }
     }
@@ -225,19 +248,26 @@ struct SegmentEnd {
     bytes_replayed: u64,
     /// The trailer rotation left after the blocks, if whole.
     trailer: Option<Trailer>,
-    /// What lies past the blocks (and trailer) that is not zeros.
-    cut: Option<Cut>,
+    /// What lies past the blocks, judged as the newest segment's tail.
+    tail: Option<Tail>,
     /// Whether that is no more than a trailer torn by a crash during rotation.
     torn_trailer: bool,
-    /// The segment's length.
-    len: u64,
+    /// The segment's progress record, for repairing it (segments with a header page).
+    progress: Option<Progress>,
+    /// The segment's length as its header records it (segments with a header page).
+    len: Option<u64>,
+    /// The file's length.
+    file_len: u64,
 }
 
 /// Replays the blocks of one segment, checking that whatever follows the last valid one
-/// cannot be a block made durable before it was damaged.
+/// cannot be a block made durable before it was damaged. `made`: the segment is known to
+/// have been made whole (the log claimed before it was made, or a trailer names it);
+/// `followed`: a later segment exists.
 fn replay_segment(
     medium: &dyn Medium,
     hdr: &SegmentHeader,
+    (made, followed): (bool, bool),
     start_lsn: u64,
     repair: bool,
     apply: &mut impl FnMut(&Block, u64) -> Result<()>,
@@ -261,28 +291,146 @@ fn replay_segment(
     }
     let rest = bytes.get(off..).unwrap_or_default();
     let trailer = Trailer::decode(rest).filter(|t| t.end_lsn == lsn && t.next_seq == hdr.seq + 1);
-    let tail = if trailer.is_some() {
-        &rest[segment::TRAILER_LEN..]
-    } else {
-        // The end of what was written here: torn, never written, or damaged. Blocks a
-        // recycled segment held in its earlier life may follow: they are no part of a cut.
-        let stale = scan_tail(bytes, off, lsn, hdr.seq)?;
-        &rest[..stale - off]
+    let at = At { offset: off, lsn };
+    let (tail, torn_trailer, progress) = match hdr.layout {
+        _ if trailer.is_some() => (None, false, None),
+        Layout::Grown => grown_tail(bytes, hdr.seq, at)?,
+        Layout::Paged { len, recycled } => {
+            paged_tail(bytes, hdr.seq, at, len, recycled, (made, followed))?
+        }
     };
-    let nonzero = tail.iter().rposition(|&x| x != 0).map(|i| i as u64 + 1);
     Ok(SegmentEnd {
         offset: off as u64,
         lsn,
         bytes_replayed: replayed,
         trailer,
-        torn_trailer: nonzero.is_some_and(|n| n <= segment::TRAILER_LEN as u64),
-        cut: nonzero.map(|bytes| Cut {
-            records: readable_records(tail, lsn),
-            bytes,
-            lsn,
-        }),
-        len: bytes.len() as u64,
+        tail,
+        torn_trailer,
+        progress,
+        len: match hdr.layout {
+            Layout::Paged { len, .. } => Some(len),
+            Layout::Grown => None,
+        },
+        file_len: bytes.len() as u64,
     })
+}
+
+/// Where reading a segment stopped: its byte offset and the LSN expected there.
+#[derive(Clone, Copy)]
+struct At {
+    offset: usize,
+    lsn: u64,
+}
+
+/// The tail of a segment of an earlier format (no header page): whatever is not zeros
+/// after the last block, up to the first block an earlier life of a recycled file left. A
+/// crash can leave any of it. Also whether it is no more than a torn trailer.
+fn grown_tail(bytes: &[u8], seq: u64, at: At) -> Result<(Option<Tail>, bool, Option<Progress>)> {
+    let stale = scan_tail(bytes, at.offset, bytes.len(), at.lsn, seq)?;
+    let tail = &bytes[at.offset.min(stale)..stale];
+    let Some(nonzero) = last_nonzero(tail).map(|i| i as u64 + 1) else {
+        return Ok((None, false, None));
+    };
+    let (blocks, records) = readable_blocks(tail, at.lsn);
+    let t = Tail {
+        segment: segment::name(seq),
+        offset: at.offset as u64,
+        lsn: at.lsn,
+        bytes: nonzero,
+        blocks,
+        records,
+        durable_records: 0,
+        damage: None,
+    };
+    Ok((Some(t), nonzero <= segment::TRAILER_LEN as u64, None))
+}
+
+/// The tail of a segment with a header page, judged by its length and progress record: a
+/// crash can leave the last write's blocks torn within the pages it wrote, nothing else.
+fn paged_tail(
+    bytes: &[u8],
+    seq: u64,
+    at: At,
+    len: u64,
+    recycled: bool,
+    (made, followed): (bool, bool),
+) -> Result<(Option<Tail>, bool, Option<Progress>)> {
+    let file_len = bytes.len() as u64;
+    let page = &bytes[..bytes.len().min(segment::PAGE_LEN as usize)];
+    let recorded = progress::read(page);
+    let p = recorded.newest.unwrap_or_default();
+    let x = at.offset as u64;
+    // The bytes a crash may have written: the last write's, and a trailer after them in a
+    // segment that rotation ended (`followed`). A fresh file holds zeros past the page
+    // where they end; a recycled one, past the last write, what its earlier life left
+    // there (media that write whole pages pad the page with zeros).
+    let end_of_write = p.written.offset.max(x);
+    let trailer = if followed {
+        segment::TRAILER_LEN as u64
+    } else {
+        0
+    };
+    let reach = (end_of_write + segment::TRAILER_LEN as u64)
+        .next_multiple_of(segment::PAGE_LEN)
+        .min(file_len);
+    // A file cut inside its header page ends before its first block.
+    let from = at.offset.min(bytes.len());
+    let limit = match recycled {
+        true => (end_of_write + trailer).max(x).min(file_len),
+        false => file_len,
+    } as usize;
+    let end = from + last_nonzero(&bytes[from.min(limit)..limit]).map_or(0, |i| i + 1);
+    // A block starts with its magic, so none starts at or past `end`; one may end past it
+    // in zeros of its own.
+    scan_tail(&bytes[..limit], from, end, at.lsn, seq)?;
+    let nonzero = end as u64;
+    let damage = if file_len < len {
+        Some(format!(
+            "the file is {file_len} bytes long but its header says {len}: it was cut short"
+        ))
+    } else if let Some(why) = recorded.damage(made || x > segment::PAGE_LEN) {
+        Some(why.to_string())
+    } else if p.durable.offset > x {
+        Some(format!(
+            "its progress record says the log was durable to byte {} (LSN {}), past where it now ends",
+            p.durable.offset, p.durable.lsn
+        ))
+    } else if !recycled && p.written.offset >= x && nonzero > reach {
+        Some(format!(
+            "it holds bytes that are not zeros past byte {reach}, beyond the page its last write ended in"
+        ))
+    } else {
+        None
+    };
+    let lost = nonzero.max(p.written.offset);
+    if damage.is_none() && lost <= x {
+        return Ok((None, false, recorded.newest));
+    }
+    let (blocks, records) = readable_blocks(&bytes[from..end.max(from)], at.lsn);
+    let t = Tail {
+        segment: segment::name(seq),
+        offset: x,
+        lsn: at.lsn,
+        bytes: lost.saturating_sub(x),
+        blocks,
+        records: records.max(p.written.lsn.saturating_sub(at.lsn)),
+        durable_records: p.durable.lsn.saturating_sub(at.lsn),
+        damage,
+    };
+    let torn_trailer = t.damage.is_none()
+        && p.written.offset <= x
+        && nonzero.saturating_sub(x) <= segment::TRAILER_LEN as u64;
+    Ok((Some(t), torn_trailer, recorded.newest))
+}
+
+/// The index of the last byte of `b` that is not zero.
+fn last_nonzero(b: &[u8]) -> Option<usize> {
+    // Whole words from the end first: a preallocated segment is mostly zeros.
+    let mut end = b.len();
+    while end >= 8 && b[end - 8..end] == [0u8; 8] {
+        end -= 8;
+    }
+    b[..end].iter().rposition(|&x| x != 0)
 }
 
 /// Decides what the end of segment `hdr` means, given the next intact segment `later`
@@ -304,7 +452,7 @@ fn settle_end(
             )));
         }
     }
-    match (later, end.cut) {
+    match (later, &end.tail) {
         // Rotation cuts and persists a segment before starting the next, so more than a
         // trailer torn by a crash during rotation, with an intact later segment, is damage.
         (Some(s), Some(_)) if !(end.trailer.is_none() && end.torn_trailer) => {
@@ -316,17 +464,58 @@ fn settle_end(
             )))
         }
         (Some(_), _) => Ok(true),
-        (None, _) => {
-            if repair && end.offset < end.len && end.trailer.is_none() {
-                // Cut the torn tail so that a later, shorter write cannot be followed by
-                // stale blocks that happen to be intact.
-                let seg = medium.open(&name)?;
-                seg.set_len(end.offset)?;
-                seg.persist()?;
+        (None, tail) => {
+            if repair && end.trailer.is_none() {
+                cut_tail(medium, &name, end, tail.as_ref())?;
             }
             Ok(false)
         }
     }
+}
+
+/// Cuts the newest segment's tail, so that a later, shorter write cannot be followed by
+/// blocks of the torn one that happen to be intact. A segment of an earlier format is cut
+/// short at its last block; one with a header page keeps its length (restored, if it was
+/// cut short): its torn bytes are zeroed and its progress record says the log ends here.
+fn cut_tail(medium: &dyn Medium, name: &str, end: &SegmentEnd, tail: Option<&Tail>) -> Result<()> {
+    let seg = medium.open(name)?;
+    let Some(len) = end.len else {
+        if end.offset < end.file_len {
+            seg.set_len(end.offset)?;
+            seg.persist()?;
+        }
+        return Ok(());
+    };
+    let Some(t) = tail else {
+        return Ok(());
+    };
+    if end.file_len < len {
+        seg.set_len(len)?;
+    }
+    let torn_end = (t.offset + t.bytes).min(end.file_len);
+    if torn_end > t.offset {
+        seg.write_at(t.offset, &vec![0u8; (torn_end - t.offset) as usize])?;
+    }
+    let mut page = vec![0u8; segment::PAGE_LEN as usize];
+    seg.read_at(0, &mut page)?;
+    let here = Position {
+        offset: end.offset,
+        lsn: end.lsn,
+    };
+    let fresh = Progress {
+        seq: end.progress.map_or(0, |p| p.seq) + 1,
+        durable: here,
+        written: here,
+    };
+    fresh.put(&mut page);
+    // The other slot too: both must read, or the next reader counts a damaged one.
+    Progress {
+        seq: fresh.seq + 1,
+        ..fresh
+    }
+    .put(&mut page);
+    seg.write_at(0, &page)?;
+    seg.persist()
 }
 
 /// Removes segments past the end (never durable) and wholly below the start.
@@ -348,15 +537,16 @@ fn remove_unused(
     Ok(())
 }
 
-/// Records in the blocks at the start of `tail` whose headers still read (magic, and the
-/// LSN the log expects next), however damaged their bodies: what a cut loses.
-fn readable_records(tail: &[u8], mut lsn: u64) -> u64 {
+/// Blocks at the start of `tail` whose headers still read (magic, and the LSN the log
+/// expects next), however damaged their bodies, and their records: what a cut loses.
+fn readable_blocks(tail: &[u8], mut lsn: u64) -> (u64, u64) {
     let mut at = 0;
-    let mut records = 0;
+    let (mut blocks, mut records) = (0, 0);
     while let Some(h) = block::peek_header(tail.get(at..).unwrap_or_default()) {
         if h.first_lsn != lsn {
             break;
         }
+        blocks += 1;
         records += h.records;
         lsn += h.records;
         if h.len == 0 {
@@ -364,7 +554,7 @@ fn readable_records(tail: &[u8], mut lsn: u64) -> u64 {
         }
         at += h.len;
     }
-    records
+    (blocks, records)
 }
 
 /// A segment's bytes: mapped when this process owns the log (`repair`), copied otherwise.
@@ -412,14 +602,14 @@ fn holds_blocks(medium: &dyn Medium, seq: u64, start_lsn: u64, repair: bool) -> 
     Ok(false)
 }
 
-/// Called at the first invalid block, at byte `off`: errors if any intact block further on
-/// proves the invalid one had been durable (its durable hint lies past `lsn`). Returns where
-/// the first intact block from an earlier life of the file starts (its records lie below
-/// `lsn`), or the end of `bytes`.
-fn scan_tail(bytes: &[u8], off: usize, lsn: u64, seq: u64) -> Result<usize> {
+/// Called at the first invalid block, at byte `off`: errors if any intact block starting
+/// before `starts_before` proves the invalid one had been durable (its durable hint lies
+/// past `lsn`). Returns where the first intact block from an earlier life of the file starts
+/// (its records lie below `lsn`), or the end of `bytes`.
+fn scan_tail(bytes: &[u8], off: usize, starts_before: usize, lsn: u64, seq: u64) -> Result<usize> {
     let mut stale = None;
     let mut at = off;
-    while at + block::HEADER_LEN <= bytes.len() {
+    while at + block::HEADER_LEN <= bytes.len() && at < starts_before {
         if let Ok(Ok(b)) = block::decode(&bytes[at..]) {
             if b.durable_hint > lsn {
                 return Err(Error::corrupt(format!(

@@ -1,12 +1,27 @@
 //! WAL segment files: naming, the segment header and the trailer that rotation leaves.
 //!
+//! A segment this build makes (format 3) starts with a header page of [`PAGE_LEN`] bytes,
+//! its blocks after it:
+//! ```text
+//! header (64 B): magic "EVGWAL03" | seq u64 | first_lsn u64 | store_id u64 | root_seq u64
+//!                | len u64 | flags u32 | 0 u32 | crc32c u32 (of the first 56 bytes) | 0 u32
+//! progress slots: two of 48 B, at bytes 512 and 1024 (see [`super::progress`])
+//! zeros to byte 4096, where the first block starts
+//! ```
+//! `len` is the file's length, set when the segment is made and never changed by the
+//! writer, so a segment cut short is found by the header at its front, which a truncation
+//! cannot remove. Flag 1 (`RECYCLED`): the file is a retired segment reused, so bytes past
+//! its last write may be what its earlier life wrote there.
+//!
+//! Segments of earlier builds (format 2, then 1 from before stamps) have a header alone,
+//! blocks right after it, and grow as they are written:
 //! ```text
 //! header (48 B): magic "EVGWAL02" | seq u64 | first_lsn u64 | store_id u64 | root_seq u64
 //!                | crc32c u32 (of the first 40 bytes) | 0 u32
 //! from before stamps (32 B): magic "EVGWAL01" | seq u64 | first_lsn u64
 //!                | crc32c u32 (of the first 24 bytes) | 0 u32
 //! ```
-//! followed by commit blocks (see [`super::block`]) back to back, each 8-byte aligned.
+//! Commit blocks (see [`super::block`]) follow back to back, each 8-byte aligned.
 //! `root_seq` is the manifest commit in force when the segment was made: a segment made
 //! under a later root than the one open reads proves that root is older than the store.
 //!
@@ -20,17 +35,27 @@
 
 use crate::stamp::Stamp;
 
-/// Bytes in a segment header this build writes; the first block starts there.
-pub const HEADER_LEN: u64 = 48;
+/// Bytes of the header page of a segment this build makes; the first block starts there.
+pub const PAGE_LEN: u64 = 4096;
+/// Bytes of the header itself, at the start of the header page.
+pub const HEADER_LEN: u64 = 64;
+/// Bytes in a segment header of format 2 (stamped, without a header page).
+pub const STAMPED_HEADER_LEN: u64 = 48;
 /// Bytes in a segment header from before stamps.
 pub const LEGACY_HEADER_LEN: u64 = 32;
-const MAGIC: &[u8; 8] = b"EVGWAL02";
+const MAGIC: &[u8; 8] = b"EVGWAL03";
+const MAGIC_STAMPED: &[u8; 8] = b"EVGWAL02";
 const MAGIC_LEGACY: &[u8; 8] = b"EVGWAL01";
+/// Header flag: the file is a recycled segment (bytes past its last write may be stale).
+const RECYCLED: u32 = 1;
 /// Bytes in a rotation trailer.
 pub const TRAILER_LEN: usize = 32;
 const TRAILER_MAGIC: u32 = 0x444E_4557; // "WEND"
                                         // The layouts above, field by field; blocks after a header start 8-byte aligned.
-const _: () = assert!(HEADER_LEN == 8 + 8 + 8 + 8 + 8 + 4 + 4 && HEADER_LEN.is_multiple_of(8));
+const _: () = assert!(HEADER_LEN == 8 + 8 + 8 + 8 + 8 + 8 + 4 + 4 + 4 + 4);
+const _: () = assert!(
+    STAMPED_HEADER_LEN == 8 + 8 + 8 + 8 + 8 + 4 + 4 && STAMPED_HEADER_LEN.is_multiple_of(8)
+);
 const _: () =
     assert!(LEGACY_HEADER_LEN == 8 + 8 + 8 + 4 + 4 && LEGACY_HEADER_LEN.is_multiple_of(8));
 const _: () = assert!(TRAILER_LEN == 4 + 4 + 8 + 8 + 4 + 4 && TRAILER_LEN.is_multiple_of(8));
@@ -61,6 +86,21 @@ pub fn parse_name(name: &str) -> Option<u64> {
     u64::from_str_radix(hex, 16).ok()
 }
 
+/// How a segment lays out its file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Format 3: a header page with progress slots, and a length fixed when the file was
+    /// made.
+    Paged {
+        /// The file's length.
+        len: u64,
+        /// Whether the file is a retired segment reused.
+        recycled: bool,
+    },
+    /// Formats 1 and 2: the header, then blocks; the file grows as it is written.
+    Grown,
+}
+
 /// The header of a segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SegmentHeader {
@@ -71,32 +111,42 @@ pub struct SegmentHeader {
     /// The store, and the manifest commit in force when the segment was made; `None` in a
     /// segment from before stamps.
     pub stamp: Option<Stamp>,
+    /// How the file is laid out.
+    pub layout: Layout,
 }
 
 impl SegmentHeader {
-    /// Bytes the header takes: where the segment's first block starts.
+    /// Bytes before the segment's first block.
     pub fn header_len(&self) -> u64 {
-        match self.stamp {
-            Some(_) => HEADER_LEN,
-            None => LEGACY_HEADER_LEN,
+        match (self.layout, self.stamp) {
+            (Layout::Paged { .. }, _) => PAGE_LEN,
+            (Layout::Grown, Some(_)) => STAMPED_HEADER_LEN,
+            (Layout::Grown, None) => LEGACY_HEADER_LEN,
         }
     }
 
-    /// The header bytes (of a stamped header: this build writes no other).
+    /// The header bytes of a segment this build makes (stamped and paged: it makes no
+    /// other).
     pub fn encode(&self) -> [u8; HEADER_LEN as usize] {
         let st = self.stamp.expect("a segment this build writes is stamped");
+        let Layout::Paged { len, recycled } = self.layout else {
+            panic!("a segment this build writes has a header page");
+        };
         let mut h = [0u8; HEADER_LEN as usize];
         h[0..8].copy_from_slice(MAGIC);
         h[8..16].copy_from_slice(&self.seq.to_le_bytes());
         h[16..24].copy_from_slice(&self.first_lsn.to_le_bytes());
         h[24..32].copy_from_slice(&st.store_id.to_le_bytes());
         h[32..40].copy_from_slice(&st.seq.to_le_bytes());
-        let crc = crc32c::crc32c(&h[0..40]);
-        h[40..44].copy_from_slice(&crc.to_le_bytes());
+        h[40..48].copy_from_slice(&len.to_le_bytes());
+        let flags = if recycled { RECYCLED } else { 0 };
+        h[48..52].copy_from_slice(&flags.to_le_bytes());
+        let crc = crc32c::crc32c(&h[0..56]);
+        h[56..60].copy_from_slice(&crc.to_le_bytes());
         h
     }
 
-    /// Reads a header of either kind; `None` if it is torn or not a header.
+    /// Reads a header of any format; `None` if it is torn or not a header.
     pub fn decode(b: &[u8]) -> Option<Self> {
         let rd64 = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
         let crc_ok = |n: usize| {
@@ -105,18 +155,31 @@ impl SegmentHeader {
                     && t[4..].iter().all(|&x| x == 0)
             })
         };
-        let stamp = match b.get(..8)? {
-            m if m == MAGIC && crc_ok(40) => Some(Stamp {
-                store_id: rd64(24),
-                seq: rd64(32),
-            }),
-            m if m == MAGIC_LEGACY && crc_ok(24) => None,
+        let stamp = || Stamp {
+            store_id: rd64(24),
+            seq: rd64(32),
+        };
+        let (stamp, layout) = match b.get(..8)? {
+            m if m == MAGIC && crc_ok(56) && b[52..56] == [0; 4] => {
+                let flags = u32::from_le_bytes(b[48..52].try_into().unwrap());
+                if flags & !RECYCLED != 0 {
+                    return None;
+                }
+                let layout = Layout::Paged {
+                    len: rd64(40),
+                    recycled: flags & RECYCLED != 0,
+                };
+                (Some(stamp()), layout)
+            }
+            m if m == MAGIC_STAMPED && crc_ok(40) => (Some(stamp()), Layout::Grown),
+            m if m == MAGIC_LEGACY && crc_ok(24) => (None, Layout::Grown),
             _ => return None,
         };
         Some(SegmentHeader {
             seq: rd64(8),
             first_lsn: rd64(16),
             stamp,
+            layout,
         })
     }
 }
@@ -178,10 +241,14 @@ mod tests {
             seq: 3,
             first_lsn: 99,
             stamp: Some(Stamp::new(0xfeed, 7)),
+            layout: Layout::Paged {
+                len: 8192,
+                recycled: true,
+            },
         };
         let b = h.encode();
         assert_eq!(SegmentHeader::decode(&b), Some(h));
-        assert_eq!(h.header_len(), HEADER_LEN);
+        assert_eq!(h.header_len(), PAGE_LEN);
         for i in 0..b.len() {
             let mut c = b;
             c[i] ^= 1;
@@ -190,7 +257,18 @@ mod tests {
     }
 
     #[test]
-    fn a_header_from_before_stamps_reads_without_one() {
+    fn headers_of_earlier_formats_read_as_grown_segments() {
+        let mut h = [0u8; STAMPED_HEADER_LEN as usize];
+        h[0..8].copy_from_slice(MAGIC_STAMPED);
+        h[8..16].copy_from_slice(&4u64.to_le_bytes());
+        h[16..24].copy_from_slice(&50u64.to_le_bytes());
+        h[24..32].copy_from_slice(&9u64.to_le_bytes());
+        let crc = crc32c::crc32c(&h[0..40]);
+        h[40..44].copy_from_slice(&crc.to_le_bytes());
+        let d = SegmentHeader::decode(&h).unwrap();
+        assert_eq!((d.seq, d.layout, d.header_len()), (4, Layout::Grown, 48));
+        assert_eq!(d.stamp.map(|s| s.store_id), Some(9));
+
         let mut h = [0u8; LEGACY_HEADER_LEN as usize];
         h[0..8].copy_from_slice(MAGIC_LEGACY);
         h[8..16].copy_from_slice(&4u64.to_le_bytes());

@@ -85,7 +85,7 @@ fn rotation_ends_each_segment_with_a_trailer_naming_the_next() {
     let segs = segments(&m);
     assert!(segs.len() >= 3, "{segs:?}");
     let (rec, records) = read_back(&m, true).unwrap();
-    assert_eq!((records, rec.next_lsn, rec.cut), (200, 200, None));
+    assert_eq!((records, rec.next_lsn, rec.tail), (200, 200, None));
     for (i, name) in segs[..segs.len() - 1].iter().enumerate() {
         let b = m.open(name).unwrap().map().unwrap();
         let t = (0..b.bytes().len())
@@ -137,39 +137,94 @@ fn a_trailer_torn_by_a_crash_during_rotation_reads_on_into_the_next_segment() {
         .unwrap();
     // Half the trailer landed, or none of it, or all but its checksum.
     for torn in [&b[at..at + 16], &[][..], &b[at..at + 24]] {
-        seg.set_len(at as u64).unwrap();
-        seg.write_at(at as u64, torn).unwrap();
-        seg.set_len(at as u64 + segment::TRAILER_LEN as u64)
+        seg.write_at(at as u64, &[0u8; segment::TRAILER_LEN])
             .unwrap();
+        seg.write_at(at as u64, torn).unwrap();
         let (rec, records) = read_back(&m, true).unwrap();
-        assert_eq!((records, rec.cut), (200, None));
+        assert_eq!((records, rec.tail), (200, None));
     }
     // More than a trailer's worth of garbage before a later segment is damage.
     seg.write_at(at as u64, &[0xAB; 40]).unwrap();
     assert!(read_back(&m, true).is_err());
 }
 
+/// The offset where the last block of segment bytes `b` starts.
+fn last_block(b: &[u8]) -> usize {
+    let mut at = segment::PAGE_LEN as usize;
+    let mut last = at;
+    while let Ok(Ok(blk)) = block::decode(&b[at..]) {
+        last = at;
+        at += blk.len;
+    }
+    last
+}
+
 #[test]
-fn a_cut_tail_reports_the_records_whose_headers_still_read() {
+fn a_segment_cut_short_is_damage_and_counts_the_records_whose_headers_still_read() {
     let m = written(3);
     // The last segment: with 64-bit ids the three blocks do not fit in one.
     let name = segments(&m).pop().unwrap();
     let seg = m.open(&name).unwrap();
     let b = seg.map().unwrap().bytes().to_vec();
-    // The last block, torn: its header and half its body landed.
-    let last = {
-        let mut at = segment::HEADER_LEN as usize;
-        let mut last = at;
-        while let Ok(Ok(blk)) = block::decode(&b[at..]) {
-            last = at;
-            at += blk.len;
-        }
-        last
-    };
+    // The last block, cut: its header and half its body remain.
+    let last = last_block(&b);
     seg.set_len(last as u64 + 40).unwrap();
     let (rec, records) = read_back(&m, true).unwrap();
     assert_eq!(records, 20);
-    let cut = rec.cut.expect("the cut is reported");
-    assert_eq!((cut.records, cut.lsn), (10, 20));
-    assert!(cut.bytes > 32 && cut.bytes <= 40, "{cut:?}");
+    let t = rec.tail.expect("the cut is reported");
+    assert_eq!(
+        (t.records, t.blocks, t.lsn, t.offset),
+        (10, 1, 20, last as u64)
+    );
+    let why = t
+        .damage
+        .expect("a file shorter than its header says is damage");
+    assert!(why.contains("cut short"), "{why}");
+}
+
+#[test]
+fn a_torn_last_write_is_a_crash_and_blocks_zeroed_before_it_are_damage() {
+    let m = written(3);
+    let name = segments(&m).pop().unwrap();
+    let seg = m.open(&name).unwrap();
+    let b = seg.map().unwrap().bytes().to_vec();
+    let last = last_block(&b);
+    // The last write's body torn (zeros where its sectors never landed): a crash's.
+    seg.write_at(last as u64 + 40, &[0u8; 16]).unwrap();
+    let (rec, records) = read_back(&m, true).unwrap();
+    assert_eq!(records, 20);
+    let t = rec.tail.expect("reported");
+    assert_eq!((t.records, t.durable_records, t.damage), (10, 0, None));
+    // The whole last write zeroed from its block boundary: still within the last write,
+    // so reported as a crash would leave it, 10 records lost at least.
+    seg.write_at(last as u64, &vec![0u8; b.len() - last])
+        .unwrap();
+    let (rec, _) = read_back(&m, true).unwrap();
+    let t = rec
+        .tail
+        .expect("the progress record says the last write reached further");
+    assert_eq!((t.records, t.blocks, t.damage.is_none()), (10, 0, true));
+    // Zeroed from an earlier block: records the progress record says were durable are
+    // gone, which no crash does.
+    let first = segment::PAGE_LEN as usize;
+    if last > first {
+        seg.write_at(first as u64, &vec![0u8; last - first])
+            .unwrap();
+        let (rec, _) = read_back(&m, true).unwrap();
+        let t = rec.tail.expect("reported");
+        assert!(t.durable_records > 0 && t.damage.is_some(), "{t:?}");
+    }
+}
+
+#[test]
+fn a_damaged_block_before_one_whose_hint_covers_it_is_refused() {
+    let m = written(3);
+    let name = segments(&m).pop().unwrap();
+    let seg = m.open(&name).unwrap();
+    let b = seg.map().unwrap().bytes().to_vec();
+    let last = last_block(&b);
+    let first = segment::PAGE_LEN as usize;
+    assert!(last > first, "two blocks in the newest segment");
+    seg.write_at(first as u64, &[0xFF]).unwrap();
+    assert!(read_back(&m, true).is_err());
 }

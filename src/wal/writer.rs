@@ -14,6 +14,7 @@
 //! all, whatever the checksum says about a torn body.
 
 use super::block;
+use super::progress::{self, Position, Progress};
 use super::recover::{Recovered, SegmentInfo};
 use super::segment::{self, SegmentHeader};
 use crate::batch::DenseBatch;
@@ -100,7 +101,7 @@ impl Wal {
         let log = Log::open(
             medium,
             rec,
-            segment_bytes.max(segment::HEADER_LEN + segment::TRAILER_LEN as u64 + 1),
+            segment_bytes.max(segment::TRAILER_LEN as u64 + 8),
             spares,
             stamps,
         )?;
@@ -313,11 +314,22 @@ struct Log {
     medium: Arc<dyn Medium>,
     segments: VecDeque<SegmentInfo>,
     cur: Box<dyn SegmentFile>,
+    /// The current segment's header page, with its progress slots (a segment of an earlier
+    /// format, continued after recovery, has none).
+    page: Option<Box<[u8]>>,
+    /// Where the current segment's blocks (and trailer) must end: within the length fixed
+    /// when it was made, at about `segment_bytes` of blocks (`None`: a segment of an
+    /// earlier format, which grows).
+    cur_limit: Option<u64>,
+    /// The progress record written last in the current segment.
+    progress_seq: u64,
+    /// Where the log was durable as of the last completed persist.
+    durable: Position,
     offset: u64,
     stamps: LogStamps,
     next_lsn: u64,
     spares: Vec<String>,
-    /// Segments are cut at about this size.
+    /// Segments hold about this many bytes of blocks.
     segment_bytes: u64,
     /// Two-step commits with 8-byte markers (cache-line media).
     marked: bool,
@@ -341,34 +353,46 @@ impl Log {
             medium.sync_dir()?;
         }
         let mut segments: VecDeque<SegmentInfo> = rec.segments.into();
-        let (cur, offset) = match segments.back() {
-            Some(last) => {
-                let seg = medium.open_log(&segment::name(last.seq))?;
-                if medium.preallocates() && seg.len()? < segment_bytes {
-                    seg.set_len(segment_bytes)?;
-                    seg.persist()?;
-                }
-                (seg, rec.end_offset)
-            }
+        let marked = medium.persistence() == Persistence::CacheLine;
+        let Current {
+            file: cur,
+            page,
+            offset,
+        } = match segments.back() {
+            Some(last) => continue_segment(&*medium, last, rec.end_offset, segment_bytes)?,
             None => {
                 let info = SegmentInfo {
                     seq: 1,
                     first_lsn: rec.next_lsn,
-                    header_len: segment::HEADER_LEN,
+                    header_len: segment::PAGE_LEN,
                 };
                 segments.push_back(info);
                 // A new file rather than a spare: a writer that appends nothing and closes
                 // removes it again (the spares are kept already) and leaves the store's
                 // files as they were. Spares are taken at rotation.
-                let seg = new_segment(&*medium, info, None, segment_bytes, stamps.now())?;
-                (seg, segment::HEADER_LEN)
+                let made = new_segment(&*medium, info, None, segment_bytes, stamps.now())?;
+                Current {
+                    file: made.file,
+                    page: Some(made.page),
+                    offset: segment::PAGE_LEN,
+                }
             }
         };
-        let marked = medium.persistence() == Persistence::CacheLine;
+        let recorded = page.as_deref().map(progress::read).unwrap_or_default();
         Ok(Log {
+            cur_limit: match page {
+                Some(_) => Some(cur.len()?.min(segment::PAGE_LEN + segment_bytes)),
+                None => None,
+            },
             medium,
             segments,
             cur,
+            page,
+            progress_seq: recorded.newest.map_or(0, |p| p.seq),
+            durable: Position {
+                offset,
+                lsn: rec.next_lsn,
+            },
             offset,
             stamps,
             next_lsn: rec.next_lsn,
@@ -389,8 +413,14 @@ impl Log {
         );
         // Room is kept for the trailer that rotation writes after the last block.
         let room = blocks.len() as u64 + segment::TRAILER_LEN as u64;
-        if self.offset + room > self.segment_bytes && self.offset > self.cur_header_len() {
-            self.rotate()?;
+        let full = match self.cur_limit {
+            // A segment of a fixed length takes only what fits; a group larger than a
+            // segment gets one of its own, made to its size.
+            Some(limit) => self.offset + room > limit,
+            None => self.offset + room > self.segment_bytes && self.offset > self.cur_header_len(),
+        };
+        if full {
+            self.rotate(room)?;
         }
         if self.marked {
             let mut m = [0u8; 8];
@@ -398,10 +428,39 @@ impl Log {
             blocks[..8].fill(0);
             self.markers.push((self.offset, m));
         }
+        let written = Position {
+            offset: self.offset + blocks.len() as u64,
+            lsn: end,
+        };
+        self.record_progress(written)?;
         self.cur.write_at(self.offset, blocks)?;
         self.offset += blocks.len() as u64;
         self.next_lsn = end;
         Ok(())
+    }
+
+    /// Records in the header page, before a write of blocks ending at `written`, the log's
+    /// durable end and that write's end (see `progress`): both become durable with the
+    /// blocks, by the same persist.
+    fn record_progress(&mut self, written: Position) -> Result<()> {
+        let Some(page) = self.page.as_mut() else {
+            return Ok(());
+        };
+        self.progress_seq += 1;
+        let p = Progress {
+            seq: self.progress_seq,
+            durable: self.durable,
+            written,
+        };
+        p.put(page);
+        if self.marked {
+            // Cache-line media write back what was stored: the slot, not the page.
+            let at = p.slot_offset();
+            return self
+                .cur
+                .write_ahead(at as u64, &page[at..at + progress::SLOT_LEN]);
+        }
+        self.cur.write_ahead(0, page)
     }
 
     /// The persist every `sync` acknowledgement waits for: the group's bytes, then (on
@@ -414,6 +473,10 @@ impl Log {
             }
             self.cur.persist()?;
         }
+        self.durable = Position {
+            offset: self.offset,
+            lsn: self.next_lsn,
+        };
         Ok(())
     }
 
@@ -434,20 +497,27 @@ impl Log {
     ///
     /// A crash between 2 and 3 leaves a segment that ends without a trailer, or with a torn
     /// one, followed by an empty segment: recovery reads on into it.
-    fn rotate(&mut self) -> Result<()> {
-        self.cur.set_len(self.offset)?;
+    ///
+    /// A segment of a fixed length keeps it (its header says it; bytes past a recycled
+    /// file's last write are told apart by their LSNs and the progress record); one of an
+    /// earlier format is cut at its last block. The next segment holds at least `room`.
+    fn rotate(&mut self, room: u64) -> Result<()> {
+        if self.cur_limit.is_none() {
+            self.cur.set_len(self.offset)?;
+        }
         self.persist()?;
         let last = *self.segments.back().expect("log always has a segment");
         let info = SegmentInfo {
             seq: last.seq + 1,
             first_lsn: self.next_lsn,
-            header_len: segment::HEADER_LEN,
+            header_len: segment::PAGE_LEN,
         };
+        let blocks = self.segment_bytes.max(room);
         let next = new_segment(
             &*self.medium,
             info,
             self.spares.pop(),
-            self.segment_bytes,
+            blocks,
             self.stamps.now(),
         )?;
         let trailer = segment::Trailer {
@@ -456,9 +526,17 @@ impl Log {
         };
         self.cur.write_at(self.offset, &trailer.encode())?;
         self.cur.persist()?;
-        self.cur = next;
+        self.cur = next.file;
+        self.cur_limit = Some(segment::PAGE_LEN + blocks);
+        self.page = Some(next.page);
+        // Records 0 and 1 are the new segment's making.
+        self.progress_seq = 1;
         self.segments.push_back(info);
-        self.offset = segment::HEADER_LEN;
+        self.offset = segment::PAGE_LEN;
+        self.durable = Position {
+            offset: self.offset,
+            lsn: self.next_lsn,
+        };
         Ok(())
     }
 
@@ -515,16 +593,26 @@ impl Log {
     }
 }
 
+/// A segment just made.
+struct Made {
+    file: Box<dyn SegmentFile>,
+    /// Its header page, as written.
+    page: Box<[u8]>,
+}
+
 /// Makes segment `info` durably, from a spare when one is given, its header stamped with
-/// `stamp`.
+/// `stamp`, with room for `blocks` bytes of blocks (more if a spare is larger): its length
+/// is set and made durable before the header that records it, so a header that reads
+/// never claims a length the file did not have.
 fn new_segment(
     medium: &dyn Medium,
     info: SegmentInfo,
     spare: Option<String>,
-    segment_bytes: u64,
+    blocks: u64,
     stamp: Stamp,
-) -> Result<Box<dyn SegmentFile>> {
+) -> Result<Made> {
     let name = segment::name(info.seq);
+    let recycled = spare.is_some();
     let seg = match spare {
         Some(s) => {
             // The spare's old header goes before it takes a segment's name: a crash
@@ -532,7 +620,7 @@ fn new_segment(
             // header, which would name this sequence number when a close restarted the
             // numbering, and recovery would replay the spare's stale blocks as the log.
             let old = medium.open(&s)?;
-            old.write_at(0, &[0u8; segment::HEADER_LEN as usize])?;
+            old.write_at(0, &[0u8; segment::PAGE_LEN as usize])?;
             old.persist()?;
             drop(old);
             medium.rename(&s, &name)?;
@@ -540,16 +628,72 @@ fn new_segment(
         }
         None => medium.create_log(&name)?,
     };
-    if medium.preallocates() {
-        seg.set_len(segment_bytes)?;
+    let want = segment::PAGE_LEN + blocks.next_multiple_of(segment::PAGE_LEN);
+    let len = seg.len()?.next_multiple_of(segment::PAGE_LEN).max(want);
+    if seg.len()? != len {
+        seg.set_len(len)?;
+        seg.persist()?;
     }
     let hdr = SegmentHeader {
         seq: info.seq,
         first_lsn: info.first_lsn,
         stamp: Some(stamp),
+        layout: segment::Layout::Paged { len, recycled },
     };
-    seg.write_at(0, &hdr.encode())?;
+    let mut page = vec![0u8; segment::PAGE_LEN as usize].into_boxed_slice();
+    page[..segment::HEADER_LEN as usize].copy_from_slice(&hdr.encode());
+    let start = Position {
+        offset: segment::PAGE_LEN,
+        lsn: info.first_lsn,
+    };
+    for seq in [0, 1] {
+        let made = Progress {
+            seq,
+            durable: start,
+            written: start,
+        };
+        made.put(&mut page);
+    }
+    seg.write_at(0, &page)?;
     seg.persist()?;
     medium.sync_dir()?;
-    Ok(seg)
+    Ok(Made { file: seg, page })
+}
+
+/// Opens the segment recovery ended in, to append after its last block: its header page
+/// if it has one (whose progress record recovery left current), else a segment of an
+/// earlier format preallocated as before on media that preallocate. What recovery read
+/// is persisted first: a killed writer's last blocks may have reached the file but not
+/// the medium, and the progress record is about to claim them durable.
+fn continue_segment(
+    medium: &dyn Medium,
+    last: &SegmentInfo,
+    end_offset: u64,
+    segment_bytes: u64,
+) -> Result<Current> {
+    let file = medium.open_log(&segment::name(last.seq))?;
+    let mut page = None;
+    if last.header_len == segment::PAGE_LEN {
+        let mut p = vec![0u8; segment::PAGE_LEN as usize].into_boxed_slice();
+        file.read_at(0, &mut p)?;
+        file.persist()?;
+        page = Some(p);
+    } else if medium.preallocates() && file.len()? < segment_bytes {
+        file.set_len(segment_bytes)?;
+        file.persist()?;
+    }
+    Ok(Current {
+        file,
+        page,
+        offset: end_offset,
+    })
+}
+
+/// The segment the writer appends to when it starts.
+struct Current {
+    file: Box<dyn SegmentFile>,
+    /// Its header page (segments of earlier formats have none).
+    page: Option<Box<[u8]>>,
+    /// Where the next block goes.
+    offset: u64,
 }

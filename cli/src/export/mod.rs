@@ -61,7 +61,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             .store(&a.store)
             .dir(out, "OUT")?;
     }
-    let g = crate::open_existing(&a.store, true)?;
+    let g = crate::open_reader(&a.store)?;
     let s = crate::args::snapshot_at(&g, a.at)?;
     match (a.format, &a.out) {
         (ExportFormat::Text, None) if a.kernels.is_empty() => text(&s),
