@@ -57,12 +57,21 @@ pub struct DenseBatch {
     /// When the batch commits (Unix nanoseconds); `None` in blocks from before commit
     /// times were logged.
     pub time: Option<i64>,
+    /// The LSNs the batch takes: the records the caller submitted, whatever they came to
+    /// (FORMAT.md, "LSNs"); `None` in blocks from before that rule, which took one per
+    /// update logged.
+    pub span: Option<u64>,
 }
 
 impl DenseBatch {
-    /// Number of user records (edge and vertex updates).
+    /// Number of updates logged (edge and vertex updates).
     pub fn records(&self) -> u64 {
         self.sections.iter().map(|s| s.len() as u64).sum()
+    }
+
+    /// The LSNs the batch takes.
+    pub fn lsn_span(&self) -> u64 {
+        self.span.unwrap_or_else(|| self.records())
     }
 
     /// Appends an edge update, opening a new section if the last one holds vertices.

@@ -23,26 +23,48 @@ pub fn show(t: i64) -> String {
     DateTime::<Utc>::from_timestamp_nanos(t).to_rfc3339_opts(SecondsFormat::AutoSi, true)
 }
 
-/// Parses a time as an input gives it (see the module documentation); the error says what
-/// was expected.
+/// What a time outside an `i64` of nanoseconds is told.
+const RANGE: &str = "outside the times evograph holds: the years 1677 to 2262 (Unix seconds -9223372036 to 9223372036)";
+
+/// Parses a time as an input gives it (see the module documentation), or a date alone
+/// (`2002-01-01`: its midnight, UTC); the error says what was expected. Digits finer than
+/// a nanosecond are dropped, rounding towards the past: a point reads "at or before" it.
 pub fn parse(text: &str) -> Result<i64, String> {
     let text = text.trim();
     let bad = || {
         format!(
-            "'{text}' is not a time: expected Unix seconds (such as 1009843200 or 1009843200.5) or RFC 3339 with an offset (such as 2002-01-01T00:00:00Z)"
+            "'{text}' is not a time: expected Unix seconds (such as 1009843200 or 1009843200.5), RFC 3339 with an offset (such as 2002-01-01T00:00:00Z) or a date (2002-01-01, its midnight UTC)"
         )
     };
     if text.contains(['T', 't', ' ']) && text.contains([':']) {
         let dt = DateTime::parse_from_rfc3339(text).map_err(|e| format!("{}: {e}", bad()))?;
         return dt
             .timestamp_nanos_opt()
-            .ok_or_else(|| format!("{text} is outside the years 1677 to 2262"));
+            .ok_or_else(|| format!("{text} is {RANGE}"));
     }
-    parse_seconds(text).ok_or_else(bad)
+    if let Ok(day) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        let midnight = day.and_hms_opt(0, 0, 0).expect("midnight exists").and_utc();
+        return midnight
+            .timestamp_nanos_opt()
+            .ok_or_else(|| format!("{text} is {RANGE}"));
+    }
+    match parse_seconds(text) {
+        Seconds::Time(t) => Ok(t),
+        Seconds::OutOfRange => Err(format!("{text} is {RANGE}")),
+        Seconds::Malformed => Err(bad()),
+    }
+}
+
+/// What [`parse_seconds`] made of its text.
+enum Seconds {
+    Time(i64),
+    OutOfRange,
+    Malformed,
 }
 
 /// Decimal Unix seconds, exactly: a float would round `1009843200.1` to another nanosecond.
-fn parse_seconds(text: &str) -> Option<i64> {
+/// Digits past the ninth fractional one are dropped, towards the past.
+fn parse_seconds(text: &str) -> Seconds {
     let (neg, digits) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, text.strip_prefix('+').unwrap_or(text)),
@@ -50,22 +72,28 @@ fn parse_seconds(text: &str) -> Option<i64> {
     let (whole, frac) = digits.split_once('.').unwrap_or((digits, ""));
     let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if whole.is_empty() && frac.is_empty() || !all_digits(whole) || !all_digits(frac) {
-        return None;
+        return Seconds::Malformed;
     }
-    if frac.len() > 9 && frac[9..].bytes().any(|b| b != b'0') {
-        return None; // finer than a nanosecond
-    }
-    let secs: i64 = if whole.is_empty() {
-        0
-    } else {
-        whole.parse().ok()?
+    let finer = frac.len() > 9 && frac[9..].bytes().any(|b| b != b'0');
+    let secs: i64 = match whole.parse() {
+        Ok(s) => s,
+        Err(_) if whole.is_empty() => 0,
+        Err(_) => return Seconds::OutOfRange,
     };
     let mut nanos: i64 = 0;
     for (i, b) in frac.bytes().take(9).enumerate() {
         nanos += i64::from(b - b'0') * 10i64.pow(8 - i as u32);
     }
-    let t = secs.checked_mul(1_000_000_000)?.checked_add(nanos)?;
-    Some(if neg { -t } else { t })
+    let t = secs
+        .checked_mul(1_000_000_000)
+        .and_then(|s| s.checked_add(nanos));
+    let t = match (t, neg) {
+        (Some(t), false) => Some(t),
+        // Before the epoch, the dropped digits made it later: one nanosecond back.
+        (Some(t), true) => (-t).checked_sub(i64::from(finer)),
+        (None, _) => None,
+    };
+    t.map_or(Seconds::OutOfRange, Seconds::Time)
 }
 
 #[cfg(test)]
@@ -85,6 +113,9 @@ mod tests {
             ("2002-01-01T00:00:00Z", jan),
             ("2001-12-31T19:00:00-05:00", jan),
             ("2002-01-01T00:00:00.25+00:00", jan + 250_000_000),
+            ("2002-01-01", jan),
+            ("1009843200.0000000019", jan + 1),
+            ("-0.0000000011", -2),
         ] {
             assert_eq!(parse(text), Ok(want), "{text}");
         }
@@ -100,14 +131,19 @@ mod tests {
             ".",
             "12a",
             "1.2.3",
-            "2002-01-01",
+            "2002-13-01",
             "1e9",
-            "0.0000000001",
             "2002-13-01T00:00:00Z",
         ] {
             let e = parse(text).unwrap_err();
             assert!(e.contains("is not a time"), "{text}: {e}");
         }
-        assert!(parse("99999999999999999999").is_err());
+        for text in ["99999999999", "99999999999999999999", "-99999999999"] {
+            let e = parse(text).unwrap_err();
+            assert!(
+                e.contains("outside the times evograph holds: the years 1677 to 2262"),
+                "{text}: {e}"
+            );
+        }
     }
 }

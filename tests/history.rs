@@ -150,6 +150,22 @@ fn run(steps: Vec<Step>, undirected: bool, weighted: bool, background: bool) {
     let g = Graph::open(&path, o()).unwrap();
     assert_eq!(g.history(), History::Commits(3));
     assert!(g.check().unwrap().is_sound());
+    // Widening brings none of what was let go back: the 3 kept, and those after.
+    g.set_history(History::All).unwrap();
+    let t = g.submit(&[Record::Insert(3, 4)]).unwrap();
+    g.wait(t).unwrap();
+    model.apply(&Record::Insert(3, 4));
+    models.push((t.lsn(), model.clone()));
+    check_history(&g, &models, 4, "3 kept and one after, history all again");
+    if let Some((old, _)) = models.iter().rev().nth(4) {
+        let e = match g.snapshot_at(Point::Lsn(*old)) {
+            Ok(_) => panic!("LSN {old} was let go, and shown after the window widened"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains("outside the history kept"), "{e}");
+    }
+    assert_eq!(g.history_bytes().unwrap().let_go, 0, "freed by config");
+    assert!(g.check().unwrap().is_sound());
     // Turning history off lets go of every segment, including the one the same flush
     // writes from a memtable that still kept history: no point is shown any more, and
     // the refusal says why (it once found a segment listed whose file was gone).

@@ -51,6 +51,9 @@ enum Step {
     Compact,
     Snapshot,
     Reopen,
+    /// History narrowed to the last `n` commits, then widened to all again: the commits let
+    /// go must stay gone (and the segment the window cut is written again).
+    Narrow(u64),
 }
 
 /// Images checked by all tests of this process (reported, and asserted per test).
@@ -93,6 +96,7 @@ fn workload(rng: &mut Rng, cfg: Config, steps: usize) -> Vec<Step> {
             1 => Step::Compact,
             2 | 3 => Step::Snapshot,
             4 => Step::Reopen,
+            5 if cfg.history => Step::Narrow(1 + rng.below(5)),
             _ => {
                 let n = 1 + rng.below(60) as usize;
                 let mut recs = Vec::with_capacity(n);
@@ -190,6 +194,9 @@ struct Bounds {
     lsns: Vec<Option<u64>>,
     /// The store's id (`stats`), the same in every image that holds its manifest.
     store_id: Option<String>,
+    /// The oldest commit a narrowed window left (0: none narrowed): points before it are
+    /// no longer shown, in images after the narrowing.
+    floor: u64,
 }
 
 /// What a recorded run leaves: the medium with its log, and the model's batch boundaries.
@@ -213,6 +220,7 @@ fn record(cfg: Config, steps: &[Step], fault: Option<(u64, Fault)>) -> Recorded 
         at: vec![(0, model_digest(&model, cfg.weighted), 0)],
         lsns: vec![None],
         store_id: None,
+        floor: 0,
     };
     let mut records = 0u64;
     let mut held: Vec<(Snapshot, u64)> = Vec::new();
@@ -250,6 +258,15 @@ fn record(cfg: Config, steps: &[Step], fault: Option<(u64, Fault)>) -> Recorded 
             Step::Snapshot => gr.snapshot().map(|s| {
                 held.push((s, model_digest(&model, cfg.weighted)));
             }),
+            Step::Narrow(n) => {
+                let committed: Vec<u64> = bounds.lsns.iter().flatten().copied().collect();
+                if let Some(&oldest) = committed.iter().rev().nth(*n as usize - 1) {
+                    bounds.floor = bounds.floor.max(oldest);
+                }
+                gr.set_history(History::Commits(*n))
+                    .and_then(|()| gr.set_history(History::All))
+                    .map(|()| medium.mark(records))
+            }
             Step::Reopen => {
                 let res = g.take().unwrap().close().map(|()| medium.mark(records));
                 res.and_then(|()| {
@@ -375,7 +392,7 @@ fn verify_history(g: &Graph, cfg: Config, bounds: &Bounds, k: usize) -> Result<(
     // A batch that committed nothing (a string-keyed store's deletes of names it never
     // saw) has ticket LSN 0 when it comes first: there is no commit to read there.
     let known: Vec<usize> = (1..=k)
-        .filter(|&j| bounds.lsns[j].is_some_and(|l| l > 0))
+        .filter(|&j| bounds.lsns[j].is_some_and(|l| l > 0 && l >= bounds.floor))
         .collect();
     let picks = [
         0,

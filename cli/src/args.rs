@@ -76,8 +76,23 @@ pub fn point(s: &str) -> Result<evograph::store::Point, String> {
     s.parse()
 }
 
-/// The graph `at` names (the latest one when `None`), saying on stderr which commit it is
-/// and, when the point fell between commits, that it is the last one before it.
+/// Notes said on stderr once the command has succeeded (a failure says one line, its
+/// error, and nothing before it).
+static NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Says `note` on stderr when the command succeeds.
+pub fn note_on_success(note: String) {
+    NOTES.lock().unwrap_or_else(|e| e.into_inner()).push(note);
+}
+
+/// The notes kept for a command that succeeded.
+pub fn take_notes() -> Vec<String> {
+    std::mem::take(&mut *NOTES.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// The graph `at` names (the latest one when `None`), saying on stderr, once the command
+/// succeeds, which commit it is and, when the point fell between commits, that it is the
+/// last one before it.
 pub fn snapshot_at(
     g: &evograph::Graph,
     at: Option<evograph::store::Point>,
@@ -86,7 +101,7 @@ pub fn snapshot_at(
         return g.snapshot();
     };
     let (s, c) = g.snapshot_at(p)?;
-    eprintln!("evograph: {}", describe(p, c));
+    note_on_success(describe(p, c));
     Ok(s)
 }
 

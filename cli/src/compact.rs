@@ -19,6 +19,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         &a.store,
         evograph::Options::new().create(false).threads(a.threads),
     )?;
+    crate::warn_open(&g);
     let before = g.stats()?.medium_bytes;
     let t = Instant::now();
     g.compact()?;

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 /// Print the net changes from commit A to commit B as an ops stream (`+ u v [w]`, `- u v`,
 /// `+ u`, `- u`): `evograph ingest --format ops` replays it on the graph as of A to give
 /// the graph as of B. A may come after B: then the lines undo. A weight change is a
-/// `+ u v w` line.
+/// `+ u v w` line. A vertex name holding a blank is written in double quotes (`\"` and
+/// `\\` inside), as the ops format reads it.
 #[derive(clap::Args)]
 pub struct Args {
     /// Store directory.
@@ -23,16 +24,19 @@ pub struct Args {
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let g = crate::open_reader(&a.store)?;
     let d = g.diff(a.from, a.to)?;
-    eprintln!(
-        "evograph: from {} to {}",
+    crate::args::note_on_success(format!(
+        "from {} to {}",
         crate::args::describe(a.from, d.from),
         crate::args::describe(a.to, d.to)
-    );
+    ));
     let s = g.snapshot()?;
+    // A name holding a blank is quoted, as the ops format reads it back.
     let name = |x: u64| -> String {
-        (s.key_of_external(x)).map_or_else(|| x.to_string(), |k| k.to_string())
+        (s.key_of_external(x)).map_or_else(
+            || x.to_string(),
+            |k| evograph::io::quote_name(&k.to_string()).into_owned(),
+        )
     };
-    refuse_unreplayable(&d.records, name)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let io = |e: std::io::Error| evograph::Error::io("write", "stdout", e);
     for r in &d.records {
@@ -48,24 +52,4 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     }
     out.flush().map_err(io)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// An ops line splits its fields at blanks, so a name holding one (or empty) would not
-/// replay as the vertex it names: refused before any line is printed.
-fn refuse_unreplayable(
-    records: &[evograph::Record],
-    name: impl Fn(u64) -> String,
-) -> evograph::Result<()> {
-    use evograph::Record::*;
-    let bad = |n: &String| n.is_empty() || n.chars().any(char::is_whitespace);
-    let vertices = records.iter().flat_map(|r| match *r {
-        Insert(u, v) | InsertWeighted(u, v, _) | Delete(u, v) => [Some(u), Some(v)],
-        InsertVertex(u) | DeleteVertex(u) => [Some(u), None],
-    });
-    match vertices.flatten().map(name).find(bad) {
-        Some(n) => Err(evograph::Error::Invalid(format!(
-            "the diff names vertex {n:?}, which an ops line cannot carry (its fields are split at blanks): take the changes from Python (Graph.diff gives arrays) or rename the vertex"
-        ))),
-        None => Ok(()),
-    }
 }

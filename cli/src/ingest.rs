@@ -46,10 +46,13 @@ pub struct Args {
     #[arg(long)]
     header: bool,
     /// The edge list's column N (1-based) gives each edge's commit time, in Unix seconds
-    /// (possibly fractional) or RFC 3339 with an offset; the other columns keep their
-    /// meaning. Consecutive lines of one time commit as one batch (or more, of at most
-    /// --batch records each), and a time before the one above it is refused, naming the
-    /// line. An ops stream gives times on `@ TIME` lines instead.
+    /// (possibly fractional), RFC 3339 with an offset, or a date (its midnight UTC); the
+    /// other columns keep their meaning. Consecutive lines of one time commit as one batch
+    /// (or more, of at most --batch records each), and a time before the one above it is
+    /// refused, naming the line. An ops stream gives times on `@ TIME` lines instead. A
+    /// batch without a time of its own commits at the wall clock's time, or at the store's
+    /// last commit time if that is later (times never go backwards): after a batch timed in
+    /// the future, untimed batches take that time too, and a warning says so once.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     time_column: Option<u32>,
     /// History a new store keeps: none (the default), all, a duration counted back from the
@@ -86,7 +89,10 @@ pub struct Args {
     /// sync (acknowledge once durable), interval=MS (persist every MS milliseconds) or none.
     #[arg(long, default_value = "sync")]
     durability: Durability,
-    /// Print `acked N` each time the first N input records are acknowledged.
+    /// Print `acked N` each time the first N input records are acknowledged: the store is
+    /// then durable up to LSN B + N, B being its LSN when the ingest began (LSNs count the
+    /// records submitted, one each, whatever they change; the summary line gives B and
+    /// the end).
     #[arg(long)]
     print_acks: bool,
     /// Batches submitted ahead of their acknowledgement (1: wait for each batch to be
@@ -252,6 +258,8 @@ fn changes_target(a: &Args) -> evograph::Result<Option<(output::Target, output::
 /// What the ingest did, for the summary line.
 struct Summary {
     records: u64,
+    /// The store's LSN when the ingest began and when it ended.
+    lsns: (u64, u64),
     secs: f64,
     open_secs: f64,
     close_secs: f64,
@@ -293,6 +301,7 @@ fn ingest(
         .create(true);
     let t_open = Instant::now();
     let g = Graph::open(&a.store, opts)?;
+    crate::warn_open(&g);
     if let Some(h) = a.history.filter(|&h| !creating && h != g.history()) {
         return Err(evograph::Error::Invalid(format!(
             "store {} keeps history {}; --history {h} applies to a new store (change it with `evograph config {} --history {h}`)",
@@ -310,17 +319,19 @@ fn ingest(
         );
     }
     let t = Instant::now();
+    let first_lsn = g.stats()?.next_lsn;
     let records = stream(a, &g, src, info.total_bytes, acked, changes)?;
     let secs = t.elapsed().as_secs_f64();
     let t_close = Instant::now();
-    let vertices = g.stats()?.vertices;
+    let stats = g.stats()?;
     g.close()?;
     Ok(Summary {
         records,
+        lsns: (first_lsn, stats.next_lsn),
         secs,
         open_secs,
         close_secs: t_close.elapsed().as_secs_f64(),
-        vertices,
+        vertices: stats.vertices,
     })
 }
 
@@ -350,6 +361,7 @@ fn stream(
         out: std::io::stdout().lock(),
     };
     let mut records = 0u64;
+    let mut warned_future = false;
     let res = (|| {
         for b in &rx {
             let (b, names, time) = match b {
@@ -377,6 +389,10 @@ fn stream(
             };
             records += b.len() as u64;
             pb.inc(b.len() as u64 * 8);
+            if let Some(t) = time.filter(|&t| !warned_future && t > evograph::time::now()) {
+                warned_future = true;
+                pb.suspend(|| say_future(t));
+            }
             if let Some(k) = kept.as_mut() {
                 k.step(g).inspect_err(|_| drop(acks.settle()))?;
             }
@@ -391,6 +407,15 @@ fn stream(
     drop(rx);
     let _ = reader.join();
     res
+}
+
+/// The warning for the first batch timed in the future.
+fn say_future(t: i64) {
+    eprintln!(
+        "evograph: warning: a batch commits at {}, in the future (it is {} now): batches after it without a time of their own commit at that time too, as times never go backwards",
+        evograph::time::show(t),
+        evograph::time::show(evograph::time::now())
+    );
 }
 
 /// Reads batches of `batch` records from `src` on a thread of its own, two ahead of the
@@ -482,7 +507,7 @@ fn print_summary(
         String::new()
     };
     println!(
-        "ingested {} records in {:.3} s: {:.2} M records/s ({}; {validated}open {:.3} s, close {:.3} s; {:.3} s start to exit: {:.2} M records/s; {} vertices)",
+        "ingested {} records in {:.3} s: {:.2} M records/s ({}; {validated}open {:.3} s, close {:.3} s; {:.3} s start to exit: {:.2} M records/s; {} vertices; LSN {} to {})",
         s.records,
         s.secs,
         s.records as f64 / s.secs.max(1e-9) / 1e6,
@@ -491,7 +516,9 @@ fn print_summary(
         s.close_secs,
         total_secs,
         s.records as f64 / total_secs.max(1e-9) / 1e6,
-        s.vertices
+        s.vertices,
+        s.lsns.0,
+        s.lsns.1
     );
     Ok(())
 }

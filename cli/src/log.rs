@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// List the commits in the history kept (LSN, time, records), and what it costs.
+/// List the commits in the history kept (LSN, time, records), and what it costs. A commit's
+/// records are those its batch submitted, which its LSN counts (one each, whatever they
+/// changed): a commit's LSN is the one before it plus its records.
 #[derive(clap::Args)]
 pub struct Args {
     /// Store directory.

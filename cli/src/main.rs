@@ -90,7 +90,12 @@ fn main() -> ExitCode {
         Cmd::Config(a) => config::run(a).map_err(Failure::from),
     };
     match res {
-        Ok(code) => code,
+        Ok(code) => {
+            for n in args::take_notes() {
+                eprintln!("evograph: {}", printable(&n));
+            }
+            code
+        }
         Err(f) => {
             eprintln!("evograph: error: {}", printable(&f.to_string()));
             ExitCode::from(2)
@@ -192,6 +197,14 @@ fn warn_unreadable_tail(g: &evograph::Graph) {
             "evograph: warning: WAL segment {} {kind}: reading stops at byte {} (LSN {}), at least {} record(s) after it could not be read; answering from the log before it",
             t.segment, t.offset, t.lsn, t.records_at_least
         );
+    }
+}
+
+/// Says on stderr, one line each, what opening the store found that a user should know
+/// though it opened (a damaged history segment).
+fn warn_open(g: &evograph::Graph) {
+    for w in g.warnings() {
+        eprintln!("evograph: warning: {}", printable(&w));
     }
 }
 

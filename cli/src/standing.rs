@@ -32,9 +32,29 @@ pub fn write_full(
     w.flush().map_err(io)
 }
 
-/// `# lsn LSN` and a line per change, in key order.
-pub fn write_step(w: &mut impl Write, s: &Patched, step: &Step) -> std::io::Result<()> {
-    writeln!(w, "# lsn {}", step.lsn)?;
+/// How many commits a step reflects, when it is more than one: its `# lsn` line says so,
+/// so that a reader of the output tells a skip from a quiet commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Commits {
+    /// Exactly this many.
+    Exactly(usize),
+    /// At least this many (the store no longer lists the older ones).
+    AtLeast(usize),
+}
+
+/// `# lsn LSN` (with `commits N` when the step reflects more than one) and a line per
+/// change, in key order.
+pub fn write_step(
+    w: &mut impl Write,
+    s: &Patched,
+    step: &Step,
+    commits: Commits,
+) -> std::io::Result<()> {
+    match commits {
+        Commits::Exactly(n) if n <= 1 => writeln!(w, "# lsn {}", step.lsn)?,
+        Commits::Exactly(n) => writeln!(w, "# lsn {} commits {n}", step.lsn)?,
+        Commits::AtLeast(n) => writeln!(w, "# lsn {} commits {n}+", step.lsn)?,
+    }
     let mut changes: Vec<&Change> = step.changes.iter().collect();
     changes.sort_by(|a, b| s.key(a.vertex).cmp(&s.key(b.vertex)));
     let sep = separator(s.base());
@@ -144,8 +164,14 @@ impl Kept {
         };
         match step.initial {
             true => write_full(&mut self.out, &self.path, m, step.lsn),
-            false => write_step(&mut self.out, m.graph().expect("stepped"), &step)
-                .map_err(|e| evograph::Error::io("write", &self.path, e)),
+            // Each batch is reflected before the next is submitted: one commit a step.
+            false => write_step(
+                &mut self.out,
+                m.graph().expect("stepped"),
+                &step,
+                Commits::Exactly(1),
+            )
+            .map_err(|e| evograph::Error::io("write", &self.path, e)),
         }
     }
 

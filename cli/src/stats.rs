@@ -90,16 +90,22 @@ fn history_line(g: &evograph::Graph) -> evograph::Result<Option<(String, serde_j
         return Ok(None);
     }
     let l = g.log()?;
+    let b = g.history_bytes()?;
     let span = match (l.commits.first(), l.commits.last()) {
         (Some((a, _)), Some((b, _))) => format!(" (LSN {} to {})", a.lsn, b.lsn),
         _ => String::new(),
     };
+    let let_go = match b.let_go {
+        0 => String::new(),
+        n => format!(", {n} bytes still held for commits let go (freed by the next writer's open)"),
+    };
     let line = format!(
-        "{}: {} commits kept{span}, {} segments of {} bytes",
+        "{}: {} commits kept{span}, {} segments of {} bytes: {} bytes for the commits kept{let_go}",
         l.setting,
         l.commits.len(),
         l.segments,
-        l.segment_bytes
+        l.segment_bytes,
+        b.kept
     );
     let json = serde_json::json!({
         "setting": l.setting.to_string(),
@@ -108,6 +114,8 @@ fn history_line(g: &evograph::Graph) -> evograph::Result<Option<(String, serde_j
         "to_lsn": l.commits.last().map(|c| c.0.lsn),
         "segments": l.segments,
         "segment_bytes": l.segment_bytes,
+        "kept_bytes": b.kept,
+        "let_go_bytes": b.let_go,
     });
     Ok(Some((line, json)))
 }

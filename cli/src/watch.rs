@@ -1,7 +1,7 @@
 //! `evograph watch`: a kernel kept current on a store another process ingests into.
 
 use crate::args;
-use crate::standing::{write_full, write_step};
+use crate::standing::{write_full, write_step, Commits};
 use evograph::algo::kernel::{limits, Kernel, Params};
 use evograph::standing::{Maintainer, Recomputed, Step};
 use evograph::store::Point;
@@ -17,7 +17,11 @@ use std::time::Duration;
 /// one `vertex old new` line per vertex whose value changed, `-` where the vertex does not
 /// exist on that side; every reflected commit gets its `# lsn` line, even when nothing
 /// changed. In a store keyed by names the fields are tab-separated. Output is flushed at
-/// each commit. A watcher that falls behind reflects the newest commit in one step.
+/// each commit. With --to, every commit the store holds between the start and --to gets
+/// its own block, a commit whose changes are too large to bring the result forward
+/// recomputed there and still listed. A live watcher that falls behind reflects the
+/// newest commit in one step and says how many it covers: `# lsn L commits N` (`N+` when
+/// the store no longer lists the older ones).
 ///
 /// Kernels: wcc, bfs and sssp from --source, and pr-tol (PageRank within --tolerance, L1,
 /// of its fixed point; a score is listed when it moved by more than the tolerance divided
@@ -71,7 +75,6 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let start = a.from.or(a.to.filter(|&b| passed(&g, b)));
     let first = m.step_upto(&g, start)?.expect("a first step computes");
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let io = |e: std::io::Error| evograph::Error::io("write", "stdout", e);
     write_full(&mut out, "stdout".as_ref(), &m, first.lsn)?;
     let mut reader = g;
     // The files as they were before the reader opened: any commit after that changes them.
@@ -79,9 +82,13 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     loop {
         // Once the store is past --to, the commit it names is settled: step there, exit.
         let target = a.to.filter(|&b| passed(&reader, b));
-        if let Some(step) = m.step_upto(&reader, target)? {
-            say_recomputed(&step);
-            write_step(&mut out, m.graph().expect("stepped"), &step).map_err(io)?;
+        let stored = stored_commits(&reader, m.lsn(), target)?;
+        if stored.is_empty() {
+            step_to(&mut out, &mut m, &reader, target)?;
+        }
+        // Commit by commit through what the store holds: every one gets its block.
+        for c in stored {
+            step_to(&mut out, &mut m, &reader, Some(Point::Lsn(c)))?;
         }
         if target.is_some() {
             return Ok(ExitCode::SUCCESS);
@@ -93,6 +100,57 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         seen = fingerprint(&a.store);
         reader = open(&a)?;
     }
+}
+
+/// Steps `m` to the commit `at` names (the newest when `None`) and prints the step, saying
+/// how many commits it reflects when more than one.
+fn step_to(
+    out: &mut impl std::io::Write,
+    m: &mut Maintainer,
+    g: &Graph,
+    at: Option<Point>,
+) -> evograph::Result<()> {
+    let before = m.lsn();
+    let Some(step) = m.step_upto(g, at)? else {
+        return Ok(());
+    };
+    say_recomputed(&step);
+    let commits = commits_between(g, before, step.lsn)?;
+    write_step(out, m.graph().expect("stepped"), &step, commits)
+        .map_err(|e| evograph::Error::io("write", "stdout", e))
+}
+
+/// The LSNs of the commits the store lists after `after` up to `target` (an LSN or time;
+/// none when `target` is `None`, the newest then being stepped to directly), oldest first.
+fn stored_commits(g: &Graph, after: u64, target: Option<Point>) -> evograph::Result<Vec<u64>> {
+    let Some(b) = target else {
+        return Ok(Vec::new());
+    };
+    let log = g.log()?;
+    Ok((log.commits.iter())
+        .map(|(c, _)| *c)
+        .filter(|c| c.lsn > after)
+        .take_while(|c| match b {
+            Point::Lsn(k) => c.lsn <= k,
+            Point::Time(t) => c.unix_nanos <= t,
+        })
+        .map(|c| c.lsn)
+        .collect())
+}
+
+/// How many commits lie in `after+1 ..= lsn`: exactly, when the store's list of commits
+/// reaches back to `after`; else at least those it lists.
+fn commits_between(g: &Graph, after: u64, lsn: u64) -> evograph::Result<Commits> {
+    let log = g.log()?;
+    let n = (log.commits.iter())
+        .filter(|(c, _)| c.lsn > after && c.lsn <= lsn)
+        .count()
+        .max(1);
+    let reaches_back = after == 0 || log.commits.first().is_some_and(|(c, _)| c.lsn <= after);
+    Ok(match reaches_back {
+        true => Commits::Exactly(n),
+        false => Commits::AtLeast(n),
+    })
 }
 
 /// Opens the store read-only, its log replayed into a memtable that keeps each commit's

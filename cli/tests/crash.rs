@@ -3,18 +3,18 @@
 //! record, no record beyond the batches that were in flight, whole batches only, and pass
 //! `check`. The store is reused across kills, so recovery also runs on top of recovered state.
 //!
-//! Seeded: set EVOGRAPH_CRASH_SEED to replay a failure; EVOGRAPH_CRASH_KILLS sets the number
-//! of kill points (default 60).
+//! Seeded: EVOGRAPH_CRASH_SEED sets the seed, and with it EVOGRAPH_CRASH_REPLAY=<trials.log>
+//! replays a failed run's kill points (see `common/kill.rs`); EVOGRAPH_CRASH_KILLS sets the
+//! number of kill points (default 60). `kill_sessions.rs` drives one long-lived store.
 
 mod common;
 
-use common::{name_of, read, update_stream, Model, Rng};
+use common::kill::{self, KillAt, Replay};
+use common::{read, update_stream, Model, Rng};
 use evograph::{Error, Graph, KeyKind, Options, Record};
-use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const BATCH: usize = 512;
 /// Most batches a trial lets `ingest` submit ahead of their acknowledgement
@@ -25,22 +25,7 @@ const MAX_IN_FLIGHT: u64 = 6;
 /// few vertex deletions, written as an `ops` file.
 fn make_ops(rng: &mut Rng, trial: u64, n: usize, path: &Path, keys: KeyKind) -> Vec<Record> {
     let recs = update_stream(rng, trial, n, &mut Vec::new());
-    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let k = |x: &u64| match keys {
-        KeyKind::String => name_of(*x),
-        _ => x.to_string(),
-    };
-    for r in &recs {
-        match r {
-            Record::Insert(u, v) => writeln!(f, "+ {} {}", k(u), k(v)),
-            Record::InsertWeighted(u, v, w) => writeln!(f, "+ {} {} {w}", k(u), k(v)),
-            Record::Delete(u, v) => writeln!(f, "- {} {}", k(u), k(v)),
-            Record::InsertVertex(u) => writeln!(f, "+ {}", k(u)),
-            Record::DeleteVertex(u) => writeln!(f, "- {}", k(u)),
-        }
-        .unwrap();
-    }
-    f.flush().unwrap();
+    kill::write_ops(&recs, path, keys);
     recs
 }
 
@@ -111,229 +96,172 @@ fn check_past(g: &Graph, began: &Option<(u64, Model)>, seed: u64, trial: u64) {
     );
 }
 
-/// How the model after `batches` whole batches differs from a recovered store.
-#[derive(Debug)]
-#[allow(dead_code)] // Read through Debug in a failure's message.
-struct Distance {
-    batches: usize,
-    /// Edges of the model the store lacks, with a few of them.
-    missing: (usize, Vec<(u64, u64)>),
-    /// Edges of the store the model lacks, with a few of them.
-    extra: (usize, Vec<(u64, u64)>),
-    /// Vertices only the model has, and only the store has.
-    vertices: (Vec<u64>, Vec<u64>),
+/// Starts `ingest` of `input` into `store` as a trial of `kept` runs it.
+fn spawn_ingest(store: &Path, input: &Path, t: &Trial, changes: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_evograph"))
+        .args(["ingest".as_ref(), store.as_os_str(), input.as_os_str()])
+        .args(["--format", "ops", "--durability", "sync", "--print-acks"])
+        // Small memtables so that kills also land in flushes and compactions.
+        .args([
+            "--batch",
+            &BATCH.to_string(),
+            "--memtable-mb",
+            "1",
+            "--threads",
+            "2",
+        ])
+        .args(["--in-flight", &t.in_flight.to_string(), "--no-validate"])
+        .args(["--medium", t.medium, "--keys", t.keys.as_str()])
+        .args(["--partition-bits", &t.partition_bits.to_string()])
+        .args(match t.kept {
+            Kept::History => vec!["--history".as_ref(), "all".as_ref()],
+            Kept::Latest => vec![],
+            Kept::LatestMaintained => {
+                vec![
+                    "--maintain".as_ref(),
+                    "wcc".as_ref(),
+                    "--changes".as_ref(),
+                    changes.as_os_str(),
+                ]
+            }
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
-impl Distance {
-    fn between(
-        batches: usize,
-        m: &Model,
-        edges: &BTreeSet<(u64, u64)>,
-        vertices: &BTreeSet<u64>,
-    ) -> Distance {
-        let few = |d: std::collections::btree_set::Difference<'_, (u64, u64)>| {
-            let all: Vec<_> = d.copied().collect();
-            (all.len(), all.into_iter().take(4).collect())
-        };
-        Distance {
-            batches,
-            missing: few(m.edges.difference(edges)),
-            extra: few(edges.difference(&m.edges)),
-            vertices: (
-                m.vertices.difference(vertices).take(4).copied().collect(),
-                vertices.difference(&m.vertices).take(4).copied().collect(),
-            ),
-        }
-    }
+/// How every trial of one test runs its child.
+struct Trial {
+    medium: &'static str,
+    keys: KeyKind,
+    kept: Kept,
+    partition_bits: u32,
+    in_flight: usize,
 }
 
-fn kill_points(medium: &str, default_kills: u64, partition_bits: u32, keys: KeyKind, kept: Kept) {
-    let seed: u64 = std::env::var("EVOGRAPH_CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed_c0de);
-    let kills: u64 = std::env::var("EVOGRAPH_CRASH_KILLS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default_kills);
+fn kill_points(
+    medium: &'static str,
+    default_kills: u64,
+    partition_bits: u32,
+    keys: KeyKind,
+    kept: Kept,
+) {
+    let seed = kill::seed(0x5eed_c0de);
+    let kills = kill::env_u64("EVOGRAPH_CRASH_KILLS").unwrap_or(default_kills);
+    let replay = Replay::from_env();
     eprintln!(
         "crash test ({medium}): seed {seed}, {kills} kill points (EVOGRAPH_CRASH_SEED replays)"
     );
     let mut rng = Rng(seed | 1);
     // pmem on tmpfs runs the cache-line flush path (elsewhere it falls back to msync).
+    // Kept for a post-mortem when a trial fails (the store as recovered, every trial's input
+    // and kill point), removed at the end otherwise.
     let dir = match medium {
-        "pmem" if std::path::Path::new("/dev/shm").is_dir() => {
-            tempfile::tempdir_in("/dev/shm").unwrap()
-        }
+        "pmem" if Path::new("/dev/shm").is_dir() => tempfile::tempdir_in("/dev/shm").unwrap(),
         _ => tempfile::tempdir().unwrap(),
+    }
+    .keep();
+    let store = dir.join("store");
+    let mut t = Trial {
+        medium,
+        keys,
+        kept,
+        partition_bits,
+        in_flight: 1,
     };
-    let store = dir.path().join("store");
-    let bin = env!("CARGO_BIN_EXE_evograph");
-    let mut model = Model::new(false);
-    let mut killed_mid_ingest = 0;
+    let (mut model, mut killed_mid_ingest, mut acked_trials) = (Model::new(false), 0, 0);
     // Kill deadlines are drawn below this; it shrinks to the lifetime of children that
     // finished before their kill, so that kills still land mid-ingest when a fast build on
     // tmpfs ingests a whole trial in a few milliseconds.
     // A maintaining ingest computes the kernel on the whole store before its first
     // acknowledgement: within 400 ms most kills landed before any.
-    let mut window_ms: u64 = match kept {
-        Kept::LatestMaintained => 2000,
-        _ => 400,
+    let mut window_ms: u64 = if kept == Kept::LatestMaintained {
+        2000
+    } else {
+        400
     };
-    let mut acked_trials = 0;
     // Whether a trial has reopened the store: from then on it must exist.
     let mut store_made = false;
-    let mut trials_log = std::fs::File::create(dir.path().join("trials.log")).unwrap();
+    let mut trials_log = std::fs::File::create(dir.join("trials.log")).unwrap();
     // With history: the last commit a verified trial ended at, and the graph there.
     let mut began: Option<(u64, Model)> = None;
-    let changes = dir.path().join("changes");
-    let changes_path = changes.to_str().unwrap();
     for trial in 0..kills {
         let n = 20_000 + rng.below(20_000) as usize;
-        let input = dir.path().join(format!("t{trial}.ops"));
+        let input = dir.join(format!("t{trial}.ops"));
         let recs = make_ops(&mut rng, trial, n, &input, keys);
-        // Batches the pipeline may hold past the last acknowledgement: the ones submitted
-        // ahead and one being applied.
-        let in_flight = 1 + rng.below(MAX_IN_FLIGHT) as usize;
-        let past_ack = in_flight + 1;
-        // Small memtables so that kills also land in flushes and compactions.
-        let spawned = Instant::now();
-        let mut child = Command::new(bin)
-            .args(["ingest", store.to_str().unwrap(), input.to_str().unwrap()])
-            .args(["--format", "ops", "--durability", "sync", "--print-acks"])
-            .args([
-                "--batch",
-                &BATCH.to_string(),
-                "--memtable-mb",
-                "1",
-                "--threads",
-                "2",
-                "--in-flight",
-                &in_flight.to_string(),
-            ])
-            .args(["--no-validate", "--medium", medium, "--keys", keys.as_str()])
-            .args(["--partition-bits", &partition_bits.to_string()])
-            .args(match kept {
-                Kept::History => vec!["--history", "all"],
-                Kept::Latest => vec![],
-                Kept::LatestMaintained => vec!["--maintain", "wcc", "--changes", changes_path],
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        t.in_flight = 1 + rng.below(MAX_IN_FLIGHT) as usize;
         // Kill after a random number of acknowledgements, or a random time if it is sooner.
-        let stop_after = rng.below((n / BATCH) as u64 + 2);
-        let deadline = Instant::now() + Duration::from_millis(1 + rng.below(window_ms));
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(n) = line.strip_prefix("acked ") {
-                    if tx.send(n.parse::<usize>().unwrap()).is_err() {
-                        return;
-                    }
-                }
-            }
-        });
-        let mut acked = 0usize;
-        let mut acks = 0u64;
-        while acks < stop_after {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left) {
-                Ok(a) => {
-                    acked = a;
-                    acks += 1;
-                }
-                Err(_) => break,
-            }
-        }
-        child.kill().unwrap();
-        let status = child.wait().unwrap();
-        // Acks printed before the kill count too: they were promised.
-        while let Ok(a) = rx.try_recv() {
-            acked = a;
-        }
-        if status.code().is_none() {
+        let acks = rng.below((n / BATCH) as u64 + 2);
+        let drawn = KillAt {
+            first: 0,
+            acks,
+            ms: kill::draw_ms(&mut rng, window_ms),
+        };
+        let at = Replay::point(&replay, trial, drawn);
+        let child = spawn_ingest(&store, &input, &t, &dir.join("changes"));
+        let killed = kill::kill(child, Instant::now(), at);
+        kill::record(
+            &mut trials_log,
+            trial,
+            &killed,
+            &format!("{n} records, {} in flight", t.in_flight),
+        );
+        if killed.mid_ingest {
             killed_mid_ingest += 1;
         } else {
-            let lived = spawned.elapsed().as_millis() as u64;
-            window_ms = window_ms.min((lived / 2).max(2));
+            window_ms = window_ms.min((killed.lived_ms / 2).max(2));
         }
-
         // A child killed before it committed the store's first root (a cold start of a
         // large debug binary can outlast the first deadline) promised nothing, and leaves
         // at most an empty directory that is not a store yet; once a store exists it
         // must stay.
         let g = match Graph::open(&store, Options::default()) {
-            Err(Error::NotAStore { .. }) if !store_made && acked == 0 => continue,
+            Err(Error::NotAStore { .. }) if !store_made && killed.acked == 0 => continue,
             r => r.unwrap_or_else(|e| panic!("seed {seed} trial {trial}: reopen failed: {e}")),
         };
         store_made = true;
-        let (got_vertices, got) = read(&g.snapshot().unwrap());
-        // The recovered state must be the model after exactly k whole batches, with k
-        // covering every acknowledged record and at most `past_ack` more batches.
-        acked_trials += (acked > 0) as u64;
-        let first = acked.div_ceil(BATCH);
-        let mut m = model.clone();
-        let mut matched = None;
-        let apply_upto = |m: &mut Model, from: usize, to: usize| {
-            recs[from.min(n)..to.min(n)].iter().for_each(|r| m.apply(r))
-        };
-        apply_upto(&mut m, 0, (first * BATCH).min(n).max(acked));
-        let mut k = first;
-        // How far each candidate is from what was recovered, for the report of a mismatch.
-        let mut tried = Vec::new();
-        loop {
-            if m.edges == got && m.vertices == got_vertices {
-                matched = Some(k);
-                break;
-            }
-            tried.push(Distance::between(k, &m, &got, &got_vertices));
-            if k >= first + past_ack || k * BATCH >= n {
-                break;
-            }
-            apply_upto(&mut m, k * BATCH, (k + 1) * BATCH);
-            k += 1;
-        }
-        let Some(k) = matched else {
-            g.close().unwrap();
-            // Kept for a post-mortem: the store as recovered and every trial's input.
-            let kept = dir.keep();
-            panic!(
-                "seed {seed} trial {trial}: recovered {} edges, acked {acked} records, {in_flight} in flight; no prefix of whole batches matches: {tried:#?}\nstore and inputs kept in {}",
-                got.len(),
-                kept.display()
-            );
-        };
+        acked_trials += (killed.acked > 0) as u64;
+        let ctx = format!("seed {seed} trial {trial}");
+        model = verify_trial(&g, &model, &recs, &killed, &t).unwrap_or_else(|why| {
+            panic!("{ctx}: {why}\nstore and inputs kept in {0}; replay with EVOGRAPH_CRASH_SEED={seed} EVOGRAPH_CRASH_REPLAY={0}/trials.log", dir.display())
+        });
         if kept == Kept::History {
             check_past(&g, &began, seed, trial);
-            began = g.last_commit().map(|c| (c.lsn, m.clone()));
+            began = g.last_commit().map(|c| (c.lsn, model.clone()));
         }
-        model = m;
-        // What each trial left, for the post-mortem of a later failure.
-        writeln!(
-            trials_log,
-            "trial {trial}: {n} records, acked {acked}, {in_flight} in flight, recovered {k} batches"
-        )
-        .unwrap();
-        let rep = g.check().unwrap();
-        assert!(
-            rep.is_sound(),
-            "seed {seed} trial {trial}: check after recovery: {:?}",
-            rep.problems
-        );
-        assert!(
-            k * BATCH >= acked.min(n),
-            "seed {seed} trial {trial}: lost acknowledged records"
-        );
         g.close().unwrap();
     }
-    eprintln!(
-        "{killed_mid_ingest} of {kills} children were killed mid-ingest, {acked_trials} after an acknowledgement"
-    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    eprintln!("{killed_mid_ingest} of {kills} children were killed mid-ingest, {acked_trials} after an acknowledgement");
     assert!(
         killed_mid_ingest * 2 >= kills,
         "too few kills landed mid-ingest: {killed_mid_ingest}/{kills}"
     );
+}
+
+/// The model after the trial, if the recovered store `g` is the model after exactly `k`
+/// whole batches of `recs`, with `k` covering every acknowledged record and at most the
+/// batches the pipeline may hold past the last acknowledgement (those submitted ahead and
+/// one being applied); and `check` passes.
+fn verify_trial(
+    g: &Graph,
+    model: &Model,
+    recs: &[Record],
+    killed: &kill::Killed,
+    t: &Trial,
+) -> Result<Model, String> {
+    let got = read(&g.snapshot().unwrap());
+    let (k, m) = kill::whole_batches(model, recs, BATCH, killed.acked, t.in_flight + 1, &got)
+        .map_err(|tried| {
+            format!("recovered {} edges, acked {} records, {} in flight; no prefix of whole batches matches: {tried:#?}", got.1.len(), killed.acked, t.in_flight)
+        })?;
+    let rep = g.check().unwrap();
+    if !rep.is_sound() {
+        return Err(format!("check after recovery: {:?}", rep.problems));
+    }
+    if k * BATCH < killed.acked.min(recs.len()) {
+        return Err("lost acknowledged records".into());
+    }
+    Ok(m)
 }

@@ -56,7 +56,17 @@ fn replay(text: &str, exact: bool) -> (BTreeMap<String, String>, u64, usize) {
     let (mut vals, mut lsn, mut blocks) = (BTreeMap::new(), 0, 0);
     for line in text.lines() {
         if let Some(l) = line.strip_prefix("# lsn ") {
-            lsn = l.parse().unwrap();
+            // `# lsn L`, or `# lsn L commits N` for a step that reflects several.
+            let mut f = l.split(' ');
+            lsn = f.next().unwrap().parse().unwrap();
+            match (f.next(), f.next()) {
+                (None, _) => {}
+                (Some("commits"), Some(n)) => assert!(
+                    n.trim_end_matches('+').parse::<u64>().unwrap() > 1 || n.ends_with('+'),
+                    "{line}"
+                ),
+                _ => panic!("unexpected line {line:?}"),
+            }
             blocks += 1;
             continue;
         }

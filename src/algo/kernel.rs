@@ -180,7 +180,8 @@ impl std::fmt::Display for Kernel {
 impl std::str::FromStr for Kernel {
     type Err = Error;
     fn from_str(s: &str) -> Result<Kernel> {
-        let want = s.trim().to_ascii_lowercase().replace('_', "-");
+        // Exactly a name: `'pr '` is no kernel (a user who typed it meant something else).
+        let want = s.to_ascii_lowercase().replace('_', "-");
         Kernel::ALL
             .into_iter()
             .find(|k| k.name() == want)

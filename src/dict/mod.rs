@@ -145,16 +145,33 @@ impl Dict {
         bytes: u64,
         stamp_ok: &dyn Fn(u64, Option<Stamp>) -> Result<()>,
     ) -> Result<Dict> {
-        let mut d = Dict::default();
         if !medium.exists(FILE) {
             return if entries == 0 && bytes == 0 {
-                Ok(d)
+                Ok(Dict::default())
             } else {
                 Err(Error::corrupt(format!(
                     "dictionary file DICT is missing (the manifest commits {entries} entries in {bytes} bytes of it)"
                 )))
             };
         }
+        Self::load_committed(medium, entries, bytes, stamp_ok).map_err(|e| {
+            // Another store's DICT is that before it is one of the wrong size or shape:
+            // its first chunk, read whole, says whose it is.
+            match Self::uncommitted_stamp(medium, 0) {
+                Ok(Some(st)) => stamp_ok(0, Some(st)).err().unwrap_or(e),
+                _ => e,
+            }
+        })
+    }
+
+    /// [`Dict::load`] of a `DICT` that exists.
+    fn load_committed(
+        medium: &dyn Medium,
+        entries: usize,
+        bytes: u64,
+        stamp_ok: &dyn Fn(u64, Option<Stamp>) -> Result<()>,
+    ) -> Result<Dict> {
+        let mut d = Dict::default();
         let seg = medium.open(FILE)?;
         let len = seg.len()?;
         if len < bytes {

@@ -69,6 +69,17 @@ pub fn parse_name(name: &str) -> Option<(u64, u64)> {
     Some((hex(a)?, hex(b)?))
 }
 
+/// The bytes [`encode`] makes of `s`.
+pub fn encoded_len(s: &Sealed, weighted: bool) -> u64 {
+    let (ne, nv) = (s.edges.len(), s.vertices.len());
+    let per_edge = 2 * ID_BYTES + if weighted { 8 } else { 0 };
+    (HEADER
+        + s.commits.len() * COMMIT_BYTES
+        + (ne * 4).next_multiple_of(8)
+        + ne * per_edge
+        + (nv * ID_BYTES).next_multiple_of(8)) as u64
+}
+
 /// The bytes of the segment of `h` holding `s`.
 pub fn encode(h: &Header, s: &Sealed) -> Vec<u8> {
     let flags = THIS_WIDTH
@@ -87,13 +98,7 @@ pub fn encode(h: &Header, s: &Sealed) -> Vec<u8> {
         0,
         0,
     ];
-    let (ne, nv) = (s.edges.len(), s.vertices.len());
-    let per_edge = 2 * ID_BYTES + if h.weighted { 8 } else { 0 };
-    let len = HEADER
-        + s.commits.len() * COMMIT_BYTES
-        + (ne * 4).next_multiple_of(8)
-        + ne * per_edge
-        + (nv * ID_BYTES).next_multiple_of(8);
+    let len = encoded_len(s, h.weighted) as usize;
     // Sized once: a bulk load's segment is hundreds of MB, and growing it copied it over.
     let mut out: Vec<u8> = Vec::with_capacity(len);
     out.extend(words.iter().flat_map(|w| w.to_le_bytes()));

@@ -21,7 +21,7 @@ pub use detect::detect_format;
 pub use ldbc::{read_properties, LdbcProperties, LdbcSource};
 pub use metis::MetisSource;
 pub use mtx::MtxSource;
-pub use ops::OpsSource;
+pub use ops::{quote_name, OpsSource};
 pub use snap::SnapSource;
 pub use write::{write_bin, write_bin_to, write_el, write_el_to};
 

@@ -10,6 +10,10 @@
 //! @ 1009843200 the records after this line commit at this time (Unix seconds, or RFC 3339
 //!              such as 2002-01-01T00:00:00Z); it ends the batch before it
 //! ```
+//!
+//! Fields are split at blanks. A vertex name that holds a blank (or starts with `"`) is
+//! written in double quotes, with `\"` for a quote and `\\` for a backslash inside:
+//! `+ "New York" "Los Angeles"`. `evograph diff` writes names so.
 
 use super::ids::Ids;
 use super::lines::{fields, parse_weight, show, trim_start, LineReader, DEFAULT_BUF};
@@ -18,6 +22,7 @@ use super::SourceInfo;
 use crate::error::Result;
 use crate::keys::{KeyKind, Names};
 use crate::types::Record;
+use std::borrow::Cow;
 use std::path::Path;
 
 /// Parses `+`/`-` update lines.
@@ -35,7 +40,11 @@ impl LineParser for OpsParser {
         if matches!(line.first(), None | Some(b'#' | b'@')) {
             return Ok(());
         }
-        let mut cols = fields(line);
+        let cols = match line.contains(&b'"') {
+            true => quoted_fields(line)?,
+            false => fields(line).map(Cow::Borrowed).collect(),
+        };
+        let mut cols = cols.iter().map(|c| &**c);
         let insert = match cols.next() {
             Some(b"+") => true,
             Some(b"-") => false,
@@ -69,8 +78,7 @@ impl LineParser for OpsParser {
         }
         if cols.next().is_some() {
             return Err(format!(
-                "too many columns ({}): {FORMS}",
-                fields(line).count()
+                "too many columns: {FORMS} (a vertex name holding a blank is written in double quotes)"
             ));
         }
         out.push(if let (true, Some(w)) = (insert, weight) {
@@ -99,6 +107,67 @@ impl LineParser for OpsParser {
         self.clock.advance(t)?;
         Ok(Some(t))
     }
+}
+
+/// The fields of a line some of whose fields are in double quotes (see the module docs).
+fn quoted_fields(line: &[u8]) -> std::result::Result<Vec<Cow<'_, [u8]>>, String> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    loop {
+        rest = trim_start(rest);
+        let Some(&first) = rest.first() else {
+            return Ok(out);
+        };
+        if first != b'"' {
+            let field = fields(rest).next().unwrap_or_default();
+            rest = &rest[field.len()..];
+            out.push(Cow::Borrowed(field));
+            continue;
+        }
+        let mut field = Vec::new();
+        let mut at = 1;
+        loop {
+            match rest.get(at) {
+                None => return Err("a quoted name has no closing '\"'".into()),
+                Some(b'"') => break,
+                Some(b'\\') => match rest.get(at + 1) {
+                    Some(&c @ (b'"' | b'\\')) => {
+                        field.push(c);
+                        at += 1;
+                    }
+                    _ => return Err("in a quoted name, '\\' comes before '\"' or '\\' only".into()),
+                },
+                Some(&c) => field.push(c),
+            }
+            at += 1;
+        }
+        rest = &rest[at + 1..];
+        if !matches!(rest.first(), None | Some(b' ' | b'\t')) {
+            return Err(
+                "a quoted name runs into the next field (a blank must follow its closing '\"')"
+                    .into(),
+            );
+        }
+        out.push(Cow::Owned(field));
+    }
+}
+
+/// A vertex name as an ops line carries it: as it is, or in double quotes when it holds a
+/// blank or starts with one (see the module docs).
+pub fn quote_name(name: &str) -> Cow<'_, str> {
+    if !name.contains([' ', '\t']) && !name.starts_with('"') && !name.is_empty() {
+        return Cow::Borrowed(name);
+    }
+    let mut q = String::with_capacity(name.len() + 2);
+    q.push('"');
+    for c in name.chars() {
+        if matches!(c, '"' | '\\') {
+            q.push('\\');
+        }
+        q.push(c);
+    }
+    q.push('"');
+    Cow::Owned(q)
 }
 
 text_source!(

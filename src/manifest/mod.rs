@@ -55,6 +55,13 @@ pub const FORMAT_VERSION_PACKED: u32 = 3;
 pub const FORMAT_VERSION_STAMPED: u32 = 4;
 /// Format version of stores keeping history (builds before it would drop it unseen).
 pub const FORMAT_VERSION_HISTORY: u32 = 5;
+/// Format version of a store whose log is in use and written by this build (segments with
+/// a header page, LSNs counting the records submitted): builds before it would read such
+/// a segment as one whose header never became durable and drop its blocks. A close, which
+/// retires the log, takes the store back to 4 or 5.
+pub const FORMAT_VERSION_PAGED_LOG: u32 = 6;
+/// The WAL format this build writes (FORMAT.md, "WAL"): segment format 3.
+pub const WAL_FORMAT: u32 = 3;
 
 /// What a store upgraded from before stamps still holds without them, so that open accepts
 /// those files and no others (see FORMAT.md, "Stores from before stamps").
@@ -218,6 +225,10 @@ pub struct Root {
     /// stores from before it was recorded.
     #[serde(default)]
     pub log_in_use: bool,
+    /// The format of the log's segments while it is in use: 3 (this build), or 2 when a
+    /// build before it claimed the log (absent).
+    #[serde(default = "default_wal_format")]
+    pub wal_format: u32,
     /// The last torn log tail a writer's recovery cut.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_cut: Option<TornTail>,
@@ -232,6 +243,18 @@ pub struct Root {
     /// where the log starts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history_segments: Vec<HistRef>,
+    /// The LSN of the oldest commit history may still show: a window narrowed (or slid on)
+    /// past a commit lets it go for good, whatever window is set later. 0: none let go.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub history_floor: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
+fn default_wal_format() -> u32 {
+    2
 }
 
 fn default_compression() -> String {
@@ -241,7 +264,9 @@ fn default_compression() -> String {
 impl Root {
     /// The format version a root with these options must carry.
     pub fn expected_format(&self) -> u32 {
-        if self.history.is_some() || !self.history_segments.is_empty() {
+        if self.log_in_use && self.wal_format >= WAL_FORMAT && self.store_id.is_some() {
+            FORMAT_VERSION_PAGED_LOG
+        } else if self.history.is_some() || !self.history_segments.is_empty() {
             FORMAT_VERSION_HISTORY
         } else if self.store_id.is_some() {
             FORMAT_VERSION_STAMPED
@@ -290,10 +315,12 @@ impl Root {
             store_id: None,
             legacy: None,
             log_in_use: false,
+            wal_format: WAL_FORMAT,
             last_cut: None,
             created_by: None,
             history: None,
             history_segments: Vec::new(),
+            history_floor: 0,
         }
     }
 
@@ -484,6 +511,11 @@ impl Manifest {
             root.store_id, self.root.store_id,
             "a commit never changes the store id"
         );
+        if root.store_id.is_some() {
+            // The version follows what the root holds: a log in use of this build's
+            // format (6) goes back to 4 or 5 with the close that releases it.
+            root.format_version = root.expected_format();
+        }
         let mut ids: Vec<u64> = root.runs.iter().map(|r| r.id).collect();
         ids.sort_unstable();
         assert!(

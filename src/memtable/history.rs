@@ -63,6 +63,26 @@ pub struct Sealed {
 }
 
 impl Sealed {
+    /// The history from its commit `k` on: the commits before it and their changes gone,
+    /// the rest renumbered.
+    pub fn from_commit(&self, k: usize) -> Sealed {
+        let k32 = k as u32;
+        Sealed {
+            commits: self.commits[k.min(self.commits.len())..].to_vec(),
+            edges: (self.edges.iter())
+                .filter(|c| c.commit >= k32)
+                .map(|c| Change {
+                    commit: c.commit - k32,
+                    ..*c
+                })
+                .collect(),
+            vertices: (self.vertices.iter())
+                .filter(|v| v.0 >= k32)
+                .map(|&(c, x)| (c - k32, x))
+                .collect(),
+        }
+    }
+
     /// DRAM it takes, in bytes.
     pub fn bytes(&self) -> usize {
         self.commits.len() * std::mem::size_of::<Commit>()

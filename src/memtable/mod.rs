@@ -181,9 +181,10 @@ impl Memtable {
         self.out.iter().map(|b| b.ops()).sum::<u64>() + self.vertex_ops.len() as u64
     }
 
-    /// Whether nothing was applied.
+    /// Whether nothing was applied or committed (a commit that changed nothing still takes
+    /// LSNs, which a flush must put behind the log's start).
     pub fn is_empty(&self) -> bool {
-        self.ops() == 0
+        self.ops() == 0 && self.max_lsn == self.min_lsn
     }
 
     /// DRAM held by buffers, as last measured.

@@ -239,6 +239,59 @@ pub(super) fn survey(medium: &dyn Medium, root: &Root) -> Result<Survey> {
     Ok(out)
 }
 
+/// Refuses a `MANIFEST` copied in from another store, by its name: when the files that
+/// carry a store id (the first `DICT` chunk, run files, WAL segments; a few of each) agree
+/// on one the `MANIFEST` does not name, it is the stranger, not each of them. One file
+/// alone that disagrees is blamed itself, as the checks of each file do.
+pub(super) fn foreign_manifest(medium: &dyn Medium, root: &Root) -> Result<()> {
+    let Some(ours) = root.store_id else {
+        return Ok(());
+    };
+    let mut seen: Vec<(String, u64)> = Vec::new();
+    if let Some(st) = crate::dict::Dict::uncommitted_stamp(medium, 0)? {
+        seen.push((crate::dict::FILE.to_string(), st.store_id));
+    }
+    let mut names = medium.list()?;
+    names.sort();
+    for name in names {
+        if seen.len() >= 4 {
+            break;
+        }
+        if let Some(id) = file_store_id(medium, &name) {
+            seen.push((name, id));
+        }
+    }
+    let Some((_, theirs)) = seen.first() else {
+        return Ok(());
+    };
+    if seen.len() < 2 || *theirs == ours || seen.iter().any(|(_, id)| id != theirs) {
+        return Ok(());
+    }
+    let files: Vec<&str> = seen.iter().map(|(n, _)| n.as_str()).collect();
+    Err(Error::corrupt(format!(
+        "MANIFEST belongs to another store: it names store {}, while the store's files ({}) all carry store id {}",
+        id_text(ours),
+        files.join(", "),
+        id_text(*theirs)
+    )))
+}
+
+/// The store id a run file or WAL segment carries, if it is one and its header reads.
+fn file_store_id(medium: &dyn Medium, name: &str) -> Option<u64> {
+    if Run::parse_file_name(name).is_some() {
+        return read_run_header(medium, name)
+            .ok()?
+            .stamp
+            .map(|s| s.store_id);
+    }
+    crate::wal::segment::parse_name(name)?;
+    let seg = medium.open(name).ok()?;
+    let mut h = [0u8; crate::wal::segment::HEADER_LEN as usize];
+    let n = seg.len().ok()?.min(h.len() as u64) as usize;
+    seg.read_at(0, &mut h[..n]).ok()?;
+    SegmentHeader::decode(&h[..n])?.stamp.map(|s| s.store_id)
+}
+
 /// Whether run `id` was written by a build that wrote runs in place (from before stamps).
 fn written_in_place(root: &Root, id: u64) -> bool {
     match (root.store_id, &root.legacy) {

@@ -30,6 +30,8 @@ use std::sync::{Arc, OnceLock};
 pub(super) struct Kept {
     /// What is kept.
     pub setting: History,
+    /// The LSN of the oldest commit that may still be shown (`Root::history_floor`).
+    pub floor: u64,
     /// The committed segments, oldest first.
     pub segments: Vec<Segment>,
     /// Segments' changes read lately.
@@ -130,8 +132,9 @@ impl std::fmt::Display for Point {
 impl std::str::FromStr for Point {
     type Err = String;
 
-    /// An LSN (`1234`), Unix seconds after `@` (`@1009843200`, `@1009843200.5`), or RFC 3339
-    /// (`2002-01-01T00:00:00Z`): what `--at` takes.
+    /// An LSN (`1234`), Unix seconds after `@` (`@1009843200`, `@1009843200.5`), RFC 3339
+    /// (`2002-01-01T00:00:00Z`) or a date (`2002-01-01`, its midnight UTC): what `--at`
+    /// takes.
     fn from_str(s: &str) -> std::result::Result<Point, String> {
         let s = s.trim();
         if let Some(secs) = s.strip_prefix('@') {
@@ -143,8 +146,9 @@ impl std::str::FromStr for Point {
                 .map(Point::Lsn)
                 .map_err(|_| format!("{s} is too large for an LSN"));
         }
-        let hint = "a point is an LSN (a whole number), @SECONDS, or RFC 3339 such as 2002-01-01T00:00:00Z";
-        if !s.contains(':') {
+        let hint = "a point is an LSN (a whole number), @SECONDS, RFC 3339 such as 2002-01-01T00:00:00Z, or a date such as 2002-01-01 (its midnight UTC)";
+        let date = s.len() == 10 && s.as_bytes()[4] == b'-' && s.as_bytes()[7] == b'-';
+        if !s.contains(':') && !date {
             return Err(format!("'{s}' is not a point: {hint}"));
         }
         crate::time::parse(s)
@@ -243,7 +247,7 @@ impl Inner {
     }
 
     /// A segment's commit table, read and checked on first use.
-    fn segment_head(&self, s: &Segment) -> Result<Arc<[Commit]>> {
+    pub(super) fn segment_head(&self, s: &Segment) -> Result<Arc<[Commit]>> {
         if let Some(x) = s.head.get() {
             return Ok(x.clone());
         }
@@ -299,7 +303,7 @@ impl Inner {
     }
 
     /// A segment's changes: from [`Recent`], else read and checked (and kept there).
-    fn segment_changes(&self, seg: &Segment) -> Result<Arc<Sealed>> {
+    pub(super) fn segment_changes(&self, seg: &Segment) -> Result<Arc<Sealed>> {
         let lsns = (seg.r.min_lsn, seg.r.max_lsn);
         if let Some(s) = self.history.lock().unwrap().recent.get(lsns) {
             return Ok(s);
@@ -371,15 +375,17 @@ impl Inner {
 
     /// The position among `commits` of the commit `at` names, checked to lie in the window.
     fn resolve(&self, commits: &[CommitPoint], at: Point) -> Result<usize> {
-        let setting = self.history.lock().unwrap().setting;
-        let pairs: Vec<(u64, i64)> = commits.iter().map(|c| (c.lsn, c.unix_nanos)).collect();
+        let (setting, floor) = {
+            let kept = self.history.lock().unwrap();
+            (kept.setting, kept.floor)
+        };
         let found = match at {
             Point::Lsn(k) => commits.partition_point(|c| c.lsn <= k).checked_sub(1),
             Point::Time(t) => commits
                 .partition_point(|c| c.unix_nanos <= t)
                 .checked_sub(1),
         };
-        let start = window_start(setting, &pairs);
+        let start = window(setting, floor, commits);
         match (found, start) {
             (Some(i), Some(s)) if i >= s => Ok(i),
             _ => Err(Error::Invalid(outside_window(at, setting, commits, start))),
@@ -506,8 +512,7 @@ impl Inner {
         let upto = pieces.last().map_or(0, |p| p.max_lsn);
         let commits = Self::commits_of(&pieces, upto);
         let kept = self.history.lock().unwrap();
-        let pairs: Vec<(u64, i64)> = commits.iter().map(|c| (c.lsn, c.unix_nanos)).collect();
-        let start = window_start(kept.setting, &pairs).unwrap_or(commits.len());
+        let start = window(kept.setting, kept.floor, &commits).unwrap_or(commits.len());
         let mut prev = if start > 0 {
             commits[start - 1].lsn
         } else {
@@ -529,19 +534,25 @@ impl Inner {
         })
     }
 
-    /// [`crate::Graph::set_history`]: the new setting first (the memtable the flush leaves
-    /// keeps history or not as it says), then a flush, then a commit recording it.
+    /// [`crate::Graph::set_history`]: what the old setting lets go of now is let go for
+    /// good (a wider window later brings none of it back); then the new setting (the
+    /// memtable the flush leaves keeps history or not as it says), a flush, a commit
+    /// recording it, and what the new setting lets go of, freed at once.
     pub(super) fn set_history(&self, setting: History) -> Result<()> {
         self.check_writable()?;
+        let old = self.history.lock().unwrap().setting;
+        self.let_go(old, super::retention::Known::Everything)?;
         self.history.lock().unwrap().setting = setting;
         self.flush()?;
-        let mut m = self.maint.lock().unwrap();
-        let runs = self.file_runs();
-        let dropped = self
-            .commit_runs(&mut m, &runs, None, None)
-            .inspect_err(|e| self.poison(e))?;
-        self.settle_history(None, dropped, (0, 0));
-        Ok(())
+        {
+            let mut m = self.maint.lock().unwrap();
+            let runs = self.file_runs();
+            let dropped = self
+                .commit_runs(&mut m, &runs, None, None)
+                .inspect_err(|e| self.poison(e))?;
+            self.settle_history(None, dropped, (0, 0));
+        }
+        self.let_go(setting, super::retention::Known::Everything)
     }
 
     /// Writes the history segment of `run` (committed next, under `_m`).
@@ -627,6 +638,15 @@ fn diff_records(
     out
 }
 
+/// The position among `commits` (oldest first) of the oldest commit the window keeps:
+/// `setting`'s window, and nothing before the commit at `floor` (what was let go stays
+/// gone). `None` when the store keeps no history.
+pub(super) fn window(setting: History, floor: u64, commits: &[CommitPoint]) -> Option<usize> {
+    let pairs: Vec<(u64, i64)> = commits.iter().map(|c| (c.lsn, c.unix_nanos)).collect();
+    let start = window_start(setting, &pairs)?;
+    Some(start.max(commits.partition_point(|c| c.lsn < floor)))
+}
+
 /// How many of `segs` (oldest first) `setting` lets go, from the oldest: whole segments
 /// wholly outside the window, counted back from the newest segment's last commit.
 pub(super) fn to_drop(setting: History, segs: &[HistRef]) -> usize {
@@ -666,7 +686,7 @@ fn outside_window(
         (None, _) if !setting.keeps() => format!(
             "{what} is not a point this store can show: it keeps no history (--history none); keep some with `evograph config STORE --history all` (or a window such as 7d)"
         ),
-        (Some(s), Some(last)) => format!(
+        (Some(s), Some(last)) if s < commits.len() => format!(
             "{what} is outside the history kept: commits {} to {} (history {setting})",
             show(&commits[s]),
             show(last)

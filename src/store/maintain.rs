@@ -16,7 +16,7 @@
 use super::policy::{self, Output};
 use super::{Frozen, Inner, Maint, Runs};
 
-use crate::manifest::{HistRef, RunRef};
+use crate::manifest::{self, HistRef, RunRef};
 use crate::memtable::history::Sealed;
 use crate::run::build::RunMeta;
 use crate::run::{self, Run};
@@ -293,9 +293,13 @@ impl Inner {
             return Ok(());
         }
         let mut man = self.manifest.lock().unwrap();
-        if !man.root().log_in_use {
-            let mut root = man.root().clone();
+        let root = man.root();
+        if !root.log_in_use || root.wal_format != manifest::WAL_FORMAT {
+            let mut root = root.clone();
             root.log_in_use = true;
+            // Before any block of this build's format: builds that cannot read it refuse
+            // the store from this commit on (format 6), until a close retires the log.
+            root.wal_format = manifest::WAL_FORMAT;
             man.commit(&*self.medium, root)
                 .inspect_err(|e| self.poison(e))?;
         }

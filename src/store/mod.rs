@@ -80,6 +80,7 @@ mod policy;
 mod reader;
 mod recovery;
 mod replay;
+mod retention;
 mod stats;
 mod write;
 
@@ -87,6 +88,7 @@ pub use check::CheckReport;
 pub use history::{Diff, Log, Point};
 pub use open::{check_id_width, holds_store, is_store_file, recorded_creator, recorded_key_kind};
 pub use options::{Compression, MediumKind, Options, Verify};
+pub use retention::HistoryBytes;
 pub use stats::{CutTail, LevelStats, Stats, UnreadableTail};
 
 use crate::dict::Dict;
@@ -226,6 +228,9 @@ struct Inner {
     wal_bytes_replayed: u64,
     /// Where the log this handle replayed ended, and what lay past it.
     log_end: LogEnd,
+    /// What the open found that a user should know though the store opened (a damaged
+    /// history segment: the latest graph is usable, the points that need it are not).
+    warnings: Mutex<Vec<String>>,
     /// Bytes written to the medium before this handle opened the store.
     bytes_written_base: u64,
     /// Run-file bytes this handle wrote, by cause.
@@ -388,9 +393,16 @@ impl Graph {
 
     /// Changes what history the store keeps, durably. History starts at the first commit
     /// after the change (everything applied before is flushed first); a narrower window
-    /// lets go of what falls outside it, and `none` of all of it.
+    /// lets go of what falls outside it, and `none` of all of it, for good: a commit let go
+    /// stays refused whatever window is set later, and its bytes are freed now.
     pub fn set_history(&self, setting: History) -> Result<()> {
         self.inner.set_history(setting)
+    }
+
+    /// The bytes of the history segments, apart for the commits the window keeps and
+    /// those it let go (held until `config` or the next writer's open frees them).
+    pub fn history_bytes(&self) -> Result<HistoryBytes> {
+        self.inner.history_bytes()
     }
 
     /// Writes everything applied so far into run files and commits them.
@@ -526,6 +538,13 @@ impl Graph {
     /// progress).
     pub fn unreadable_tail(&self) -> Option<UnreadableTail> {
         self.inner.unreadable_tail()
+    }
+
+    /// What opening the store found that a user should know though it opened: damage to
+    /// a history segment (the latest graph is usable; points and diffs that need the
+    /// segment are refused, naming it).
+    pub fn warnings(&self) -> Vec<String> {
+        self.inner.warnings.lock().unwrap().clone()
     }
 
     /// The LSN after the last record of the log this handle read when it opened.

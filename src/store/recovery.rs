@@ -104,6 +104,7 @@ fn recover(
     )?;
     if repair {
         settle_log(&inner, replayed, cut)?;
+        settle_history_at_open(&inner);
     }
     Graph::from_inner(inner)
 }
@@ -172,6 +173,7 @@ fn read_store(
     pool: &rayon::ThreadPool,
 ) -> Result<Recovered> {
     let expected = Expected::new(root);
+    files::foreign_manifest(&**medium, root)?;
     let mut dict = Dict::load(
         &**medium,
         root.dict_entries as usize,
@@ -316,6 +318,7 @@ fn assemble(
             writer_present: opts.read_only && super::lock::StoreLock::is_held(path),
             tail: found.log.tail.clone().filter(|_| opts.read_only),
         },
+        warnings: Mutex::new(Vec::new()),
         opts,
         _lock: lock,
     }))
@@ -368,6 +371,7 @@ fn kept_history(root: &Root) -> Result<super::history::Kept> {
     }
     Ok(super::history::Kept {
         setting: history_setting(root)?,
+        floor: root.history_floor,
         segments: (segs.iter().cloned())
             .map(super::history::Segment::new)
             .collect(),
@@ -552,6 +556,31 @@ fn settle_log(inner: &Arc<Inner>, replayed: u64, cut: Option<wal::Tail>) -> Resu
         man.commit(&*inner.medium, root)?;
     }
     Ok(())
+}
+
+/// A writer's look at the history it keeps: every segment's commit table read (and checked),
+/// and what the window let go of while the last writer ran freed. Damage found is said as
+/// a warning, not a refusal: the latest graph does not need history, and points that need
+/// a damaged segment are refused, naming it, when asked for.
+fn settle_history_at_open(inner: &Arc<Inner>) {
+    let segments = inner.history.lock().unwrap().segments.clone();
+    let damaged: Vec<String> = (segments.iter())
+        .filter_map(|s| inner.segment_head(s).err())
+        .map(|e| e.to_string())
+        .collect();
+    if !damaged.is_empty() {
+        let mut w = inner.warnings.lock().unwrap();
+        w.extend(damaged.into_iter().map(|e| {
+            format!("history is damaged ({e}); the latest graph is usable, points and diffs that need it are refused")
+        }));
+        return;
+    }
+    let setting = inner.history.lock().unwrap().setting;
+    if let Err(e) = inner.let_go(setting, super::retention::Known::Committed) {
+        inner.warnings.lock().unwrap().push(format!(
+            "the history the window let go of could not be freed ({e}); the next writer's open tries again"
+        ));
+    }
 }
 
 /// Spare WAL segments: retired segments a writer overwrites instead of allocating anew.

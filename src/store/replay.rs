@@ -47,6 +47,14 @@ pub(super) fn replay_wal(
             blk.first_lsn + skip >= mem.max_lsn,
             "blocks replay in LSN order"
         );
+        if blk.batch.span.is_some() && skip > 0 {
+            // Runs end at commits: a block whose LSNs count records submitted, not updates,
+            // cannot be split by the log's start.
+            return Err(Error::corrupt(format!(
+                "the log starts inside the commit at LSN {}",
+                blk.first_lsn
+            )));
+        }
         dict.replay(blk.batch.first_new_id, &blk.batch.new_ids)?;
         mem.ensure_vertices(dict.len() as VertexId);
         let mut skip = skip as usize;

@@ -108,11 +108,15 @@ impl Inner {
         self.claim_log()?;
         let mut w = self.writer.lock().unwrap();
         let time = commit_time(&w, at)?;
-        let mut batch = self.translate_and_apply(&mut w, recs)?;
-        let records = batch.records();
-        if records == 0 {
+        if recs.is_empty() {
             return Ok(Ticket(w.next_lsn));
         }
+        let mut batch = self.translate_and_apply(&mut w, recs)?;
+        // An LSN counts the records submitted, whatever they change (FORMAT.md, "LSNs"):
+        // a batch that changes nothing still commits, so that the count stays one a user
+        // can compute from the input.
+        let records = recs.len() as u64;
+        batch.span = Some(records);
         batch.time = Some(time);
         let first = w.next_lsn;
         let end = match &self.wal {

@@ -38,6 +38,8 @@ const KIND_EDGES: u8 = 2;
 const KIND_VERTICES: u8 = 3;
 const KIND_WEIGHTED_EDGES: u8 = 4;
 const KIND_TIME: u8 = 5;
+/// The LSNs the block takes, when not one per update (FORMAT.md, "LSNs").
+const KIND_SPAN: u8 = 6;
 /// Added to the kinds of sections holding ids in 64-bit stores.
 pub const WIDE_KIND: u8 = 16;
 /// What this build adds to id-holding kinds.
@@ -78,6 +80,13 @@ pub fn encode(batch: &DenseBatch, first_lsn: u64, durable_lsn: u64, out: &mut Ve
         put32(out, 1);
         out.extend_from_slice(&t.to_le_bytes());
     }
+    if let Some(n) = batch.span {
+        sections += 1;
+        out.push(KIND_SPAN);
+        out.extend_from_slice(&[0; 3]);
+        put32(out, 1);
+        out.extend_from_slice(&n.to_le_bytes());
+    }
     for s in &batch.sections {
         if s.is_empty() {
             continue;
@@ -115,7 +124,7 @@ pub fn encode(batch: &DenseBatch, first_lsn: u64, durable_lsn: u64, out: &mut Ve
     h[0..4].copy_from_slice(&MAGIC.to_le_bytes());
     h[4..8].copy_from_slice(&payload_len.to_le_bytes());
     h[8..16].copy_from_slice(&first_lsn.to_le_bytes());
-    h[16..20].copy_from_slice(&(batch.records() as u32).to_le_bytes());
+    h[16..20].copy_from_slice(&(batch.lsn_span() as u32).to_le_bytes());
     h[20..24].copy_from_slice(&sections.to_le_bytes());
     let gap = u32::try_from(first_lsn.saturating_sub(durable_lsn)).unwrap_or(u32::MAX);
     h[28..32].copy_from_slice(&gap.to_le_bytes());
@@ -128,7 +137,7 @@ pub fn encode(batch: &DenseBatch, first_lsn: u64, durable_lsn: u64, out: &mut Ve
 pub struct Block {
     /// LSN of the first record.
     pub first_lsn: u64,
-    /// Number of user records.
+    /// The LSNs it takes (FORMAT.md, "LSNs").
     pub records: u64,
     /// The decoded updates.
     pub batch: DenseBatch,
@@ -218,7 +227,7 @@ pub fn decode(bytes: &[u8]) -> Result<std::result::Result<Block, Invalid>> {
         first_lsn,
     }
     .sections(rd32(bytes, 20))?;
-    if batch.records() != records {
+    if batch.lsn_span() != records {
         return Err(corrupt_at(
             first_lsn,
             "record count does not match its sections",
@@ -263,7 +272,7 @@ impl Payload<'_> {
             let kind = self.p[self.at];
             let count = rd32(self.p, self.at + 4) as usize;
             self.at += 8;
-            let holds_ids = !matches!(kind, KIND_DICT | KIND_TIME);
+            let holds_ids = !matches!(kind, KIND_DICT | KIND_TIME | KIND_SPAN);
             if holds_ids && kind & WIDE_KIND != THIS_WIDTH {
                 let width = if kind & WIDE_KIND != 0 { 64 } else { 32 };
                 return Err(Error::corrupt(crate::types::width_mismatch(
@@ -291,6 +300,10 @@ impl Payload<'_> {
                 batch.time = Some(i64::from_le_bytes(self.take(8)?.try_into().unwrap()));
             }
             KIND_TIME => return Err(corrupt_at(self.first_lsn, "a second commit time")),
+            KIND_SPAN if count == 1 && batch.span.is_none() => {
+                batch.span = Some(u64::from_le_bytes(self.take(8)?.try_into().unwrap()));
+            }
+            KIND_SPAN => return Err(corrupt_at(self.first_lsn, "a second LSN span")),
             KIND_EDGES | KIND_WEIGHTED_EDGES => {
                 let edges = (self.take(count * 2 * ID_BYTES)?.chunks_exact(2 * ID_BYTES))
                     .map(|c| [id_from_le(c), id_from_le(&c[ID_BYTES..])])

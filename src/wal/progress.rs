@@ -12,9 +12,9 @@
 //!
 //! Two slots, each in a sector of its own, are written in turn, so a torn write of one
 //! leaves the other; the valid slot with the higher `seq` is in force. A segment is made
-//! with records 0 and 1 (nothing written yet) in its two slots, so a segment that was made
-//! whole always holds a valid record, and a slot of zeros in it was zeroed by something
-//! other than the writer.
+//! with records 0 and 1 (nothing written yet) in its two slots, persisted before its
+//! header is written, so a segment whose header reads always holds a valid record, and a
+//! slot of zeros in it was zeroed by something other than the writer.
 //! ```text
 //! slot (48 B): seq u64 | durable_offset u64 | durable_lsn u64 | written_offset u64
 //!              | written_lsn u64 | crc32c u32 (of the first 40 bytes) | 0 u32
@@ -122,20 +122,19 @@ pub struct Recorded {
     /// Slots that hold neither a record nor zeros. One can be a crash's (the slot being
     /// written); two cannot.
     pub unreadable: usize,
-    /// Slots of zeros: a segment is made with records 0 and 1 in its slots, so only a
-    /// segment whose making a crash cut short has one.
+    /// Slots of zeros: a segment is made with records 0 and 1 in its slots, durable before
+    /// its header, so none has one.
     pub empty: usize,
 }
 
 impl Recorded {
-    /// Why no crash leaves these slots, if none can: a segment made whole (`made`: blocks
-    /// were written, or the log went on past it) holds a record in each slot, and a crash
-    /// tears at most the one being written.
-    pub fn damage(&self, made: bool) -> Option<&'static str> {
+    /// Why no crash leaves these slots, if none can: a segment holds a record in each slot
+    /// from before its header was written, and a crash tears at most the one being written.
+    pub fn damage(&self) -> Option<&'static str> {
         match self.newest {
             _ if self.unreadable == 2 => Some("both of its progress records are damaged"),
-            None if made => Some("its progress records are gone (zeroed or damaged)"),
-            Some(_) if made && self.empty > 0 => Some("one of its progress records was zeroed"),
+            None => Some("its progress records are gone (zeroed or damaged)"),
+            Some(_) if self.empty > 0 => Some("one of its progress records was zeroed"),
             _ => None,
         }
     }
@@ -191,6 +190,6 @@ mod tests {
         page[SLOTS[1] + 9] ^= 1;
         let r = read(&page);
         assert_eq!((r.newest, r.unreadable), (None, 2));
-        assert!(r.damage(false).is_some());
+        assert!(r.damage().is_some());
     }
 }

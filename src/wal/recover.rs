@@ -107,7 +107,6 @@ pub fn recover(
         next_lsn: start_lsn,
         ..Default::default()
     };
-    let mut named_by_trailer = false;
     for idx in first..headers.len() {
         let (seq, hdr) = headers[idx];
         let Some(hdr) = hdr else {
@@ -130,12 +129,7 @@ pub fn recover(
             )));
         }
         let later = headers[idx + 1..].iter().find(|(_, h)| h.is_some());
-        // The first segment of a claimed log, or one a trailer names, was made whole: the
-        // claim and the trailer come after a segment's making is persisted.
-        let made = named_by_trailer || (idx == first && expect.log_in_use);
-        let place = (made, later.is_some());
-        let end = replay_segment(medium, &hdr, place, start_lsn, repair, &mut apply)?;
-        named_by_trailer = end.trailer.is_some();
+        let end = replay_segment(medium, &hdr, later.is_some(), start_lsn, repair, &mut apply)?;
         out.bytes_replayed += end.bytes_replayed;
         out.segments.push(SegmentInfo {
             seq,
@@ -223,8 +217,17 @@ fn no_segment_at_start(
         )));
     }
     if expect.log_in_use {
+        // A segment whose header does not read is the one to blame, by name.
+        let unread: Vec<String> = headers.iter().map(|(s, _)| segment::name(*s)).collect();
+        let why = match unread.as_slice() {
+            [] => "a wal-*.log file was deleted".to_string(),
+            names => format!(
+                "{} is there, but its header does not read (cut short or damaged)",
+                names.join(", ")
+            ),
+        };
         return Err(Error::corrupt(format!(
-            "the manifest needs the WAL from LSN {start_lsn} (the store was not closed cleanly) but no WAL segment holds it: a wal-*.log file was deleted or damaged"
+            "the manifest needs the WAL from LSN {start_lsn} (the store was not closed cleanly) but no WAL segment holds it: {why}"
         )));
     }
     if repair {
@@ -260,14 +263,12 @@ struct SegmentEnd {
     file_len: u64,
 }
 
-/// Replays the blocks of one segment, checking that whatever follows the last valid one
-/// cannot be a block made durable before it was damaged. `made`: the segment is known to
-/// have been made whole (the log claimed before it was made, or a trailer names it);
-/// `followed`: a later segment exists.
+/// Replays the blocks of one segment (`followed` by a later one), checking that whatever
+/// follows the last valid one cannot be a block made durable before it was damaged.
 fn replay_segment(
     medium: &dyn Medium,
     hdr: &SegmentHeader,
-    (made, followed): (bool, bool),
+    followed: bool,
     start_lsn: u64,
     repair: bool,
     apply: &mut impl FnMut(&Block, u64) -> Result<()>,
@@ -295,9 +296,7 @@ fn replay_segment(
     let (tail, torn_trailer, progress) = match hdr.layout {
         _ if trailer.is_some() => (None, false, None),
         Layout::Grown => grown_tail(bytes, hdr.seq, at)?,
-        Layout::Paged { len, recycled } => {
-            paged_tail(bytes, hdr.seq, at, len, recycled, (made, followed))?
-        }
+        Layout::Paged { len, recycled } => paged_tail(bytes, hdr.seq, at, len, recycled, followed)?,
     };
     Ok(SegmentEnd {
         offset: off as u64,
@@ -353,7 +352,7 @@ fn paged_tail(
     at: At,
     len: u64,
     recycled: bool,
-    (made, followed): (bool, bool),
+    followed: bool,
 ) -> Result<(Option<Tail>, bool, Option<Progress>)> {
     let file_len = bytes.len() as u64;
     let page = &bytes[..bytes.len().min(segment::PAGE_LEN as usize)];
@@ -388,7 +387,7 @@ fn paged_tail(
         Some(format!(
             "the file is {file_len} bytes long but its header says {len}: it was cut short"
         ))
-    } else if let Some(why) = recorded.damage(made || x > segment::PAGE_LEN) {
+    } else if let Some(why) = recorded.damage() {
         Some(why.to_string())
     } else if p.durable.offset > x {
         Some(format!(

@@ -141,7 +141,7 @@ impl Wal {
     /// Encodes `batch` as the block holding LSNs `first_lsn..` and queues it. Blocks must be
     /// submitted in LSN order (the store's writer lock guarantees it).
     pub fn submit(&self, batch: &DenseBatch, first_lsn: u64) -> Result<u64> {
-        let end = first_lsn + batch.records();
+        let end = first_lsn + batch.lsn_span();
         let durable = self.shared.durable.load(Ordering::Acquire);
         let mut q = self.shared.q.lock().unwrap();
         if let Some(e) = &q.error {
@@ -417,7 +417,9 @@ impl Log {
             // A segment of a fixed length takes only what fits; a group larger than a
             // segment gets one of its own, made to its size.
             Some(limit) => self.offset + room > limit,
-            None => self.offset + room > self.segment_bytes && self.offset > self.cur_header_len(),
+            // A segment of an earlier format, continued after recovery, takes no block of
+            // this build's (builds before it could not tell them from damage).
+            None => true,
         };
         if full {
             self.rotate(room)?;
@@ -602,8 +604,9 @@ struct Made {
 
 /// Makes segment `info` durably, from a spare when one is given, its header stamped with
 /// `stamp`, with room for `blocks` bytes of blocks (more if a spare is larger): its length
-/// is set and made durable before the header that records it, so a header that reads
-/// never claims a length the file did not have.
+/// and its first progress records are made durable before the header that records them,
+/// so a header that reads never claims a length the file did not have, nor stands in
+/// front of slots that were never written.
 fn new_segment(
     medium: &dyn Medium,
     info: SegmentInfo,
@@ -641,7 +644,6 @@ fn new_segment(
         layout: segment::Layout::Paged { len, recycled },
     };
     let mut page = vec![0u8; segment::PAGE_LEN as usize].into_boxed_slice();
-    page[..segment::HEADER_LEN as usize].copy_from_slice(&hdr.encode());
     let start = Position {
         offset: segment::PAGE_LEN,
         lsn: info.first_lsn,
@@ -654,6 +656,11 @@ fn new_segment(
         };
         made.put(&mut page);
     }
+    // The progress slots are durable before the header that makes the file a segment: a
+    // header that reads always has them behind it, so slots gone beside one are damage.
+    seg.write_at(0, &page)?;
+    seg.persist()?;
+    page[..segment::HEADER_LEN as usize].copy_from_slice(&hdr.encode());
     seg.write_at(0, &page)?;
     seg.persist()?;
     medium.sync_dir()?;

@@ -6,6 +6,7 @@
 mod shared;
 #[allow(unused_imports)]
 pub use shared::*;
+pub mod kill;
 
 /// Spawning a child copies every open file descriptor of this process into it until it
 /// execs, the store's `LOCK` (an `flock`, held per open file description) included. A store
