@@ -29,6 +29,8 @@ const BATCH: usize = 256;
 const IDS: u64 = 20_000;
 /// Edges the stream keeps the graph near: above it, deletes outnumber inserts.
 const STEADY_EDGES: usize = 30_000;
+/// Most earlier commits read again after the last kill.
+const SWEEP: usize = 200;
 
 /// `n` updates over ids below [`IDS`]: edge inserts and deletes of edges in `live`
 /// (inserts win below [`STEADY_EDGES`], deletes above), 1 % vertex inserts and 1 % vertex
@@ -123,14 +125,17 @@ fn check_past(g: &Graph, store: &Path, p: &Past, cli: bool, ctx: &str) {
     );
 }
 
-/// The earlier sessions whose commits are read again after a kill: the last one, one
-/// drawn at random, and every one on each hundredth session and the last.
+/// The earlier sessions whose commits are read again after a kill: the last one and one
+/// drawn at random, and after the last kill up to [`SWEEP`] spread evenly over all of them.
+/// A graph as of a commit is built today by undoing every later change, so reading all of
+/// them after every kill would grow with the square of the sessions.
 fn pasts_to_check(rng: &mut Rng, session: u64, sessions: u64, pasts: &[Past]) -> Vec<usize> {
     if pasts.is_empty() {
         return Vec::new();
     }
-    if session % 100 == 99 || session + 1 == sessions {
-        return (0..pasts.len()).collect();
+    if session + 1 == sessions {
+        let step = pasts.len().div_ceil(SWEEP);
+        return (0..pasts.len()).rev().step_by(step).collect();
     }
     vec![pasts.len() - 1, rng.below(pasts.len() as u64) as usize]
 }
