@@ -13,7 +13,6 @@ use common::kill::{self, KillAt, Replay};
 use common::{read, update_stream, Model, Rng};
 use evograph::{Error, Graph, KeyKind, Options, Record};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
 const BATCH: usize = 512;
@@ -98,20 +97,8 @@ fn check_past(g: &Graph, began: &Option<(u64, Model)>, seed: u64, trial: u64) {
 
 /// Starts `ingest` of `input` into `store` as a trial of `kept` runs it.
 fn spawn_ingest(store: &Path, input: &Path, t: &Trial, changes: &Path) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_evograph"))
-        .args(["ingest".as_ref(), store.as_os_str(), input.as_os_str()])
-        .args(["--format", "ops", "--durability", "sync", "--print-acks"])
-        // Small memtables so that kills also land in flushes and compactions.
-        .args([
-            "--batch",
-            &BATCH.to_string(),
-            "--memtable-mb",
-            "1",
-            "--threads",
-            "2",
-        ])
-        .args(["--in-flight", &t.in_flight.to_string(), "--no-validate"])
-        .args(["--medium", t.medium, "--keys", t.keys.as_str()])
+    kill::ingest_command(store, input, BATCH, t.in_flight, t.medium)
+        .args(["--keys", t.keys.as_str()])
         .args(["--partition-bits", &t.partition_bits.to_string()])
         .args(match t.kept {
             Kept::History => vec!["--history".as_ref(), "all".as_ref()],
@@ -125,8 +112,6 @@ fn spawn_ingest(store: &Path, input: &Path, t: &Trial, changes: &Path) -> std::p
                 ]
             }
         })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
         .spawn()
         .unwrap()
 }

@@ -21,7 +21,6 @@ use evograph::{Graph, KeyKind, Options, Record};
 use std::collections::BTreeSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
 const BATCH: usize = 256;
@@ -141,35 +140,8 @@ fn pasts_to_check(rng: &mut Rng, session: u64, sessions: u64, pasts: &[Past]) ->
 }
 
 fn spawn(store: &Path, input: &Path, medium: &str, in_flight: usize) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_evograph"))
-        .args(["ingest".as_ref(), store.as_os_str(), input.as_os_str()])
-        .args([
-            "--format",
-            "ops",
-            "--durability",
-            "sync",
-            "--print-acks",
-            "--history",
-            "all",
-        ])
-        .args([
-            "--batch",
-            &BATCH.to_string(),
-            "--memtable-mb",
-            "1",
-            "--threads",
-            "2",
-        ])
-        .args([
-            "--in-flight",
-            &in_flight.to_string(),
-            "--no-validate",
-            "--medium",
-            medium,
-        ])
-        .args(["--partition-bits", "12"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+    kill::ingest_command(store, input, BATCH, in_flight, medium)
+        .args(["--history", "all", "--partition-bits", "12"])
         .spawn()
         .unwrap()
 }

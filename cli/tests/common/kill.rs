@@ -14,7 +14,7 @@ use evograph::{KeyKind, Record};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ExitStatus};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
@@ -46,6 +46,39 @@ pub fn write_ops(recs: &[Record], path: &Path, keys: KeyKind) {
         .unwrap();
     }
     f.flush().unwrap();
+}
+
+/// `evograph ingest` of the `ops` file `input` into `store` as the kill tests run it:
+/// synchronous, printing its acknowledgements (stdout piped), in batches of `batch` with
+/// `in_flight` ahead, and a 1 MiB memtable so that kills also land in flushes and merges.
+pub fn ingest_command(
+    store: &Path,
+    input: &Path,
+    batch: usize,
+    in_flight: usize,
+    medium: &str,
+) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_evograph"));
+    c.args(["ingest".as_ref(), store.as_os_str(), input.as_os_str()])
+        .args(["--format", "ops", "--durability", "sync", "--print-acks"])
+        .args([
+            "--batch",
+            &batch.to_string(),
+            "--memtable-mb",
+            "1",
+            "--threads",
+            "2",
+        ])
+        .args([
+            "--in-flight",
+            &in_flight.to_string(),
+            "--no-validate",
+            "--medium",
+            medium,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    c
 }
 
 /// When to kill a child: once `acks` acknowledgements have been read, or `ms` after the
