@@ -233,10 +233,10 @@ fn do_damage(d: &Damage, store: &Path, file: &str, b: &Built) {
         }
         Damage::Delete => std::fs::remove_file(&p).unwrap(),
         Damage::Twin => {
-            std::fs::copy(b.twin.join(file), &p).unwrap();
+            common::copy_sparse(&b.twin.join(file), &p);
         }
         Damage::Rollback { generation } => {
-            std::fs::copy(b.generations[generation].join(file), &p).unwrap();
+            common::copy_sparse(&b.generations[generation].join(file), &p);
         }
     }
 }

@@ -131,3 +131,27 @@ fn a_reader_leaves_the_spares_alone() {
     drop(r);
     assert_eq!(wal_files(dir.path()), before);
 }
+
+#[test]
+fn a_small_closed_store_holds_no_segment_sized_hole() {
+    // Default 64 MiB segments: the one a small session wrote into becomes a spare cut to
+    // the pages written, so copying the store (tar, rsync, std::fs::copy) copies kilobytes.
+    let dir = tempfile::tempdir().unwrap();
+    for session in 0..3u64 {
+        let opts = Options::new().durability(Durability::Sync).create(true);
+        let g = Graph::open(dir.path(), opts).unwrap();
+        insert_rows(&g, session * 10..session * 10 + 10);
+        g.close().unwrap();
+    }
+    let (spares, _) = wal_files(dir.path());
+    assert_eq!(spares.len(), 2, "{spares:?}");
+    let apparent: u64 = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    assert!(
+        apparent < 4 << 20,
+        "a closed store of 3,000 edges has files of {apparent} bytes"
+    );
+    assert_eq!(edge_count(dir.path()), 3_000);
+}

@@ -13,7 +13,8 @@
 mod common;
 
 use common::{
-    assert_no_panic, copy_dir, dir_files, evograph, parse_export, quiet_forks, read, Rng,
+    assert_no_panic, copy_dir, dir_files, evograph, parse_export, quiet_forks, read,
+    write_in_place, Rng,
 };
 use evograph::{Compression, Durability, Error, Graph, Options};
 use std::collections::BTreeSet;
@@ -349,11 +350,16 @@ fn open_and_read(store: &Path) -> evograph::Result<(Graph, evograph::Snapshot)> 
 
 /// Flips byte `at` of `store/file` (XOR 0x40).
 fn flip(store: &Path, file: &str, at: usize) {
+    use std::os::unix::fs::FileExt;
     let p = store.join(file);
-    let mut b = std::fs::read(&p).unwrap();
-    assert!(at < b.len(), "{file} has {} bytes, no byte {at}", b.len());
-    b[at] ^= 0x40;
-    std::fs::write(&p, b).unwrap();
+    let len = std::fs::metadata(&p).unwrap().len() as usize;
+    assert!(at < len, "{file} has {len} bytes, no byte {at}");
+    let mut b = [0u8];
+    std::fs::File::open(&p)
+        .unwrap()
+        .read_exact_at(&mut b, at as u64)
+        .unwrap();
+    write_in_place(&p, at as u64, &[b[0] ^ 0x40]);
 }
 
 /// A fresh copy of `store` in `work/<n>`.
@@ -987,9 +993,8 @@ fn wal_garbage_after_last_block_is_ignored() {
     for (what, tail) in tails {
         let copy = fresh_copy(&img.store, &work, &mut n);
         let p = copy.join(&wal);
-        let mut b = std::fs::read(&p).unwrap();
-        b[end..end + tail.len()].copy_from_slice(&tail);
-        std::fs::write(&p, b).unwrap();
+        assert!(end + tail.len() <= std::fs::metadata(&p).unwrap().len() as usize);
+        write_in_place(&p, end as u64, &tail);
         let ctx = format!("WAL with {what} after its last block");
         assert_torn_tail_ok(&img, examine(&copy, &ctx), false, &ctx);
     }

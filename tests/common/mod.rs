@@ -170,15 +170,45 @@ pub fn dir_files(dir: &std::path::Path) -> std::collections::BTreeMap<String, Ve
     m
 }
 
-/// Copies the regular files of `from` into a new directory `to`.
+/// Copies the regular files of `from` into a new directory `to`, keeping holes: a live WAL
+/// segment is 64 MiB long and mostly a hole, and `std::fs::copy` would write every byte
+/// (tests that copy a store hundreds of times filled CI's disk that way).
 pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
         if e.file_type().unwrap().is_file() {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            copy_sparse(&e.path(), &to.join(e.file_name()));
         }
     }
+}
+
+/// Overwrites `bytes` at `offset` of file `p` in place (a whole-file rewrite would fill
+/// a WAL segment's hole).
+pub fn write_in_place(p: &std::path::Path, offset: u64, bytes: &[u8]) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+    f.write_all_at(bytes, offset).unwrap();
+}
+
+/// Copies one file, leaving each all-zero 64 KiB chunk a hole.
+pub fn copy_sparse(from: &std::path::Path, to: &std::path::Path) {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let mut src = std::fs::File::open(from).unwrap();
+    let mut dst = std::fs::File::create(to).unwrap();
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = src.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        if buf[..n].iter().all(|&b| b == 0) {
+            dst.seek(SeekFrom::Current(n as i64)).unwrap();
+        } else {
+            dst.write_all(&buf[..n]).unwrap();
+        }
+    }
+    dst.set_len(src.metadata().unwrap().len()).unwrap();
 }
 
 /// Parses `evograph export` output (`src dst` lines) into a set of edges.

@@ -205,8 +205,11 @@ pub fn kill(mut child: Child, spawned: Instant, at: KillAt) -> Killed {
     }
     child.kill().unwrap();
     let status = child.wait().unwrap();
-    // Acknowledgements printed before the kill count too: they were promised.
-    while let Ok(a) = rx.try_recv() {
+    // Acknowledgements printed before the kill count too: they were promised. Every one
+    // still in the pipe or on its way through the reading thread, which ends at the pipe's
+    // end once the child is dead (`try_recv` here missed those not yet read: a child killed
+    // "after 2 acks" had committed 6 batches, read as a store holding more than it could).
+    for a in rx {
         (acked, acks) = (a, acks + 1);
     }
     Killed {
