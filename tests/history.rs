@@ -91,6 +91,7 @@ fn check_history(g: &Graph, models: &[(u64, Model)], keep: usize, ctx: &str) {
             assert_eq!(m.weights, mb.weights, "{ctx}: diff {a} -> {b} weights");
         }
     }
+    check_lifetimes(g, models, ctx);
     let log = g.log().unwrap();
     let listed: Vec<u64> = log.commits.iter().map(|c| c.0.lsn).collect();
     let mut want: Vec<u64> = kept.iter().map(|k| k.0).collect();
@@ -99,6 +100,70 @@ fn check_history(g: &Graph, models: &[(u64, Model)], keep: usize, ctx: &str) {
         listed.ends_with(&want) || want.is_empty(),
         "{ctx}: log lists {listed:?}, kept {want:?}"
     );
+}
+
+/// Every vertex's and every possible edge's lifetime against the models' states from the
+/// oldest commit kept on (`models` holds every commit since the store was made).
+fn check_lifetimes(g: &Graph, models: &[(u64, Model)], ctx: &str) {
+    let mut states: Vec<(u64, &Model)> = models.iter().map(|(l, m)| (*l, m)).collect();
+    states.dedup_by_key(|s| s.0);
+    let empty = Model::new(g.is_undirected());
+    let ids: Vec<u64> = (0..10).map(|u| u * 1000 + 7).collect();
+    let dense = |x: u64| g.dense_id(x).unwrap();
+    for &u in &ids {
+        let life = match dense(u) {
+            Some(du) => g.vertex_history(du).unwrap(),
+            None => continue,
+        };
+        let want = expected(&states, &empty, life.from.lsn, |m| m.vertices.contains(&u));
+        let got = (life.existed_before, events(&life));
+        assert_eq!(got, want, "{ctx}: lifetime of vertex {u}");
+        for &v in &ids {
+            let (Some(du), Some(dv)) = (dense(u), dense(v)) else {
+                continue;
+            };
+            let life = g.edge_history(du, dv).unwrap();
+            let want = expected(&states, &empty, life.from.lsn, |m| {
+                m.edges.contains(&(u, v))
+            });
+            let got = (life.existed_before, events(&life));
+            assert_eq!(got, want, "{ctx}: lifetime of edge ({u}, {v})");
+        }
+    }
+}
+
+/// (LSN, added) of each event of a lifetime.
+fn events(l: &evograph::store::Lifetime) -> Vec<(u64, bool)> {
+    use evograph::store::LifeOp;
+    l.events
+        .iter()
+        .map(|e| (e.commit.lsn, e.op == LifeOp::Add))
+        .collect()
+}
+
+/// Whether `present` held before the commit at `from` (the empty store's state before the
+/// first), and the commits from it on where it changed.
+fn expected(
+    states: &[(u64, &Model)],
+    empty: &Model,
+    from: u64,
+    present: impl Fn(&Model) -> bool,
+) -> (bool, Vec<(u64, bool)>) {
+    let i = states
+        .iter()
+        .position(|s| s.0 == from)
+        .expect("the oldest commit kept is a commit");
+    let mut was = present(if i == 0 { empty } else { states[i - 1].1 });
+    let before = was;
+    let mut out = Vec::new();
+    for &(lsn, m) in &states[i..] {
+        let now = present(m);
+        if now != was {
+            out.push((lsn, now));
+            was = now;
+        }
+    }
+    (before, out)
 }
 
 fn run(steps: Vec<Step>, undirected: bool, weighted: bool, background: bool) {

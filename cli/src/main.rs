@@ -12,6 +12,7 @@ mod demo;
 mod diff;
 mod export;
 mod generate;
+mod history;
 mod ingest;
 mod log;
 mod output;
@@ -51,6 +52,7 @@ enum Cmd {
     Query(query::Args),
     Log(log::Args),
     Diff(diff::Args),
+    History(history::Args),
     Watch(watch::Args),
     Config(config::Args),
 }
@@ -86,6 +88,7 @@ fn main() -> ExitCode {
         Cmd::Query(a) => query::run(a).map_err(Failure::from),
         Cmd::Log(a) => log::run(a).map_err(Failure::from),
         Cmd::Diff(a) => diff::run(a).map_err(Failure::from),
+        Cmd::History(a) => history::run(a).map_err(Failure::from),
         Cmd::Watch(a) => watch::run(a).map_err(Failure::from),
         Cmd::Config(a) => config::run(a).map_err(Failure::from),
     };

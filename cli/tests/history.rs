@@ -278,3 +278,65 @@ fn a_window_narrowed_lets_go_for_good() {
     let check = evograph(["check", &s]);
     assert_eq!(check.status.code(), Some(0));
 }
+
+/// `history edge|vertex` on the four days of `DAYS` (commits at LSNs 3, 6, 9, 10).
+#[test]
+fn history_lists_when_an_edge_or_a_vertex_was_added_and_removed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("u.ops"), DAYS).unwrap();
+    let s = p(d, "S");
+    ok(&["ingest", &s, &p(d, "u.ops"), "--history", "all"]);
+    let events = |args: &[&str]| -> Vec<(u64, String, String)> {
+        let mut all = vec!["history", s.as_str()];
+        all.extend(args);
+        all.push("--json");
+        let v: serde_json::Value = serde_json::from_str(&ok(&all)).unwrap();
+        assert_eq!(
+            v["existed_before"], false,
+            "{args:?}: history starts with the store"
+        );
+        (v["events"].as_array().unwrap().iter())
+            .map(|e| {
+                let t = e["time"].as_str().unwrap().to_owned();
+                (
+                    e["lsn"].as_u64().unwrap(),
+                    t,
+                    e["op"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let day = |n: u32| format!("2001-01-0{n}T00:00:00Z");
+    let (add, remove) = ("add".to_owned(), "remove".to_owned());
+    // Added on day 1, removed on day 2, added again on day 3.
+    assert_eq!(
+        events(&["edge", "1", "2"]),
+        [
+            (3, day(1), add.clone()),
+            (6, day(2), remove.clone()),
+            (9, day(3), add.clone())
+        ]
+    );
+    assert_eq!(
+        events(&["edge", "3", "1"]),
+        [(3, day(1), add.clone()), (9, day(3), remove.clone())]
+    );
+    // A directed store: (2, 1) never existed.
+    assert!(events(&["edge", "2", "1"]).is_empty());
+    // Vertex 9: inserted alone on day 2, deleted on day 3; vertex 5 born by an edge on day 4.
+    assert_eq!(
+        events(&["vertex", "9"]),
+        [(6, day(2), add.clone()), (9, day(3), remove)]
+    );
+    assert_eq!(events(&["vertex", "5"]), [(10, day(4), add)]);
+    // A key never seen has no event; the text form says the same.
+    assert!(events(&["vertex", "77"]).is_empty());
+    let text = ok(&["history", &s, "edge", "1", "2"]);
+    assert_eq!(text.lines().count(), 4, "{text}");
+    assert!(text.lines().nth(2).unwrap().ends_with("\tremove"), "{text}");
+    // A store without history says so.
+    let none = p(d, "N");
+    ok(&["ingest", &none, &p(d, "u.ops")]);
+    fails(&["history", &none, "edge", "1", "2"], "keeps no history");
+}

@@ -363,7 +363,7 @@ class Graph:
         of its fixed point; ``pr`` is kept as ``pr-tol``), and the vertex programs
         ``pregel-cc``, ``pregel-bfs``, ``pregel-sssp``. The values are computed before this
         returns. Stop it with ``Standing.stop()`` (or a ``with`` block)."""
-        key = None if source is None else (_name(source, "source") if self._keys == "string" else str(_id(source, "source")))
+        key = None if source is None else self._key(source, "source")
         return Standing(self._g.maintain(kernel, key, float(damping), float(tolerance)))
 
     def last_commit(self) -> Optional[Tuple[int, int]]:
@@ -381,6 +381,33 @@ class Graph:
             "history": setting,
             "segments": segments,
             "segment_bytes": nbytes,
+        }
+
+    def edge_history(self, src: Vertex, dst: Vertex) -> Dict[str, Any]:
+        """When the edge ``src -> dst`` lived within the history kept, as ``evograph history
+        STORE edge`` says: numpy arrays ``lsn`` (uint64), ``unix_nanos`` (int64) and ``op``
+        (``"add"`` or ``"remove"``) of the commits that added and removed it, oldest first;
+        ``existed_before`` (whether it existed before the oldest commit kept) and that
+        commit's ``from_lsn``. A weight change is no event. Reads the history's change
+        lists, never a past graph."""
+        return self._lifetime(self._key(src, "src"), self._key(dst, "dst"))
+
+    def vertex_history(self, v: Vertex) -> Dict[str, Any]:
+        """When vertex ``v`` lived within the history kept, as :meth:`edge_history` says of
+        an edge."""
+        return self._lifetime(self._key(v, "v"), None)
+
+    def _key(self, v: Vertex, what: str) -> str:
+        return _name(v, what) if self._keys == "string" else str(_id(v, what))
+
+    def _lifetime(self, src: str, dst: Optional[str]) -> Dict[str, Any]:
+        existed, from_lsn, _, events = self._g.lifetime(src, dst)
+        return {
+            "lsn": np.array([e[0] for e in events], dtype=np.uint64),
+            "unix_nanos": np.array([e[1] for e in events], dtype=np.int64),
+            "op": np.array(["add" if e[2] else "remove" for e in events], dtype="<U6"),
+            "existed_before": existed,
+            "from_lsn": from_lsn,
         }
 
     @property

@@ -366,6 +366,47 @@ impl Graph {
         Ok((commits, l.setting.to_string(), l.segments, l.segment_bytes))
     }
 
+    /// When an edge (`dst` given) or a vertex, by its key as text, lived within the history
+    /// kept: `(existed_before, from_lsn, from_nanos, [(lsn, unix_nanos, added)])`; no event
+    /// for a key the store never saw.
+    #[pyo3(signature = (src, dst=None))]
+    #[allow(clippy::type_complexity)]
+    fn lifetime(
+        &self,
+        py: Python<'_>,
+        src: &str,
+        dst: Option<&str>,
+    ) -> PyResult<(bool, u64, i64, Vec<(u64, i64, bool)>)> {
+        let life = self.with(py, |g| {
+            let (u, v) = (
+                g.dense_id_of(src)?,
+                dst.map(|d| g.dense_id_of(d)).transpose()?,
+            );
+            match (u, dst, v) {
+                (Some(u), None, _) => g.vertex_history(u).map(Some),
+                (Some(u), Some(_), Some(Some(v))) => g.edge_history(u, v).map(Some),
+                _ => Ok(None),
+            }
+        })?;
+        let Some(l) = life else {
+            let log = self.with(py, |g| g.log())?;
+            let Some((c, _)) = log.commits.first() else {
+                return Err(PyValueError::new_err(format!(
+                    "the store keeps no history (history: {})",
+                    log.setting
+                )));
+            };
+            return Ok((false, c.lsn, c.unix_nanos, Vec::new()));
+        };
+        let events = (l.events.iter())
+            .map(|e| {
+                let added = e.op == evograph::store::LifeOp::Add;
+                (e.commit.lsn, e.commit.unix_nanos, added)
+            })
+            .collect();
+        Ok((l.existed_before, l.from.lsn, l.from.unix_nanos, events))
+    }
+
     /// What history the store keeps (`none`, `all`, `7d`, `100`).
     fn history(&self, py: Python<'_>) -> PyResult<String> {
         self.with(py, |g| Ok(g.history().to_string()))

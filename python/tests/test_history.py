@@ -45,3 +45,26 @@ def test_snapshots_diffs_and_the_log(tmp_path):
     with pytest.raises(ValueError, match="keeps no history"):
         g.snapshot(at=2)
     g.close()
+
+
+def test_edge_and_vertex_lifetimes(tmp_path):
+    g = evograph.open(tmp_path / "s", create=True, history="all")
+    u = lambda *xs: np.array(xs, dtype=np.uint64)  # noqa: E731
+    g.insert_edges(u(1, 2), u(2, 3))  # LSN 2
+    g.delete_edges(u(1), u(2))  # 3
+    g.insert_edges(u(1), u(2))  # 4
+    g.delete_vertices(u(3))  # 5: removes (2, 3) too
+    e = g.edge_history(1, 2)
+    assert e["lsn"].tolist() == [2, 3, 4]
+    assert e["op"].tolist() == ["add", "remove", "add"]
+    assert e["unix_nanos"].dtype == np.int64 and len(e["unix_nanos"]) == 3
+    assert e["existed_before"] is False and e["from_lsn"] == 2
+    assert g.edge_history(2, 3)["op"].tolist() == ["add", "remove"]
+    assert g.edge_history(2, 3)["lsn"].tolist() == [2, 5]
+    v = g.vertex_history(3)
+    assert (v["lsn"].tolist(), v["op"].tolist()) == ([2, 5], ["add", "remove"])
+    assert g.vertex_history(99)["lsn"].tolist() == []
+    g.set_history("none")
+    with pytest.raises(ValueError, match="keeps no history"):
+        g.edge_history(1, 2)
+    g.close()

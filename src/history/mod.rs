@@ -15,6 +15,7 @@
 //! What is kept is the store's [`History`] setting: segments wholly outside the window are
 //! dropped after the commit that stops naming them.
 
+pub(crate) mod lifetime;
 pub mod net;
 pub mod segment;
 

@@ -162,7 +162,7 @@ impl std::str::FromStr for Point {
 pub(super) struct Piece {
     pub(super) min_lsn: u64,
     pub(super) max_lsn: u64,
-    commits: Arc<[Commit]>,
+    pub(super) commits: Arc<[Commit]>,
     changes: Changes,
 }
 
@@ -362,7 +362,7 @@ impl Inner {
     }
 
     /// The commits of `pieces` up to `upto`, oldest first.
-    fn commits_of(pieces: &[Piece], upto: u64) -> Vec<CommitPoint> {
+    pub(super) fn commits_of(pieces: &[Piece], upto: u64) -> Vec<CommitPoint> {
         (pieces.iter())
             .flat_map(|p| p.commits.iter())
             .filter(|c| c.lsn <= upto)

@@ -71,6 +71,7 @@ mod check;
 mod files;
 pub(crate) mod follow;
 mod history;
+mod lifetime;
 mod lock;
 mod maintain;
 mod mirror;
@@ -84,8 +85,10 @@ mod retention;
 mod stats;
 mod write;
 
+pub use crate::history::lifetime::LifeOp;
 pub use check::CheckReport;
 pub use history::{Diff, Log, Point};
+pub use lifetime::{LifeEvent, Lifetime};
 pub use open::{check_id_width, holds_store, is_store_file, recorded_creator, recorded_key_kind};
 pub use options::{Compression, MediumKind, Options, Verify};
 pub use retention::HistoryBytes;
@@ -379,6 +382,20 @@ impl Graph {
     /// Its cost grows with the changes between them, not with the graph.
     pub fn diff(&self, from: Point, to: Point) -> Result<Diff> {
         self.inner.diff(from, to)
+    }
+
+    /// When the edge from `src` to `dst` (dense ids; either order in an undirected store)
+    /// lived within the history kept: the commits that added and removed it, and whether it
+    /// existed before the oldest commit kept. Reads only the history's change lists and the
+    /// latest graph, never a past graph.
+    pub fn edge_history(&self, src: VertexId, dst: VertexId) -> Result<Lifetime> {
+        self.inner.lifetime(lifetime::Of::Edge(src, dst))
+    }
+
+    /// When vertex `v` (dense id) lived within the history kept, as
+    /// [`Graph::edge_history`] says of an edge.
+    pub fn vertex_history(&self, v: VertexId) -> Result<Lifetime> {
+        self.inner.lifetime(lifetime::Of::Vertex(v))
     }
 
     /// The commits in the history kept, and what it costs on the medium.
