@@ -15,7 +15,9 @@ use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
 enum Step {
-    Batch(Vec<Record>),
+    /// A batch, at the time of the one before or (`true`) a second later: an `@ T` block
+    /// longer than a batch is several commits with one time.
+    Batch(Vec<Record>, bool),
     Snapshot,
     Flush,
     Compact,
@@ -36,7 +38,8 @@ fn record(ids: u64, weighted: bool) -> impl Strategy<Value = Record> {
 
 fn step(weighted: bool) -> impl Strategy<Value = Step> {
     prop_oneof![
-        10 => prop::collection::vec(record(10, weighted), 1..25).prop_map(Step::Batch),
+        10 => (prop::collection::vec(record(10, weighted), 1..25), any::<bool>())
+            .prop_map(|(r, t)| Step::Batch(r, t)),
         2 => Just(Step::Snapshot),
         2 => Just(Step::Flush),
         1 => Just(Step::Compact),
@@ -92,6 +95,7 @@ fn check_history(g: &Graph, models: &[(u64, Model)], keep: usize, ctx: &str) {
         }
     }
     check_lifetimes(g, models, ctx);
+    check_windows(g, kept, ctx);
     let log = g.log().unwrap();
     let listed: Vec<u64> = log.commits.iter().map(|c| c.0.lsn).collect();
     let mut want: Vec<u64> = kept.iter().map(|k| k.0).collect();
@@ -128,6 +132,52 @@ fn check_lifetimes(g: &Graph, models: &[(u64, Model)], ctx: &str) {
             });
             let got = (life.existed_before, events(&life));
             assert_eq!(got, want, "{ctx}: lifetime of edge ({u}, {v})");
+        }
+    }
+}
+
+/// Windows between pairs of kept commits against the union of the models at the start and
+/// at every moment before the end (commits, the last of each time).
+fn check_windows(g: &Graph, kept: &[(u64, Model)], ctx: &str) {
+    let mut states: Vec<(u64, &Model)> = kept.iter().map(|(l, m)| (*l, m)).collect();
+    states.dedup_by_key(|s| s.0);
+    let times: std::collections::BTreeMap<u64, i64> = (g.log().unwrap().commits.iter())
+        .map(|(c, _)| (c.lsn, c.unix_nanos))
+        .collect();
+    let n = states.len();
+    for i in 0..n {
+        for j in [i + 1, i + 2, n - 1, n] {
+            if j <= i || j > n {
+                continue;
+            }
+            // The end: the LSN of commit j (commits below it count), or past the last.
+            let end = states.get(j).map_or(u64::MAX, |s| s.0);
+            let last_of_time = |k: usize| {
+                let next = states.get(k + 1).map(|s| times[&s.0]);
+                next != Some(times[&states[k].0])
+            };
+            let mut want = states[i].1.clone();
+            for k in i + 1..j {
+                if last_of_time(k) {
+                    let m = states[k].1;
+                    want.vertices.extend(&m.vertices);
+                    want.edges.extend(&m.edges);
+                    for (e, w) in &m.weights {
+                        if !states[i].1.edges.contains(e) {
+                            want.weights.insert(*e, *w);
+                        }
+                    }
+                }
+            }
+            let (s, span) = g
+                .snapshot_window(Point::Lsn(states[i].0), Point::Lsn(end))
+                .unwrap();
+            assert_eq!(span.start.lsn, states[i].0, "{ctx}");
+            let what = format!("{ctx}: window {}..{end}", states[i].0);
+            assert_matches(&s, &want, &what);
+            if g.is_weighted() {
+                assert_eq!(read_weights(&s), want.weights, "{what}: weights");
+            }
         }
     }
 }
@@ -175,10 +225,13 @@ fn run(steps: Vec<Step>, undirected: bool, weighted: bool, background: bool) {
     // The model as of every batch's ticket (a batch that changes nothing names the commit
     // before it, whose model is the same).
     let mut models: Vec<(u64, Model)> = Vec::new();
+    // 2001-09-09: every commit's time, before the wall clock's of the commits after them.
+    let mut time: i64 = 1_000_000_000 * 1_000_000_000;
     for s in steps {
         match s {
-            Step::Batch(recs) => {
-                let t = g.submit(&recs).unwrap();
+            Step::Batch(recs, later) => {
+                time += if later { 1_000_000_000 } else { 0 };
+                let t = g.submit_at(&recs, time).unwrap();
                 g.wait(t).unwrap();
                 recs.iter().for_each(|r| model.apply(r));
                 if t.lsn() > 0 {

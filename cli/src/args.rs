@@ -76,6 +76,47 @@ pub fn point(s: &str) -> Result<evograph::store::Point, String> {
     s.parse()
 }
 
+/// A window of history as `--window` takes it: `A..B`, two points as `--at` takes them.
+pub fn window(s: &str) -> Result<(evograph::store::Point, evograph::store::Point), String> {
+    let (a, b) = s.split_once("..").ok_or_else(|| {
+        format!("'{s}' is not a window: give START..END (two points as --at takes them)")
+    })?;
+    Ok((point(a)?, point(b)?))
+}
+
+/// Which graph a reading command reads: the latest, the one as of a commit, or a window.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct When {
+    /// The graph as of this commit (an LSN, @SECONDS or RFC 3339: the last commit at or
+    /// before it), if the store keeps that history.
+    #[arg(long, value_parser = point, conflicts_with = "window")]
+    pub at: Option<evograph::store::Point>,
+    /// The graph over a window START..END: every edge and vertex present as of START (as
+    /// --at reads it) or after any later commit before END (a time: commits timed before
+    /// it; an LSN: commits below it); commits of one time count once, as the state after
+    /// the last of them.
+    #[arg(long, value_parser = window, value_name = "START..END")]
+    pub window: Option<(evograph::store::Point, evograph::store::Point)>,
+}
+
+/// The graph `when` names, saying on stderr, once the command succeeds, which commits.
+pub fn snapshot_of(g: &evograph::Graph, when: When) -> evograph::Result<evograph::Snapshot> {
+    let Some((a, b)) = when.window else {
+        return snapshot_at(g, when.at);
+    };
+    let (s, span) = g.snapshot_window(a, b)?;
+    let show = |c: evograph::store::CommitPoint| {
+        format!("LSN {} ({})", c.lsn, evograph::time::show(c.unix_nanos))
+    };
+    note_on_success(format!(
+        "window from commit {} through commit {}: {} moment(s) after its start",
+        show(span.start),
+        show(span.last),
+        span.moments
+    ));
+    Ok(s)
+}
+
 /// Notes said on stderr once the command has succeeded (a failure says one line, its
 /// error, and nothing before it).
 static NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());

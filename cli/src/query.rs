@@ -22,10 +22,8 @@ use std::process::ExitCode;
 pub struct Args {
     /// Store directory.
     store: PathBuf,
-    /// The graph as of this commit (an LSN, @SECONDS or RFC 3339: the last commit at or
-    /// before it), if the store keeps that history.
-    #[arg(long, value_parser = crate::args::point)]
-    at: Option<evograph::store::Point>,
+    #[command(flatten)]
+    when: crate::args::When,
     /// What to look up.
     what: What,
     /// The endpoints (none with --pairs).
@@ -93,7 +91,7 @@ impl Lookup<'_> {
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let g = crate::open_reader(&a.store)?;
-    let s = crate::args::snapshot_at(&g, a.at)?;
+    let s = crate::args::snapshot_of(&g, a.when)?;
     let look = Lookup { g: &g, s: &s };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

@@ -58,10 +58,8 @@ use std::process::ExitCode;
 pub struct Args {
     /// Store directory.
     store: PathBuf,
-    /// The graph as of this commit (an LSN, @SECONDS or RFC 3339: the last commit at or
-    /// before it), if the store keeps that history.
-    #[arg(long, value_parser = crate::args::point)]
-    at: Option<evograph::store::Point>,
+    #[command(flatten)]
+    when: crate::args::When,
     /// bfs | pr | wcc | cdlp | lcc | sssp | gap-bfs | gap-sssp | gap-pr | gap-cc | bc | tc | khop |
     /// pregel-pr | pregel-cc | pregel-bfs | pregel-sssp
     kernel: Kernel,
@@ -150,7 +148,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             .sweep_reads(a.sweep_reads.into()),
     )?;
     crate::warn_unreadable_tail(&g);
-    let s = crate::args::snapshot_at(&g, a.at)?;
+    let s = crate::args::snapshot_of(&g, a.when)?;
     let opened = started.elapsed().as_secs_f64();
     let source = source(&a, &g, &s)?;
     let pool = rayon::ThreadPoolBuilder::new()

@@ -13,10 +13,8 @@ use std::process::ExitCode;
 pub struct Args {
     /// Store directory.
     store: PathBuf,
-    /// The graph as of this commit (an LSN, @SECONDS or RFC 3339: the last commit at or
-    /// before it), if the store keeps that history.
-    #[arg(long, value_parser = crate::args::point)]
-    at: Option<evograph::store::Point>,
+    #[command(flatten)]
+    when: crate::args::When,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -62,7 +60,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let open_seconds = t.elapsed().as_secs_f64();
     let s = g.stats()?;
     // Count what export lists: the memtable included, an undirected edge once.
-    let snap = crate::args::snapshot_at(&g, a.at)?;
+    let snap = crate::args::snapshot_of(&g, a.when)?;
     let counts = Counts {
         edges: snap.edge_count(),
         entries: snap.num_edges(),

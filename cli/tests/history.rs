@@ -340,3 +340,52 @@ fn history_lists_when_an_edge_or_a_vertex_was_added_and_removed() {
     ok(&["ingest", &none, &p(d, "u.ops")]);
     fails(&["history", &none, "edge", "1", "2"], "keeps no history");
 }
+
+/// `--window` on the four days of `DAYS` (commits at LSNs 3, 6, 9, 10), by time and LSN.
+#[test]
+fn a_window_holds_what_its_start_and_every_moment_before_its_end_held() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("u.ops"), DAYS).unwrap();
+    let s = p(d, "S");
+    ok(&["ingest", &s, &p(d, "u.ops"), "--history", "all"]);
+    let window = |w: &str| sorted(&ok(&["export", &s, "--window", w]));
+    let day = |n: u32| format!("2001-01-0{n}T00:00:00Z");
+    // Day 1, and day 2 (before day 3): 1->2 was deleted on day 2 but held on day 1.
+    assert_eq!(
+        window(&format!("{}..{}", day(1), day(3))),
+        ["1 2", "2 3", "3 1", "3 4"]
+    );
+    // From LSN 6 to below 9: the start alone; 1->2 comes back only at 9.
+    assert_eq!(window("6..9"), ["2 3", "3 1", "3 4"]);
+    // Through commit 9: 1->2 is back, 3->1 (deleted at 9) was held at the start.
+    assert_eq!(window("6..10"), ["1 2", "2 3", "3 1", "3 4"]);
+    // Vertex 9 lived on day 2 only: a window over day 2 counts it, one after does not.
+    let stats = |w: &str| -> serde_json::Value {
+        serde_json::from_str(&ok(&["stats", &s, "--window", w, "--json"])).unwrap()
+    };
+    assert_eq!(stats(&format!("{}..{}", day(2), day(4)))["vertices"], 5);
+    assert_eq!(stats(&format!("{}..{}", day(3), day(5)))["vertices"], 5);
+    assert_eq!(stats("10..11")["vertices"], 5);
+    // A kernel over a window: WCC of day 1 .. day 3 has one component of 1, 2, 3, 4.
+    let wcc = ok(&[
+        "run",
+        &s,
+        "wcc",
+        "--window",
+        &format!("{}..{}", day(1), day(3)),
+    ]);
+    assert!(
+        wcc.lines().filter(|l| !l.starts_with('#')).count() >= 4,
+        "{wcc}"
+    );
+    fails(
+        &["export", &s, "--window", "9..6"],
+        "must come after its start",
+    );
+    fails(&["export", &s, "--window", "9"], "is not a window");
+    fails(
+        &["export", &s, "--window", "3..9", "--at", "3"],
+        "cannot be used with",
+    );
+}

@@ -341,6 +341,19 @@ class Graph:
         s.commit = (lsn, nanos)
         return s
 
+    def window(self, start: Union[int, str], end: Union[int, str]) -> "Snapshot":
+        """The graph over a window of history: every edge and vertex present as of
+        ``start`` (as ``snapshot(at=start)`` reads it) or after any later commit before
+        ``end`` (a time: commits timed before it; an LSN: commits below it); commits that
+        share one time count once, as the state after the last of them (Raphtory's
+        persistent-graph ``window``). ``snapshot.commit`` is the start's commit and
+        ``snapshot.window`` says ``(start_lsn, last_lsn, moments)``."""
+        inner, start_lsn, nanos, last_lsn, moments = self._g.snapshot_window(_point(start), _point(end))
+        s = Snapshot(inner)
+        s.commit = (start_lsn, nanos)
+        s.window = (start_lsn, last_lsn, moments)
+        return s
+
     def diff(self, from_: Union[int, str], to: Union[int, str]) -> Dict[str, Any]:
         """The net changes from commit ``from_`` to commit ``to`` (points as ``snapshot(at=)``
         takes them; ``from_`` may come after ``to``: then they undo): numpy arrays ``op``
@@ -545,6 +558,8 @@ class Snapshot:
         self._keys: str = inner.keys
         #: For a snapshot as of a commit (``Graph.snapshot(at=...)``): ``(lsn, unix_nanos)``.
         self.commit: Optional[Tuple[int, int]] = None
+        #: For a window (``Graph.window(start, end)``): ``(start_lsn, last_lsn, moments)``.
+        self.window: Optional[Tuple[int, int, int]] = None
 
     def _vertex(self, v: Any, what: Optional[str] = None) -> Vertex:
         """One vertex as the store keys them: an id, or a name."""

@@ -302,6 +302,28 @@ impl Graph {
         Ok((Snapshot::new(s), c.lsn, c.unix_nanos))
     }
 
+    /// The graph over the window from `start` to `end` (points as `snapshot_at` takes
+    /// them), with the start's LSN and time, the last commit's LSN and the moments counted.
+    fn snapshot_window(
+        &self,
+        py: Python<'_>,
+        start: &str,
+        end: &str,
+    ) -> PyResult<(Snapshot, u64, i64, u64, usize)> {
+        let (a, b): (Point, Point) = (
+            start.parse().map_err(PyValueError::new_err)?,
+            end.parse().map_err(PyValueError::new_err)?,
+        );
+        let (s, w) = self.with(py, |g| g.snapshot_window(a, b))?;
+        Ok((
+            Snapshot::new(s),
+            w.start.lsn,
+            w.start.unix_nanos,
+            w.last.lsn,
+            w.moments,
+        ))
+    }
+
     /// The net changes between two commits as numpy arrays: `op` (int8: 1 adds an edge or
     /// sets its weight, -1 removes one, 2 adds a vertex, -2 deletes one), `src`, `dst`
     /// (external ids; `dst` = `src` for vertices), `weight` (0 but for additions in

@@ -68,3 +68,21 @@ def test_edge_and_vertex_lifetimes(tmp_path):
     with pytest.raises(ValueError, match="keeps no history"):
         g.edge_history(1, 2)
     g.close()
+
+
+def test_a_window_is_a_snapshot_of_what_its_moments_held(tmp_path):
+    g = evograph.open(tmp_path / "s", create=True, history="all")
+    u = lambda *xs: np.array(xs, dtype=np.uint64)  # noqa: E731
+    g.insert_edges(u(1, 2), u(2, 3))  # LSN 2
+    g.delete_edges(u(1), u(2))  # 3
+    g.insert_edges(u(3), u(4))  # 4
+    g.delete_edges(u(2), u(3))  # 5
+    assert g.log()["lsn"].tolist() == [2, 3, 4, 5]
+    w = g.window(2, 5)
+    assert edges(w) == [(1, 2), (2, 3), (3, 4)]
+    assert w.window == (2, 4, 2) and w.commit[0] == 2
+    assert edges(g.window(3, 100)) == [(2, 3), (3, 4)]
+    assert len(set(w.wcc().tolist())) == 1
+    with pytest.raises(ValueError, match="must come after its start"):
+        g.window(4, 3)
+    g.close()

@@ -18,6 +18,7 @@
 pub(crate) mod lifetime;
 pub mod net;
 pub mod segment;
+pub(crate) mod window;
 
 use std::fmt;
 use std::str::FromStr;

@@ -374,7 +374,7 @@ impl Inner {
     }
 
     /// The position among `commits` of the commit `at` names, checked to lie in the window.
-    fn resolve(&self, commits: &[CommitPoint], at: Point) -> Result<usize> {
+    pub(super) fn resolve(&self, commits: &[CommitPoint], at: Point) -> Result<usize> {
         let (setting, floor) = {
             let kept = self.history.lock().unwrap();
             (kept.setting, kept.floor)
@@ -417,18 +417,30 @@ impl Inner {
         }
     }
 
-    /// The graph right after `commits[i]`: the latest graph (`parts`) with the changes of
-    /// `pieces` after it undone.
+    /// The graph right after `commits[i]`, and that commit.
     fn snapshot_of(
+        &self,
+        parts: SnapshotParts,
+        pieces: &[Piece],
+        commits: &[CommitPoint],
+        i: usize,
+    ) -> Result<(Snapshot, CommitPoint)> {
+        let parts = self.parts_as_of(parts, pieces, commits, i)?;
+        Ok((parts.build(self), commits[i]))
+    }
+
+    /// The makings of the graph right after `commits[i]`: the latest graph (`parts`) with
+    /// the changes of `pieces` after it undone.
+    pub(super) fn parts_as_of(
         &self,
         mut parts: SnapshotParts,
         pieces: &[Piece],
         commits: &[CommitPoint],
         i: usize,
-    ) -> Result<(Snapshot, CommitPoint)> {
+    ) -> Result<SnapshotParts> {
         let point = commits[i];
         if i + 1 == commits.len() {
-            return Ok((parts.build(self), point));
+            return Ok(parts);
         }
         let loaded = self.changes_between(pieces, point.lsn, parts.lsn)?;
         let refs: Vec<&Sealed> = loaded.iter().map(|s| &**s).collect();
@@ -447,31 +459,41 @@ impl Inner {
             bits::assign(&mut gone, v as VertexId, true);
         }
         parts.deleted = Arc::new(gone);
-        Ok((parts.build(self), point))
+        Ok(parts)
     }
 
     /// A run that turns the latest graph `latest` back by the net `edges`: the state each
     /// had at the earlier commit, resolved against the latest runs.
     fn undo_run(&self, latest: &[Arc<Run>], n: usize, edges: &[net::EdgeChange]) -> Run {
+        let ups: Vec<[VertexId; 2]> = (edges.iter())
+            .map(|e| match e.before {
+                None => [e.src, e.dst | crate::batch::DEL],
+                Some(_) => [e.src, e.dst],
+            })
+            .collect();
+        let weights: Vec<f64> = match self.weighted {
+            true => edges.iter().map(|e| e.before.unwrap_or(0.0)).collect(),
+            false => Vec::new(),
+        };
+        self.layer_run(latest, n, &ups, &weights)
+    }
+
+    /// A DRAM run of the updates `ups` (with `weights` in a weighted store) over `below`,
+    /// resolved against them: what a past point or a window lays over the latest runs.
+    pub(super) fn layer_run(
+        &self,
+        below: &[Arc<Run>],
+        n: usize,
+        ups: &[[VertexId; 2]],
+        weights: &[f64],
+    ) -> Run {
         let mut m = Memtable::new(self.undirected, self.weighted, 0, n as VertexId);
-        let mut ups = Vec::with_capacity(edges.len());
-        let mut weights = Vec::with_capacity(if self.weighted { edges.len() } else { 0 });
-        for e in edges {
-            let back = match (e.before, e.after) {
-                (None, _) => [e.src, e.dst | crate::batch::DEL],
-                (Some(_), _) => [e.src, e.dst],
-            };
-            ups.push(back);
-            if self.weighted {
-                weights.push(e.before.unwrap_or(0.0));
-            }
-        }
-        self.pool.install(|| m.apply_edges(&ups, &weights));
+        self.pool.install(|| m.apply_edges(ups, weights));
         m.max_lsn = 1;
         let id = self
             .next_run_id
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        self.pool.install(|| m.seal(latest, id))
+        self.pool.install(|| m.seal(below, id))
     }
 
     /// The changes from the commit `from` names to the one `to` names.
@@ -582,7 +604,7 @@ impl Inner {
 }
 
 /// Dense ids handed out by the commit `lsn` among `pieces`.
-fn vertices_at(pieces: &[Piece], lsn: u64) -> u64 {
+pub(super) fn vertices_at(pieces: &[Piece], lsn: u64) -> u64 {
     (pieces.iter())
         .flat_map(|p| p.commits.iter())
         .find(|c| c.lsn == lsn)

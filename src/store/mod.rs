@@ -83,6 +83,7 @@ mod recovery;
 mod replay;
 mod retention;
 mod stats;
+mod window;
 mod write;
 
 pub use crate::history::lifetime::LifeOp;
@@ -93,6 +94,7 @@ pub use open::{check_id_width, holds_store, is_store_file, recorded_creator, rec
 pub use options::{Compression, MediumKind, Options, Verify};
 pub use retention::HistoryBytes;
 pub use stats::{CutTail, LevelStats, Stats, UnreadableTail};
+pub use window::WindowSpan;
 
 use crate::dict::Dict;
 use crate::history::History;
@@ -375,6 +377,18 @@ impl Graph {
     /// store keeps is refused ([`Error::Invalid`]), the message naming the window.
     pub fn snapshot_at(&self, at: Point) -> Result<(Snapshot, CommitPoint)> {
         self.inner.snapshot_at(at)
+    }
+
+    /// The graph over the window from `start` to `end`: every edge and vertex present as of
+    /// `start` (as [`Graph::snapshot_at`] reads it) or after any later commit before `end`
+    /// (a time: commits timed before it; an LSN: commits below it). An edge a commit at
+    /// `start` deleted is not in it, nor one a commit at `end` inserted; commits that share
+    /// one time count as one moment, the state after the last of them. Raphtory's
+    /// persistent-graph `window(start, end)`. An edge present at `start` keeps the weight
+    /// it had there; one added later has the weight of the last moment it was present.
+    /// Costs the graph as of `start` plus a sort of the changes inside the window.
+    pub fn snapshot_window(&self, start: Point, end: Point) -> Result<(Snapshot, WindowSpan)> {
+        self.inner.snapshot_window(start, end)
     }
 
     /// The net changes from the commit `from` names to the one `to` names (see [`Diff`]):

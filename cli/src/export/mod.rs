@@ -27,10 +27,8 @@ use std::process::ExitCode;
 pub struct Args {
     /// Store directory.
     store: PathBuf,
-    /// The graph as of this commit (an LSN, @SECONDS or RFC 3339: the last commit at or
-    /// before it), if the store keeps that history.
-    #[arg(long, value_parser = crate::args::point)]
-    at: Option<evograph::store::Point>,
+    #[command(flatten)]
+    when: crate::args::When,
     /// Output directory (parquet only).
     out: Option<PathBuf>,
     /// text | parquet
@@ -62,7 +60,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             .dir(out, "OUT")?;
     }
     let g = crate::open_reader(&a.store)?;
-    let s = crate::args::snapshot_at(&g, a.at)?;
+    let s = crate::args::snapshot_of(&g, a.when)?;
     match (a.format, &a.out) {
         (ExportFormat::Text, None) if a.kernels.is_empty() => text(&s),
         (ExportFormat::Text, _) => Err(evograph::Error::Invalid(
