@@ -60,6 +60,22 @@ pub struct Args {
     store: PathBuf,
     #[command(flatten)]
     when: crate::args::When,
+    /// Rolling: the first step's point (with --every; an LSN, @SECONDS or RFC 3339).
+    #[arg(long, value_parser = args::point, requires = "every")]
+    from: Option<evograph::store::Point>,
+    /// Rolling: the last step's point at most.
+    #[arg(long, value_parser = args::point, requires = "every")]
+    to: Option<evograph::store::Point>,
+    /// Rolling: the kernel at every STEP from --from to --to, a duration from --from's time
+    /// (90s, 12h, 7d) or a number of commits from its commit, one `# at TIME (commit LSN
+    /// L)` block of values per step. Each step is computed afresh.
+    #[arg(long, value_name = "STEP", requires_all = ["from", "to"],
+        conflicts_with_all = ["at", "window", "json", "output", "trials"])]
+    every: Option<evograph::store::Stride>,
+    /// Rolling: each step reads the window of this width (a duration or a number of
+    /// commits) that ends with it, its state included, as --window reads one.
+    #[arg(long, requires = "every")]
+    width: Option<evograph::store::Stride>,
     /// bfs | pr | wcc | cdlp | lcc | sssp | gap-bfs | gap-sssp | gap-pr | gap-cc | bc | tc | khop |
     /// pregel-pr | pregel-cc | pregel-bfs | pregel-sssp
     kernel: Kernel,
@@ -148,6 +164,13 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             .sweep_reads(a.sweep_reads.into()),
     )?;
     crate::warn_unreadable_tail(&g);
+    if a.every.is_some() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| invalid(e.to_string()))?;
+        return run_rolling(&a, &g, &pool);
+    }
     let s = crate::args::snapshot_of(&g, a.when)?;
     let opened = started.elapsed().as_secs_f64();
     let source = source(&a, &g, &s)?;
@@ -177,6 +200,49 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         );
     }
     Ok(code)
+}
+
+/// `--every`: the kernel at each step, under one `# at TIME (commit LSN L)` line each; a
+/// step whose graph lacks `--source` says so in its block and is skipped.
+fn run_rolling(
+    a: &Args,
+    g: &evograph::Graph,
+    pool: &rayon::ThreadPool,
+) -> evograph::Result<ExitCode> {
+    let (Some(from), Some(to), Some(every)) = (a.from, a.to, a.every) else {
+        return Err(invalid("--every needs --from and --to"));
+    };
+    let steps = g.rolling_steps(from, to, every, a.width)?;
+    let mut unfinished = false;
+    for st in &steps {
+        let s = match st.window {
+            Some((x, y)) => g.snapshot_window(x, y)?.0,
+            None => g.snapshot_at(st.at)?.0,
+        };
+        let at = match st.at {
+            evograph::store::Point::Time(t) => evograph::time::show(t),
+            p => p.to_string(),
+        };
+        println!("# at {at} (commit LSN {})", st.commit.lsn);
+        let source = match source(a, g, &s) {
+            Ok(v) => v,
+            Err(_) if a.source.is_some() => {
+                let key = a.source.as_deref().unwrap_or_default();
+                println!("# vertex {key} is not in this step's graph: no values");
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let params = params(a, source);
+        let (out, _) = run_trials(pool, &s, a.kernel, &params, 1)?;
+        unfinished |= warn(a, &s, &out);
+        pool.install(|| write_values(&s, a.kernel, &out.values, None))?;
+    }
+    Ok(if unfinished {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// The dense id of `--source`, which must be in the graph; none when the kernel needs

@@ -389,3 +389,72 @@ fn a_window_holds_what_its_start_and_every_moment_before_its_end_held() {
         "cannot be used with",
     );
 }
+
+/// `run --every`: each step's block is what `run --at` (or `--window` with `--width`)
+/// prints for that step, by time and by commits.
+#[test]
+fn rolling_steps_print_what_each_point_or_window_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("u.ops"), DAYS).unwrap();
+    let s = p(d, "S");
+    ok(&["ingest", &s, &p(d, "u.ops"), "--history", "all"]);
+    let blocks = |text: &str| -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for l in text.lines() {
+            match l.strip_prefix("# at ") {
+                Some(h) => out.push((h.to_owned(), String::new())),
+                None => out.last_mut().unwrap().1.push_str(&format!("{l}\n")),
+            }
+        }
+        out
+    };
+    let day = |n: u32| format!("2001-01-0{n}T00:00:00Z");
+    let daily = blocks(&ok(&[
+        "run",
+        &s,
+        "wcc",
+        "--from",
+        &day(1),
+        "--to",
+        &day(4),
+        "--every",
+        "1d",
+    ]));
+    assert_eq!(daily.len(), 4);
+    for (k, (head, values)) in daily.iter().enumerate() {
+        assert!(head.starts_with(&day(k as u32 + 1)), "{head}");
+        assert_eq!(
+            values,
+            &ok(&["run", &s, "wcc", "--at", &day(k as u32 + 1)]),
+            "{head}"
+        );
+    }
+    // Every commit, each over the window of the commit before it and itself.
+    let windows = blocks(&ok(&[
+        "run", &s, "wcc", "--from", "3", "--to", "10", "--every", "1", "--width", "1",
+    ]));
+    let lsns = [3, 6, 9, 10];
+    assert_eq!(windows.len(), 4);
+    for (k, (head, values)) in windows.iter().enumerate() {
+        let start = lsns[k.saturating_sub(1)];
+        let w = format!("{start}..{}", lsns[k] + 1);
+        assert_eq!(values, &ok(&["run", &s, "wcc", "--window", &w]), "{head}");
+    }
+    // A source that a step lacks: that step says so, the others run.
+    let bfs = ok(&[
+        "run", &s, "bfs", "--source", "5", "--from", "3", "--to", "10", "--every", "3",
+    ]);
+    assert!(
+        bfs.contains("# vertex 5 is not in this step's graph"),
+        "{bfs}"
+    );
+    assert!(bfs.lines().any(|l| l == "5 0"), "{bfs}");
+    fails(
+        &[
+            "run", &s, "wcc", "--from", "3", "--to", "10", "--every", "1s",
+        ],
+        "choose a longer step",
+    );
+    fails(&["run", &s, "wcc", "--every", "1d"], "--from");
+}

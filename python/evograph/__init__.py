@@ -354,6 +354,51 @@ class Graph:
         s.window = (start_lsn, last_lsn, moments)
         return s
 
+    def rolling(
+        self,
+        kernel: str,
+        from_: Union[int, str],
+        to: Union[int, str],
+        every: Union[int, str],
+        width: Union[int, str, None] = None,
+        **params: Any,
+    ) -> Any:
+        """``kernel`` at every step from ``from_`` to ``to`` as ``evograph run --every``
+        computes it: ``every`` a duration (``"1d"``, ``"12h"``) or a number of commits, each
+        step over the window of ``width`` that ends with it when given. Returns a pandas
+        DataFrame with columns ``time`` (the step's point, UTC), ``lsn`` (the commit it
+        read), ``vertex`` and ``value``, one row per vertex per step (one row with vertex
+        None for a kernel with one value, such as ``tc``). A step whose graph lacks
+        ``source`` has no rows. ``params`` are :meth:`Snapshot.run`'s. Each step is
+        computed afresh."""
+        try:
+            import pandas as pd
+        except ImportError as e:  # pragma: no cover - pandas is an optional dependency
+            raise ImportError("Graph.rolling returns a pandas DataFrame: pip install pandas") from e
+        w = None if width is None else str(width)
+        steps = self._g.rolling_steps(_point(from_), _point(to), str(every), w)
+        frames = []
+        for nanos, lsn, a, b in steps:
+            s = self.snapshot(at=a) if b is None else self.window(a, b)
+            try:
+                values, _ = s.run(kernel, **dict(params))
+            except KeyError:
+                if params.get("source") is None:
+                    raise
+                continue  # this step's graph lacks the source
+            ids = s.vertex_ids()
+            if np.ndim(values) == 0 or len(values) != len(ids):
+                ids, values = [None], [values]
+            frames.append(pd.DataFrame({
+                "time": pd.to_datetime(np.full(len(ids), nanos, dtype=np.int64), unit="ns", utc=True),
+                "lsn": np.full(len(ids), lsn, dtype=np.uint64),
+                "vertex": ids,
+                "value": values,
+            }))
+        if not frames:
+            return pd.DataFrame({"time": [], "lsn": [], "vertex": [], "value": []})
+        return pd.concat(frames, ignore_index=True)
+
     def diff(self, from_: Union[int, str], to: Union[int, str]) -> Dict[str, Any]:
         """The net changes from commit ``from_`` to commit ``to`` (points as ``snapshot(at=)``
         takes them; ``from_`` may come after ``to``: then they undo): numpy arrays ``op``

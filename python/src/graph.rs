@@ -324,6 +324,48 @@ impl Graph {
         ))
     }
 
+    /// The steps of a rolling computation (`Graph::rolling_steps`): for each, its point's
+    /// time (Unix nanoseconds), the LSN of the commit it reads, and the points to read it
+    /// at (`(at, None)`) or over (`(start, end)`), as text `snapshot_at` and
+    /// `snapshot_window` take.
+    #[pyo3(signature = (from, to, every, width=None))]
+    #[allow(clippy::type_complexity)]
+    fn rolling_steps(
+        &self,
+        py: Python<'_>,
+        from: &str,
+        to: &str,
+        every: &str,
+        width: Option<&str>,
+    ) -> PyResult<Vec<(i64, u64, String, Option<String>)>> {
+        use evograph::store::Stride;
+        let (a, b): (Point, Point) = (
+            from.parse().map_err(PyValueError::new_err)?,
+            to.parse().map_err(PyValueError::new_err)?,
+        );
+        let every: Stride = every.parse().map_err(PyValueError::new_err)?;
+        let width: Option<Stride> = width
+            .map(|w| w.parse().map_err(PyValueError::new_err))
+            .transpose()?;
+        let steps = self.with(py, |g| g.rolling_steps(a, b, every, width))?;
+        let text = |p: Point| match p {
+            Point::Lsn(k) => k.to_string(),
+            Point::Time(t) => evograph::time::show(t),
+        };
+        Ok((steps.iter())
+            .map(|st| {
+                let time = match st.at {
+                    Point::Time(t) => t,
+                    Point::Lsn(_) => st.commit.unix_nanos,
+                };
+                match st.window {
+                    Some((x, y)) => (time, st.commit.lsn, text(x), Some(text(y))),
+                    None => (time, st.commit.lsn, text(st.at), None),
+                }
+            })
+            .collect())
+    }
+
     /// The net changes between two commits as numpy arrays: `op` (int8: 1 adds an edge or
     /// sets its weight, -1 removes one, 2 adds a vertex, -2 deletes one), `src`, `dst`
     /// (external ids; `dst` = `src` for vertices), `weight` (0 but for additions in

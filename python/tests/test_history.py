@@ -86,3 +86,28 @@ def test_a_window_is_a_snapshot_of_what_its_moments_held(tmp_path):
     with pytest.raises(ValueError, match="must come after its start"):
         g.window(4, 3)
     g.close()
+
+
+def test_rolling_gives_each_steps_values_as_a_dataframe(tmp_path):
+    g = evograph.open(tmp_path / "s", create=True, history="all")
+    u = lambda *xs: np.array(xs, dtype=np.uint64)  # noqa: E731
+    g.insert_edges(u(1, 2), u(2, 3))  # LSN 2
+    g.delete_edges(u(1), u(2))  # 3
+    g.insert_edges(u(3), u(4))  # 4
+    df = g.rolling("wcc", 2, 4, 1)
+    assert sorted(set(df["lsn"].tolist())) == [2, 3, 4]
+    for lsn in (2, 3, 4):
+        s = g.snapshot(at=lsn)
+        rows = df[df["lsn"] == lsn]
+        assert rows["vertex"].tolist() == s.vertex_ids().tolist()
+        assert rows["value"].tolist() == s.wcc().tolist()
+    assert str(df["time"].dtype).startswith("datetime64[ns")
+    # Windows of one commit back: LSN 3's window still holds 1 -> 2.
+    w = g.rolling("wcc", 2, 4, 1, width=1)
+    at3 = w[w["lsn"] == 3]
+    assert len(set(at3["value"].tolist())) == 1
+    # A source a step lacks: no rows for it.
+    b = g.rolling("bfs", 2, 4, 1, source=4)
+    assert sorted(set(b["lsn"].tolist())) == [4]
+    assert g.rolling("tc", 2, 4, 2)["vertex"].tolist() == [None, None]
+    g.close()

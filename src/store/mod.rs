@@ -82,6 +82,7 @@ mod reader;
 mod recovery;
 mod replay;
 mod retention;
+mod rolling;
 mod stats;
 mod window;
 mod write;
@@ -93,6 +94,7 @@ pub use lifetime::{LifeEvent, Lifetime};
 pub use open::{check_id_width, holds_store, is_store_file, recorded_creator, recorded_key_kind};
 pub use options::{Compression, MediumKind, Options, Verify};
 pub use retention::HistoryBytes;
+pub use rolling::{RollStep, Stride};
 pub use stats::{CutTail, LevelStats, Stats, UnreadableTail};
 pub use window::WindowSpan;
 
@@ -389,6 +391,21 @@ impl Graph {
     /// Costs the graph as of `start` plus a sort of the changes inside the window.
     pub fn snapshot_window(&self, start: Point, end: Point) -> Result<(Snapshot, WindowSpan)> {
         self.inner.snapshot_window(start, end)
+    }
+
+    /// The steps of a rolling computation from `from` to `to`: a point every `every`
+    /// (a duration from `from`'s time, or a number of commits from `from`'s commit), each
+    /// with the commit whose graph it reads and, given a `width`, the window of that
+    /// width that ends with it (its state included). Read each step with
+    /// [`Graph::snapshot_at`] or [`Graph::snapshot_window`].
+    pub fn rolling_steps(
+        &self,
+        from: Point,
+        to: Point,
+        every: Stride,
+        width: Option<Stride>,
+    ) -> Result<Vec<RollStep>> {
+        self.inner.rolling_steps(from, to, every, width)
     }
 
     /// The net changes from the commit `from` names to the one `to` names (see [`Diff`]):
