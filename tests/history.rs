@@ -330,3 +330,48 @@ proptest! {
         run(steps, u, true, bg);
     }
 }
+
+/// Snapshots that seal every batch into a DRAM run, flushed together: one run file, one
+/// history segment, and every commit still readable as of itself.
+#[test]
+fn dram_runs_sealed_by_snapshots_flush_as_one_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let g = Graph::open(&path, opts(false, false, false)).unwrap();
+    let mut model = Model::new(false);
+    let mut models = Vec::new();
+    let mut rng = common::Rng(7);
+    for _ in 0..40 {
+        let recs: Vec<Record> = (0..8)
+            .map(|_| match rng.below(10) {
+                0 => Record::DeleteVertex(rng.below(30)),
+                1..=3 => Record::Delete(rng.below(30), rng.below(30)),
+                _ => Record::Insert(rng.below(30), rng.below(30)),
+            })
+            .collect();
+        let t = g.submit(&recs).unwrap();
+        g.wait(t).unwrap();
+        recs.iter().for_each(|r| model.apply(r));
+        models.push((t.lsn(), model.clone()));
+        drop(g.snapshot().unwrap());
+    }
+    g.flush().unwrap();
+    assert_eq!(g.log().unwrap().segments, 1, "one segment for the flush");
+    check_history(&g, &models, usize::MAX, "DRAM runs flushed as one");
+    g.close().unwrap();
+    let g = Graph::open(&path, opts(false, false, false)).unwrap();
+    assert!(g.check().unwrap().is_sound());
+    check_history(&g, &models, usize::MAX, "reopened");
+    let runs = std::fs::read_dir(&path)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".run")
+        })
+        .count();
+    assert!(runs <= 2, "{runs} run files for one flush");
+    g.close().unwrap();
+}

@@ -83,6 +83,30 @@ impl Sealed {
         }
     }
 
+    /// The history of consecutive pieces (in LSN order) as one: their commits in order,
+    /// each piece's changes renumbered after the commits before it, the edge changes
+    /// ordered by source and destination again (a stable sort keeps commit order within
+    /// an edge: the pieces come in LSN order, each in commit order).
+    pub fn concat(pieces: &[&Sealed]) -> Sealed {
+        use rayon::prelude::*;
+        let mut out = Sealed::default();
+        for p in pieces {
+            let base = out.commits.len() as u32;
+            debug_assert!(
+                (out.commits.last().zip(p.commits.first())).is_none_or(|(a, b)| a.lsn < b.lsn),
+                "pieces are concatenated in LSN order"
+            );
+            out.commits.extend_from_slice(&p.commits);
+            (out.edges).extend(p.edges.iter().map(|c| Change {
+                commit: c.commit + base,
+                ..*c
+            }));
+            (out.vertices).extend(p.vertices.iter().map(|&(c, v)| (c + base, v)));
+        }
+        out.edges.par_sort_by_key(|c| (c.src, id_of(c.dst)));
+        out
+    }
+
     /// DRAM it takes, in bytes.
     pub fn bytes(&self) -> usize {
         self.commits.len() * std::mem::size_of::<Commit>()

@@ -237,9 +237,20 @@ impl Inner {
                 changes: Changes::File(s),
             });
         }
-        // A piece both sealed in DRAM and committed is read from DRAM.
-        pieces.sort_by_key(|p| (p.min_lsn, p.max_lsn, matches!(p.changes, Changes::File(_))));
+        // A piece both sealed in DRAM and committed is read from DRAM; one that a longer
+        // piece covers (DRAM runs flushed as one segment, their pieces still kept for a
+        // follower) is read from that one.
+        pieces.sort_by_key(|p| {
+            let file = matches!(p.changes, Changes::File(_));
+            (p.min_lsn, std::cmp::Reverse(p.max_lsn), file)
+        });
         pieces.dedup_by_key(|p| (p.min_lsn, p.max_lsn));
+        let mut end = 0;
+        pieces.retain(|p| {
+            let covered = p.max_lsn <= end && p.min_lsn < end;
+            end = end.max(p.max_lsn);
+            !covered
+        });
         let gap = pieces
             .windows(2)
             .rposition(|w| w[0].max_lsn != w[1].min_lsn);

@@ -401,6 +401,9 @@ impl Inner {
             let st = self.state.lock().unwrap();
             st.runs.iter().filter(|r| r.in_dram()).cloned().collect()
         };
+        if pending.len() > 1 {
+            return self.flush_dram_as_one(m, &pending);
+        }
         for r in pending {
             let stamp = self.next_stamp();
             let (file_run, unpersisted) =
@@ -416,6 +419,56 @@ impl Inner {
         Ok(())
     }
 
+    /// Flushes consecutive DRAM runs (`pending`, oldest first) as one run file, one history
+    /// segment and one commit. A writer whose snapshots seal every batch (a standing kernel
+    /// over batches it cannot patch) leaves a DRAM run per batch: flushed one by one they
+    /// made a run file, a segment and a manifest commit each, thousands per flush.
+    fn flush_dram_as_one(&self, m: &mut Maint, pending: &[Arc<Run>]) -> Result<()> {
+        debug_assert!(
+            pending
+                .windows(2)
+                .all(|w| w[0].header.max_lsn == w[1].header.min_lsn),
+            "DRAM runs cover consecutive LSN ranges"
+        );
+        let (first, last) = (&pending[0].header, &pending[pending.len() - 1].header);
+        let meta = RunMeta {
+            id: self.next_run_id.fetch_add(1, Ordering::AcqRel),
+            level: 0,
+            min_lsn: first.min_lsn,
+            max_lsn: last.max_lsn,
+            vertex_space: pending
+                .iter()
+                .map(|r| r.header.vertex_space)
+                .max()
+                .unwrap_or(0),
+            weighted: self.weighted,
+            part_shift: 0,
+            compression: self.compression,
+            stamp: self.next_stamp(),
+            last_time: pending.iter().filter_map(|r| r.header.last_time).max(),
+        };
+        // The merged file takes its name as it is written: the log must hold every record
+        // it has first, as before any flushed run is named.
+        self.log_durable_to(meta.max_lsn)?;
+        let merged = Arc::new(run::merge::merge_to_file(
+            pending,
+            meta,
+            false,
+            &self.medium,
+        )?);
+        self.run_bytes
+            .flushed
+            .fetch_add(merged.header.file_len, Ordering::Relaxed);
+        let histories: Option<Vec<Arc<Sealed>>> =
+            pending.iter().map(|r| self.dram_history_of(r)).collect();
+        let history = histories.map(|h| {
+            let refs: Vec<&Sealed> = h.iter().map(|s| &**s).collect();
+            Arc::new(self.pool.install(|| Sealed::concat(&refs)))
+        });
+        let seg = self.segment_of(m, &merged, history.as_ref())?;
+        self.commit_flushed_replacing(m, &merged, pending, seg)
+    }
+
     /// The commit point of a flush: the dictionary entries the run needs are made durable,
     /// then the manifest naming the run (after every file run before it) is committed, and
     /// the WAL below the run's end is let go. `replacing` is the DRAM run it stands for.
@@ -424,6 +477,19 @@ impl Inner {
         m: &mut Maint,
         new: &Arc<Run>,
         replacing: Option<&Arc<Run>>,
+        segment: Option<(HistRef, Arc<Sealed>)>,
+    ) -> Result<()> {
+        let old = replacing.map(std::slice::from_ref).unwrap_or_default();
+        self.commit_flushed_replacing(m, new, old, segment)
+    }
+
+    /// [`Inner::commit_flushed`] of a run standing for the DRAM runs `replacing` (none for
+    /// a memtable sealed straight to a file).
+    fn commit_flushed_replacing(
+        &self,
+        m: &mut Maint,
+        new: &Arc<Run>,
+        replacing: &[Arc<Run>],
         segment: Option<(HistRef, Arc<Sealed>)>,
     ) -> Result<()> {
         // Written without the dictionary's lock: lookups never wait for this persist.
@@ -451,8 +517,8 @@ impl Inner {
         let added = segment.as_ref().map(|s| s.0.clone());
         let dropped = self.commit_runs(m, &files, Some(new.header.max_lsn), added)?;
         self.settle_history(segment, dropped, (new.header.min_lsn, new.header.max_lsn));
-        if let Some(old) = replacing {
-            self.replace_runs(std::slice::from_ref(old), std::slice::from_ref(new));
+        if !replacing.is_empty() {
+            self.replace_runs(replacing, std::slice::from_ref(new));
         }
         if let Some(wal) = &self.wal {
             wal.recycle_below(new.header.max_lsn);
@@ -678,11 +744,13 @@ impl Inner {
             kept.recent.forget(&gone);
         }
         {
+            // Every DRAM piece the committed range covers (several when DRAM runs were
+            // flushed as one) leaves DRAM; followers may keep each.
             let mut st = self.state.lock().unwrap();
-            let at = st.dram_history.iter().position(|(lsns, _)| *lsns == range);
-            if let Some(i) = at {
-                let (_, changes) = st.dram_history.remove(i);
-                self.keep_for_followers(&mut st, range, changes);
+            let within = |lsns: &(u64, u64)| lsns.0 >= range.0 && lsns.1 <= range.1;
+            while let Some(i) = st.dram_history.iter().position(|(l, _)| within(l)) {
+                let (lsns, changes) = st.dram_history.remove(i);
+                self.keep_for_followers(&mut st, lsns, changes);
             }
         }
         for d in dropped {
