@@ -150,6 +150,15 @@ def open(
     return Graph(inner)
 
 
+def _pandas(what: str) -> Any:
+    """pandas, which the table forms need (an optional dependency)."""
+    try:
+        import pandas
+    except ImportError as e:  # pragma: no cover - pandas is an optional dependency
+        raise ImportError(f"{what} as a table needs pandas: pip install pandas") from e
+    return pandas
+
+
 def _point(at: Union[int, str]) -> str:
     if isinstance(at, (bool, np.bool_)):
         raise TypeError("a point is an LSN (int) or a time (str), not a bool")
@@ -341,6 +350,12 @@ class Graph:
         s.commit = (lsn, nanos)
         return s
 
+    def at(self, at: Union[int, str]) -> "Snapshot":
+        """The graph right after the commit ``at`` names: ``snapshot(at=at)``, for any form
+        ``--at`` takes (an LSN, ``"@SECONDS"``, RFC 3339, or a date alone such as
+        ``"2024-01-01"``, its midnight UTC)."""
+        return self.snapshot(at=at)
+
     def window(self, start: Union[int, str], end: Union[int, str]) -> "Snapshot":
         """The graph over a window of history: every edge and vertex present as of
         ``start`` (as ``snapshot(at=start)`` reads it) or after any later commit before
@@ -371,10 +386,7 @@ class Graph:
         None for a kernel with one value, such as ``tc``). A step whose graph lacks
         ``source`` has no rows. ``params`` are :meth:`Snapshot.run`'s. Each step is
         computed afresh."""
-        try:
-            import pandas as pd
-        except ImportError as e:  # pragma: no cover - pandas is an optional dependency
-            raise ImportError("Graph.rolling returns a pandas DataFrame: pip install pandas") from e
+        pd = _pandas("rolling")
         w = None if width is None else str(width)
         steps = self._g.rolling_steps(_point(from_), _point(to), str(every), w)
         frames = []
@@ -399,13 +411,18 @@ class Graph:
             return pd.DataFrame({"time": [], "lsn": [], "vertex": [], "value": []})
         return pd.concat(frames, ignore_index=True)
 
-    def diff(self, from_: Union[int, str], to: Union[int, str]) -> Dict[str, Any]:
+    def diff(self, from_: Union[int, str], to: Union[int, str], as_table: bool = False) -> Any:
         """The net changes from commit ``from_`` to commit ``to`` (points as ``snapshot(at=)``
         takes them; ``from_`` may come after ``to``: then they undo): numpy arrays ``op``
         (int8: 1 adds an edge or sets its weight, -1 removes one, 2 adds a vertex, -2
         deletes one), ``src`` and ``dst`` (external ids; ``dst == src`` for vertices) and
-        ``weight``, with the commits ``from_lsn`` and ``to_lsn``."""
+        ``weight``, with the commits ``from_lsn`` and ``to_lsn``. With ``as_table=True``, a
+        pandas DataFrame of the four columns, the commits in ``df.attrs``."""
         op, src, dst, weight, a, b = self._g.diff(_point(from_), _point(to))
+        if as_table:
+            df = _pandas("diff").DataFrame({"op": op, "src": src, "dst": dst, "weight": weight})
+            df.attrs.update(from_lsn=a, to_lsn=b)
+            return df
         return {"op": op, "src": src, "dst": dst, "weight": weight, "from_lsn": a, "to_lsn": b}
 
     def maintain(
@@ -428,10 +445,23 @@ class Graph:
         """The newest commit as ``(lsn, unix_nanos)``, or None in a store without one."""
         return self._g.last_commit()
 
-    def log(self) -> Dict[str, Any]:
+    def log(self, as_table: bool = False) -> Any:
         """The commits in the history kept (``lsn``, ``unix_nanos``, ``records`` arrays), the
-        ``history`` setting, and the ``segments`` and ``segment_bytes`` it takes."""
+        ``history`` setting, and the ``segments`` and ``segment_bytes`` it takes. With
+        ``as_table=True``, a pandas DataFrame with columns ``lsn``, ``time`` (UTC),
+        ``unix_nanos`` and ``records``, the rest in ``df.attrs``."""
         commits, setting, segments, nbytes = self._g.log()
+        if as_table:
+            pd = _pandas("log")
+            nanos = np.array([c[1] for c in commits], dtype=np.int64)
+            df = pd.DataFrame({
+                "lsn": np.array([c[0] for c in commits], dtype=np.uint64),
+                "time": pd.to_datetime(nanos, unit="ns", utc=True),
+                "unix_nanos": nanos,
+                "records": np.array([c[2] for c in commits], dtype=np.uint64),
+            })
+            df.attrs.update(history=setting, segments=segments, segment_bytes=nbytes)
+            return df
         return {
             "lsn": np.array([c[0] for c in commits], dtype=np.uint64),
             "unix_nanos": np.array([c[1] for c in commits], dtype=np.int64),

@@ -111,3 +111,23 @@ def test_rolling_gives_each_steps_values_as_a_dataframe(tmp_path):
     assert sorted(set(b["lsn"].tolist())) == [4]
     assert g.rolling("tc", 2, 4, 2)["vertex"].tolist() == [None, None]
     g.close()
+
+
+def test_time_reads_short_and_as_tables(tmp_path):
+    g = evograph.open(tmp_path / "s", create=True, history="all")
+    u = lambda *xs: np.array(xs, dtype=np.uint64)  # noqa: E731
+    g.insert_edges(u(1, 2), u(2, 3))  # LSN 2
+    g.delete_edges(u(1), u(2))  # 3
+    assert edges(g.at(2)) == edges(g.snapshot(at=2)) == [(1, 2), (2, 3)]
+    assert g.at("2").commit[0] == 2
+    log = g.log(as_table=True)
+    assert log["lsn"].tolist() == [2, 3] and log["records"].tolist() == [2, 1]
+    assert str(log["time"].dtype).startswith("datetime64[ns")
+    assert log.attrs["history"] == "all"
+    d = g.diff(2, 3, as_table=True)
+    assert d[["op", "src", "dst"]].values.tolist() == [[-1, 1, 2]]
+    assert (d.attrs["from_lsn"], d.attrs["to_lsn"]) == (2, 3)
+    # A date alone names its midnight UTC: every commit here is later.
+    with pytest.raises(ValueError, match="outside the history kept"):
+        g.at("2001-01-01")
+    g.close()
