@@ -430,22 +430,9 @@ impl Inner {
                 .all(|w| w[0].header.max_lsn == w[1].header.min_lsn),
             "DRAM runs cover consecutive LSN ranges"
         );
-        let (first, last) = (&pending[0].header, &pending[pending.len() - 1].header);
         let meta = RunMeta {
             id: self.next_run_id.fetch_add(1, Ordering::AcqRel),
-            level: 0,
-            min_lsn: first.min_lsn,
-            max_lsn: last.max_lsn,
-            vertex_space: pending
-                .iter()
-                .map(|r| r.header.vertex_space)
-                .max()
-                .unwrap_or(0),
-            weighted: self.weighted,
-            part_shift: 0,
-            compression: self.compression,
-            stamp: self.next_stamp(),
-            last_time: pending.iter().filter_map(|r| r.header.last_time).max(),
+            ..self.merged_meta(pending, 0)
         };
         // The merged file takes its name as it is written: the log must hold every record
         // it has first, as before any flushed run is named.
@@ -467,6 +454,25 @@ impl Inner {
         });
         let seg = self.segment_of(m, &merged, history.as_ref())?;
         self.commit_flushed_replacing(m, &merged, pending, seg)
+    }
+
+    /// The description of a run merged from `inputs` at `level` (id 0: the caller's),
+    /// stamped for the next commit.
+    fn merged_meta(&self, inputs: &[Arc<Run>], level: u64) -> RunMeta {
+        RunMeta {
+            id: 0,
+            level,
+            min_lsn: inputs.iter().map(|r| r.header.min_lsn).min().unwrap_or(0),
+            max_lsn: inputs.iter().map(|r| r.header.max_lsn).max().unwrap_or(0),
+            vertex_space: (inputs.iter().map(|r| r.header.vertex_space))
+                .max()
+                .unwrap_or(0),
+            weighted: self.weighted,
+            part_shift: 0,
+            compression: self.compression,
+            stamp: self.next_stamp(),
+            last_time: inputs.iter().filter_map(|r| r.header.last_time).max(),
+        }
     }
 
     /// The commit point of a flush: the dictionary entries the run needs are made durable,
@@ -605,20 +611,7 @@ impl Inner {
             inputs.iter().all(|r| r.is_verified()),
             "merge inputs unverified"
         );
-        let meta = RunMeta {
-            id: 0,
-            level,
-            min_lsn: inputs.iter().map(|r| r.header.min_lsn).min().unwrap_or(0),
-            max_lsn: inputs.iter().map(|r| r.header.max_lsn).max().unwrap_or(0),
-            vertex_space: (inputs.iter().map(|r| r.header.vertex_space))
-                .max()
-                .unwrap_or(0),
-            weighted: self.weighted,
-            part_shift: 0,
-            compression: self.compression,
-            stamp: self.next_stamp(),
-            last_time: inputs.iter().filter_map(|r| r.header.last_time).max(),
-        };
+        let meta = self.merged_meta(inputs, level);
         // A merge of committed runs: nothing it holds is past the log's start.
         assert!(
             meta.max_lsn <= self.manifest.lock().unwrap().root().wal_start_lsn,
