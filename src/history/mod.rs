@@ -2,13 +2,13 @@
 //!
 //! A run holds the net effect of its LSN range, so once a memtable is sealed the graph as of
 //! a commit inside that range is gone. A store keeping history therefore writes, with every
-//! run it flushes, a *history segment* ([`segment`]): the commits the run's range holds
+//! run it flushes, a *history segment* (`segment`): the commits the run's range holds
 //! (LSN, time, vertex count) and their effective changes in commit order, as the seal
 //! emits them ([`crate::memtable::history`]). The latest graph is untouched: kernels on it
 //! read the same runs, at the same speed, with history kept or not.
 //!
 //! The graph as of commit K is the latest graph with every change after K undone
-//! ([`net`]): a small run of inverse updates layered on top. The changes between two
+//! (`net`): a small run of inverse updates layered on top. The changes between two
 //! commits are the net changes of the segments between them. Both cost what the changes
 //! cost, not what the graph does.
 //!
@@ -16,8 +16,8 @@
 //! dropped after the commit that stops naming them.
 
 pub(crate) mod lifetime;
-pub mod net;
-pub mod segment;
+pub(crate) mod net;
+pub(crate) mod segment;
 pub(crate) mod window;
 
 use std::fmt;

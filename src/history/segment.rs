@@ -20,7 +20,6 @@
 //! changes. An `id` is a dense vertex id of the store's width. File name:
 //! `hist-<min_lsn as 16 hex>-<max_lsn as 16 hex>.hist`.
 
-use crate::batch::DEL;
 use crate::medium::Medium;
 use crate::memtable::history::{Change, Commit, Sealed};
 use crate::stamp::Stamp;
@@ -348,14 +347,10 @@ pub fn read(medium: &dyn Medium, name: &str) -> Result<(Header, Sealed)> {
     decode(&b, name)
 }
 
-/// A vertex change's id, without the delete bit.
-pub fn vertex_of(x: VertexId) -> VertexId {
-    x & !DEL
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch::DEL;
 
     fn sample() -> Sealed {
         let ch = |commit, src, dst, weight| Change {
