@@ -393,19 +393,17 @@ class Graph:
         for nanos, lsn, a, b in steps:
             s = self.snapshot(at=a) if b is None else self.window(a, b)
             try:
-                values, _ = s.run(kernel, **dict(params))
+                t = s.run(kernel, as_table=True, **dict(params))
             except KeyError:
                 if params.get("source") is None:
                     raise
                 continue  # this step's graph lacks the source
-            ids = s.vertex_ids()
-            if np.ndim(values) == 0 or len(values) != len(ids):
-                ids, values = [None], [values]
+            n = len(t)
             frames.append(pd.DataFrame({
-                "time": pd.to_datetime(np.full(len(ids), nanos, dtype=np.int64), unit="ns", utc=True),
-                "lsn": np.full(len(ids), lsn, dtype=np.uint64),
-                "vertex": ids,
-                "value": values,
+                "time": pd.to_datetime(np.full(n, nanos, dtype=np.int64), unit="ns", utc=True),
+                "lsn": np.full(n, lsn, dtype=np.uint64),
+                "vertex": t["vertex"].to_numpy(),
+                "value": t[kernel].to_numpy(),
             }))
         if not frames:
             return pd.DataFrame({"time": [], "lsn": [], "vertex": [], "value": []})
@@ -811,10 +809,13 @@ class Snapshot:
 
     # --- kernels ---------------------------------------------------------------------
 
-    def run(self, kernel: str, **params: Any) -> Tuple[Any, Dict[str, Any]]:
+    def run(self, kernel: str, as_table: bool = False, **params: Any) -> Any:
         """Runs ``kernel`` (a name from ``evograph.kernels()``) and returns
         ``(values, report)``: values as its method returns them, and the summary
         ``evograph run --json`` prints (seconds, iterations, components, supersteps, ...).
+        With ``as_table=True``, a pandas DataFrame instead: columns ``vertex`` (the ids or
+        names of ``vertex_ids()``) and one named after the kernel, the report in
+        ``df.attrs``; a kernel of one value (``tc``) gives one row, vertex None.
 
         Parameters: ``source`` (an external id, or a name in a string-keyed store),
         ``iterations``, ``damping``, ``tolerance``, ``delta``, ``samples``, ``delivery``
@@ -840,6 +841,13 @@ class Snapshot:
                 RuntimeWarning,
                 stacklevel=3,
             )
+        if as_table:
+            ids = self.vertex_ids()
+            if np.ndim(values) == 0 or len(values) != len(ids):
+                ids, values = [None], [values]
+            df = _pandas("run").DataFrame({"vertex": ids, kernel: values})
+            df.attrs.update(report)
+            return df
         return values, report
 
     def _k(self, kernel: str, **params: Any) -> Any:

@@ -131,3 +131,19 @@ def test_time_reads_short_and_as_tables(tmp_path):
     with pytest.raises(ValueError, match="outside the history kept"):
         g.at("2001-01-01")
     g.close()
+
+
+def test_a_kernel_as_a_table(tmp_path):
+    g = evograph.open(tmp_path / "s", create=True)
+    g.insert_edges(np.array([1, 2, 5], dtype=np.uint64), np.array([2, 3, 6], dtype=np.uint64))
+    s = g.snapshot()
+    t = s.run("wcc", as_table=True)
+    assert list(t.columns) == ["vertex", "wcc"]
+    assert t["vertex"].tolist() == s.vertex_ids().tolist()
+    assert t["wcc"].tolist() == s.wcc().tolist()
+    assert t.attrs["kernel"] == "wcc"
+    bfs = s.run("bfs", as_table=True, source=1)
+    assert dict(zip(bfs["vertex"], bfs["bfs"]))[3] == 2
+    tc = s.run("tc", as_table=True)
+    assert tc["vertex"].tolist() == [None] and tc["tc"].tolist() == [0]
+    g.close()
