@@ -184,8 +184,19 @@ fn kill_points(
             ms: kill::draw_ms(&mut rng, window_ms),
         };
         let at = Replay::point(&replay, trial, drawn);
-        let child = spawn_ingest(&store, &input, &t, &dir.join("changes"));
+        // A file of its own per child: `--changes` refuses a file with lines in it.
+        let changes = dir.join(format!("changes-{trial}"));
+        let child = spawn_ingest(&store, &input, &t, &changes);
         let killed = kill::kill(child, Instant::now(), at);
+        let _ = std::fs::remove_file(&changes);
+        // A child that ended before its kill must have ended well: one refused at the
+        // start tests nothing (one reusing a `--changes` file once hid every maintained
+        // kill this way).
+        assert!(
+            killed.mid_ingest || killed.status.success(),
+            "seed {seed} trial {trial}: the child failed on its own: {:?}",
+            killed.status
+        );
         kill::record(
             &mut trials_log,
             trial,
