@@ -44,7 +44,7 @@ enum Kept {
 fn sigkill_mid_ingest_loses_no_acknowledged_record() {
     // Partitions of 16384 ids: from the first trial on, merges above level 0 rewrite one
     // partition at a time, so kills land between partition merges too.
-    kill_points("file", 60, 14, KeyKind::U64, Kept::Latest);
+    kill_points("file", 40, 14, KeyKind::U64, Kept::Latest);
 }
 
 /// The same keeping all history: segments are written with every flush and dropped by

@@ -50,14 +50,14 @@ fn one_thread<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 /// (whose Gauss-Seidel order is then fixed).
 fn pageranks<G: GraphView>(view: &G) -> (Vec<f64>, (Vec<f64>, u32)) {
     let pr = graphalytics::pr::pagerank(view, 0.85, 7);
-    (pr, one_thread(|| gap::pr::pagerank(view, 0.85, 1e-9, 30)))
+    (pr, one_thread(|| gap::pr::pagerank(view, 0.85, 1e-9, 8)))
 }
 
 #[test]
 fn pagerank_streamed_in_windows_equals_pagerank_mapped() {
     for (undirected, packed) in [(false, false), (true, false), (false, true), (true, true)] {
         let dir = tempfile::tempdir().unwrap();
-        let g = compacted(dir.path(), undirected, packed, 600);
+        let g = compacted(dir.path(), undirected, packed, 300);
         let mapped = g.snapshot().unwrap();
         let want = match packed {
             false => pageranks(&mapped.flat().unwrap()),
@@ -181,7 +181,7 @@ fn pagerank_on_streamed_runs_equals_pagerank_in_place() {
     use crate::SweepReads;
     for (undirected, packed) in [(false, false), (true, false), (false, true), (true, true)] {
         let dir = tempfile::tempdir().unwrap();
-        let g = live(dir.path(), undirected, packed, 700);
+        let g = live(dir.path(), undirected, packed, 320);
         let mapped = g.snapshot().unwrap();
         let runs = mapped.runs();
         assert!(runs.len() > 2, "{} runs", runs.len());
@@ -304,10 +304,11 @@ fn bfs_on_streamed_runs_equals_bfs_in_place() {
     use crate::SweepReads;
     for (undirected, packed) in [(false, false), (true, false), (false, true), (true, true)] {
         let dir = tempfile::tempdir().unwrap();
-        let g = live(dir.path(), undirected, packed, 700);
+        let g = live(dir.path(), undirected, packed, 320);
         let what = format!("undirected {undirected}, packed {packed}");
         let mapped = g.snapshot().unwrap().with_sweep_reads(SweepReads::Mapped);
-        let source = (0..700).find(|&v| mapped.out_degree(v) > 0).unwrap();
+        let n = mapped.num_vertices() as crate::VertexId;
+        let source = (0..n).find(|&v| mapped.out_degree(v) > 0).unwrap();
         let depths = |view: &Snapshot| gap::bfs::search(view, source, -1, |_, d| d);
         let want = depths(&mapped);
         assert!(
@@ -346,7 +347,7 @@ fn bfs_on_streamed_runs_equals_bfs_in_place() {
         for (s, view) in [(&streamed, "runs-streamed"), (&auto, in_dram)] {
             assert_eq!(kernel::prepare(s, Kernel::GapBfs, &p), view, "{what}");
             // Streamed, its degrees are counted once, run by run.
-            for v in 0..700 {
+            for v in 0..n {
                 assert_eq!(s.out_degree(v), mapped.out_degree(v), "{v} {view}, {what}");
             }
             // gap-bfs's parents depend on the threads' order: its verifier checks them.
