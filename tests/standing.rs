@@ -50,8 +50,8 @@ fn record(ids: u64, weighted: bool) -> impl Strategy<Value = Record> {
     ]
 }
 
-/// Batches of edge updates alone, among vertices that exist, are patched over the graph
-/// a maintainer reads; the others seal.
+/// Batches of edge updates alone and batches with vertex inserts and deletes: both kinds are
+/// patched over the graph a maintainer reads, unless new names (string keys) make it seal.
 fn step(weighted: bool) -> impl Strategy<Value = Step> {
     prop_oneof![
         8 => prop::collection::vec(record(12, weighted), 1..20).prop_map(Step::Batch),
@@ -347,8 +347,9 @@ fn a_standing_handle_follows_the_writer() {
     h.stop().unwrap();
 }
 
-/// Edge batches among vertices that exist are patched over the graph the maintainers read
-/// until the patch is full, when a step seals and patching starts over; the values equal a
+/// Batches are patched over the graph the maintainers read until the patch is full, when
+/// a step seals and patching starts over, those that delete vertices or bring them back
+/// too (a stream touching vertices once sealed a run per batch); the values equal a
 /// recompute after every batch either way.
 #[test]
 fn edge_batches_are_patched_until_the_patch_is_full() {
@@ -369,9 +370,9 @@ fn edge_batches_are_patched_until_the_patch_is_full() {
             .collect();
         ms.iter_mut()
             .for_each(|m| assert!(m.step(&g).unwrap().unwrap().initial));
-        let (mut patched, mut sealed) = (0, 0);
+        let (mut patched, mut sealed, mut vertices_patched) = (0, 0, 0);
         for round in 0..40 {
-            let batch: Vec<Record> = (0..1500)
+            let mut batch: Vec<Record> = (0..1500)
                 .map(|_| {
                     let (u, v) = (rng.random_range(0..n), rng.random_range(0..n));
                     match rng.random_bool(0.3) {
@@ -380,6 +381,15 @@ fn edge_batches_are_patched_until_the_patch_is_full() {
                     }
                 })
                 .collect();
+            let touches_vertices = round % 3 == 1;
+            if touches_vertices {
+                // Deletes (with their edges), and vertices deleted before brought back.
+                let gone: Vec<Record> = (0..4)
+                    .map(|_| Record::DeleteVertex(rng.random_range(1..n)))
+                    .collect();
+                let back = (0..2).map(|_| Record::InsertVertex(rng.random_range(1..n)));
+                batch.extend(gone.into_iter().chain(back.collect::<Vec<_>>()));
+            }
             g.wait(g.submit(&batch).unwrap()).unwrap();
             let s = g.snapshot().unwrap();
             for m in &mut ms {
@@ -389,14 +399,15 @@ fn edge_batches_are_patched_until_the_patch_is_full() {
                     true => patched += 1,
                     false => sealed += 1,
                 }
+                vertices_patched += (step.patched && touches_vertices) as usize;
                 let ctx = format!("round {round}, undirected {undirected}");
                 same_graph(m.graph().unwrap(), &s, &ctx);
                 check(m, &s, &ctx);
             }
         }
         assert!(
-            patched > 3 * sealed && sealed > 0,
-            "{patched} patched, {sealed} sealed"
+            patched > 3 * sealed && sealed > 0 && vertices_patched > 20,
+            "{patched} patched ({vertices_patched} touching vertices), {sealed} sealed"
         );
     }
 }

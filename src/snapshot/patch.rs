@@ -14,9 +14,8 @@
 //! lookup, a search of a long hub list for most of a Kron graph's updates, was most of a
 //! step's cost; degrees and the edge count, which need it, resolve on demand instead.
 //!
-//! Edges are patched, and vertices new since the snapshot added (with their external ids);
-//! vertex inserts and deletes of other kinds go through a seal (whoever keeps a `Patched`
-//! starts over from a new snapshot then).
+//! Edges are patched, vertices new since the snapshot added (with their external ids), and
+//! vertices deleted or brought back marked (a delete's edge deletes are patched with it).
 
 use super::{GraphView, Key, Snapshot};
 use crate::types::VertexId;
@@ -189,6 +188,9 @@ pub struct Patched {
     edges: OnceLock<u64>,
     /// The external ids of the vertices added since the snapshot, which follow its own.
     added: Vec<u64>,
+    /// Vertices deleted or brought back since the snapshot: whether each exists now. A
+    /// vertex delete reaches the patch as the deletes of its edges and this mark.
+    live: FxHashMap<VertexId, bool>,
 }
 
 impl Patched {
@@ -200,6 +202,7 @@ impl Patched {
             entries: 0,
             edges: OnceLock::new(),
             added: Vec::new(),
+            live: FxHashMap::default(),
         }
     }
 
@@ -211,7 +214,18 @@ impl Patched {
         self.entries = 0;
         self.edges = OnceLock::new();
         self.added.clear();
+        self.live.clear();
         self.base = base;
+    }
+
+    /// Marks vertex `v` (of the graph) as existing or deleted, whatever it was. Its
+    /// edges are the caller's to patch: a delete's edge deletes come with it.
+    pub(crate) fn set_vertex(&mut self, v: VertexId, exists: bool) {
+        assert!(
+            (v as usize) < self.num_vertices(),
+            "a patched vertex is the graph's"
+        );
+        self.live.insert(v, exists);
     }
 
     /// Adds vertices after the ones the graph has, with these external ids; each exists,
@@ -251,6 +265,11 @@ impl Patched {
         out
     }
 
+    /// The vertices deleted or brought back since the snapshot, and whether each exists.
+    pub(crate) fn vertex_marks(&self) -> impl Iterator<Item = (VertexId, bool)> + '_ {
+        self.live.iter().map(|(&v, &exists)| (v, exists))
+    }
+
     /// Whether `v` is one of the snapshot's vertices.
     #[inline]
     fn in_base(&self, v: VertexId) -> bool {
@@ -264,7 +283,7 @@ impl Patched {
 
     /// Whether any edge is patched.
     pub fn is_patched(&self) -> bool {
-        self.entries > 0 || !self.added.is_empty()
+        self.entries > 0 || !self.added.is_empty() || !self.live.is_empty()
     }
 
     /// How many list entries the patch holds (an undirected edge counts twice).
@@ -419,6 +438,9 @@ impl GraphView for Patched {
         self.base.is_undirected()
     }
     fn vertex_exists(&self, v: VertexId) -> bool {
+        if let Some(&exists) = self.live.get(&v) {
+            return exists;
+        }
         match self.in_base(v) {
             true => self.base.vertex_exists(v),
             false => (v as usize) < self.num_vertices(),

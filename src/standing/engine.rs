@@ -6,7 +6,7 @@ use super::changes::{Changes, Known};
 use super::vertex_program::VertexProgram;
 use super::{paths, rank, wcc, Change, Kind, Recomputed, Step, Value};
 use crate::algo::kernel::{Kernel, Params};
-use crate::history::net::EdgeChange;
+use crate::history::net::{EdgeChange, VertexChange};
 use crate::pregel::programs;
 use crate::snapshot::{Patched, Snapshot};
 use crate::store::follow::{Applied, Follower};
@@ -122,6 +122,7 @@ fn patch(g: &mut Patched, batches: &[Arc<Applied>]) -> Changes {
     }
     let set: Vec<_> = last.into_iter().map(|((u, v), s)| (u, v, s)).collect();
     g.set_edges(&set);
+    let vertices = patch_vertices(g, batches);
     let as_change = |w: Option<f64>| w.map(|w| if weighted { w } else { 0.0 });
     let edges = (set.iter())
         .map(|&(src, dst, after)| EdgeChange {
@@ -133,9 +134,30 @@ fn patch(g: &mut Patched, batches: &[Arc<Applied>]) -> Changes {
         .collect();
     Changes {
         edges,
-        vertices: Vec::new(),
+        vertices,
         known: Known::After,
     }
+}
+
+/// Marks the vertices `batches` delete or bring back in `g` (their edges are patched with
+/// the rest); returns those whose existence changed, with their states before and after.
+fn patch_vertices(g: &mut Patched, batches: &[Arc<Applied>]) -> Vec<VertexChange> {
+    let mut last: FxHashMap<VertexId, (bool, bool)> = FxHashMap::default();
+    for b in batches {
+        b.for_each_vertex(|v, exists| {
+            let before = g.vertex_exists(v);
+            last.entry(v).or_insert((before, exists)).1 = exists;
+        });
+    }
+    let mut changed: Vec<VertexChange> = (last.into_iter())
+        .filter(|&(_, (before, after))| before != after)
+        .map(|(v, (before, after))| VertexChange { v, before, after })
+        .collect();
+    changed.sort_unstable_by_key(|c| c.v);
+    for c in &changed {
+        g.set_vertex(c.v, c.after);
+    }
+    changed
 }
 
 /// The source a kernel's parameters give; an error if none.
@@ -302,8 +324,10 @@ impl Maintainer {
     }
 
     /// A step by the batches applied since the last one, patched over the graph, if the
-    /// kernel reads a patched graph and the batches are edge updates among the vertices
-    /// it has, within the patch's budget.
+    /// kernel reads a patched graph and the batches fit the patch's budget. Vertex deletes
+    /// and inserts patch too (a delete brings the deletes of its edges): a stream that
+    /// touches vertices must not seal a run per batch, which in a store keeping history
+    /// wrote a history segment per batch (issue 65, item 5).
     fn try_patch(&mut self, started: Instant) -> Result<Patching> {
         let (Some(g), Some(f)) = (&self.graph, &self.follower) else {
             return Ok(Patching::Seal);
@@ -322,7 +346,6 @@ impl Maintainer {
         // store's names are the snapshot's, so a new vertex there seals.
         let adds_ok = g.base().names().is_none() || batches.iter().all(|b| b.new_ids.is_empty());
         let fits = adds_ok
-            && batches.iter().all(|b| b.edges_only())
             && updates <= PATCH_MOST
             && g.entries() + 2 * updates <= patch_budget(g, f.memtable_budget()?)
             && (updates as u64) <= large_batch(g.base().num_edges());
@@ -345,6 +368,7 @@ impl Maintainer {
         let g = self.graph.as_ref().expect("patched after a first step");
         let old = Old::Undone(Before::new(g, &ch, old_n));
         let mut touched = self.state.update(&old, g, &ch);
+        touched.extend(ch.vertices.iter().map(|c| c.v));
         touched.extend(old_n as VertexId..g.num_vertices() as VertexId);
         let kernel = kernel_t.elapsed().as_secs_f64();
         let step = Step {

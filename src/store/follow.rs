@@ -115,11 +115,6 @@ impl Applied {
             + self.sections.iter().map(per).sum::<usize>()
     }
 
-    /// Whether it updates edges only (no vertex inserts or deletes).
-    pub(crate) fn edges_only(&self) -> bool {
-        (self.sections.iter()).all(|s| matches!(s, Section::Edges(..)))
-    }
-
     /// How many edge updates it holds.
     pub(crate) fn edge_updates(&self) -> usize {
         let count = |s: &Section| match s {
@@ -127,6 +122,15 @@ impl Applied {
             Section::Vertices(_) => 0,
         };
         self.sections.iter().map(count).sum()
+    }
+
+    /// Calls `f` on each vertex update in order: the vertex, and whether it exists after.
+    pub(crate) fn for_each_vertex(&self, mut f: impl FnMut(VertexId, bool)) {
+        for s in &self.sections {
+            if let Section::Vertices(vs) = s {
+                vs.iter().for_each(|&v| f(id_of(v), !is_del(v)));
+            }
+        }
     }
 
     /// Calls `f` on each edge update in order: source, destination, and the weight it
@@ -252,7 +256,8 @@ impl Follower {
     }
 
     /// The snapshot `g` stands for: its snapshot's runs and one DRAM run sealed from its
-    /// patch (resolved against them, as any seal is), its added vertices with their ids.
+    /// patch (resolved against them, as any seal is), its added vertices with their ids,
+    /// and its vertices deleted or brought back.
     /// Costs a seal of the patch: for whoever needs a [`Snapshot`] of a patched graph.
     pub(crate) fn seal_patch(&self, g: &Patched) -> Result<Snapshot> {
         let base = g.base();
@@ -278,9 +283,13 @@ impl Follower {
         runs.push(Arc::new(run));
         let mut externals = base.external_ids().to_vec();
         externals.extend_from_slice(g.added_vertices());
+        let mut deleted = (*base.deleted).clone();
+        for (v, exists) in g.vertex_marks() {
+            crate::types::bits::assign(&mut deleted, v, !exists);
+        }
         let parts = super::write::SnapshotParts {
             runs,
-            deleted: base.deleted.clone(),
+            deleted: Arc::new(deleted),
             n,
             externals: externals.into(),
             names: base.names().cloned(),
