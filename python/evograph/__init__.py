@@ -282,6 +282,10 @@ class Graph:
     store works, and a snapshot taken earlier stays valid and unchanged meanwhile.
     """
 
+    #: NetworkX dispatches its functions on an open store to the ``evograph`` backend,
+    #: which reads its latest graph (``nx.pagerank(g)``).
+    __networkx_backend__ = "evograph"
+
     def __init__(self, inner: "_evograph.Graph") -> None:
         self._g = inner
         # Fixed at creation: read once, so writes can pick their path without a call.
@@ -553,6 +557,14 @@ class Graph:
         the store was created, and known after ``close()`` too."""
         return self._keys
 
+    def is_directed(self) -> bool:
+        """Whether the store is directed (NetworkX asks, as of its own graphs)."""
+        return not self.undirected
+
+    def is_multigraph(self) -> bool:
+        """False: a store holds an edge at most once (NetworkX asks)."""
+        return False
+
     def __enter__(self) -> "Graph":
         return self
 
@@ -625,6 +637,10 @@ class Snapshot:
     Per-vertex arrays are aligned with ``vertex_ids()``. Kernels run on all cores (or
     ``threads``) with the GIL released.
     """
+
+    #: NetworkX dispatches its functions on a snapshot to the ``evograph`` backend
+    #: (``nx.pagerank(s)``), which reads it in place.
+    __networkx_backend__ = "evograph"
 
     def __init__(self, inner: "_evograph.Snapshot") -> None:
         self._s = inner
@@ -699,6 +715,14 @@ class Snapshot:
     def has_edge(self, u: Vertex, v: Vertex) -> bool:
         """Whether the edge ``u -> v`` exists (False when either vertex does not)."""
         return self._s.has_edge(self._vertex(u), self._vertex(v))
+
+    def is_directed(self) -> bool:
+        """Whether the graph is directed (NetworkX asks, as of its own graphs)."""
+        return not self.undirected
+
+    def is_multigraph(self) -> bool:
+        """False: a store holds an edge at most once (NetworkX asks)."""
+        return False
 
     # --- other libraries -------------------------------------------------------------
 

@@ -1,0 +1,92 @@
+"""NetworkX alone against the ``evograph`` backend, in one script.
+
+    python python/bench/nx_backend.py --graph k20.bin [--rounds 3] [--threads 2]
+
+``--graph`` is a binary edge list (``evograph generate kron --scale 20 --edge-factor 16
+--seed 1 --format bin``), read as an undirected graph. For each function (``pagerank``,
+``connected_components`` consumed whole, ``single_source_shortest_path_length`` from the
+first edge's source), each round times, one after another so that a noisy machine slows
+all alike:
+
+- ``networkx``: NetworkX alone on its graph;
+- ``from-nx``: ``backend="evograph"`` on the NetworkX graph with its cache cleared, so the
+  conversion into a store is paid (its cost per edge is reported apart);
+- ``cached``: the same call again, on the converted graph NetworkX keeps;
+- ``store``: the function on an evograph snapshot of the same graph (compacted), which
+  NetworkX dispatches to the backend with no ``backend=``.
+
+The report gives medians and speedups (NetworkX's median over each side's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+
+import networkx as nx
+import numpy as np
+
+import evograph
+
+
+def timed(f):
+    t = time.perf_counter()
+    f()
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--graph", required=True, help="binary edge list (u32 src, u32 dst)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args()
+    nx.config.warnings_to_ignore.add("cache")
+    edges = np.fromfile(a.graph, dtype=np.uint32).reshape(-1, 2).astype(np.uint64)
+    with tempfile.TemporaryDirectory() as d:
+        g = evograph.open(os.path.join(d, "s"), create=True, undirected=True,
+                          durability="none", threads=a.threads)
+        g.insert_edges(edges[:, 0], edges[:, 1])
+        g.compact()
+        s = g.snapshot()
+        t0 = time.perf_counter()
+        G = nx.Graph()
+        G.add_nodes_from(s.vertex_ids().tolist())
+        G.add_edges_from(edges.tolist())
+        print(f"graph: {G.number_of_nodes()} nodes, {G.number_of_edges()} edges "
+              f"(NetworkX built it in {time.perf_counter() - t0:.1f} s)", flush=True)
+        source = int(edges[0, 0])
+        functions = {
+            "pagerank": lambda H, **kw: nx.pagerank(H, **kw),
+            "connected_components": lambda H, **kw: list(nx.connected_components(H, **kw)),
+            "single_source_shortest_path_length":
+                lambda H, **kw: nx.single_source_shortest_path_length(H, source, **kw),
+        }
+        for name, f in functions.items():
+            times = {k: [] for k in ("networkx", "from-nx", "cached", "store")}
+            for r in range(a.rounds):
+                times["networkx"].append(timed(lambda: f(G, backend="networkx")))
+
+                def fresh() -> None:
+                    G.__networkx_cache__.clear()
+                    f(G, backend="evograph")
+
+                times["from-nx"].append(timed(fresh))
+                times["cached"].append(timed(lambda: f(G, backend="evograph")))
+                times["store"].append(timed(lambda: f(s)))
+                print(f"  {name} round {r + 1}: " + ", ".join(
+                    f"{k} {v[-1]:.3f} s" for k, v in times.items()), flush=True)
+            med = {k: statistics.median(v) for k, v in times.items()}
+            per_edge = (med["from-nx"] - med["cached"]) / max(G.number_of_edges(), 1)
+            print(f"{name}: median networkx {med['networkx']:.3f} s | "
+                  + " | ".join(f"{k} {med[k]:.3f} s ({med['networkx'] / med[k]:.1f}x)"
+                               for k in ("from-nx", "cached", "store"))
+                  + f" | conversion {per_edge * 1e9:.0f} ns per edge", flush=True)
+        g.close()
+
+
+if __name__ == "__main__":
+    main()
