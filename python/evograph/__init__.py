@@ -268,6 +268,43 @@ def _weights(a: Any, n: int) -> np.ndarray:
     return out
 
 
+def _times(a: Any, n: int) -> Optional[np.ndarray]:
+    """Commit times as int64 Unix nanoseconds: from Unix seconds (int or float), numpy
+    datetime64, or pandas / pyarrow timestamps (timezone-aware ones in UTC)."""
+    if a is None:
+        return None
+    tz = getattr(getattr(a, "dtype", None), "tz", None)
+    if tz is not None:
+        # pandas' timezone-aware timestamps: their UTC instants.
+        a = a.dt.tz_convert("UTC").dt.tz_localize(None)
+    if hasattr(a, "type") and str(getattr(a, "type", "")).startswith("timestamp"):
+        import pyarrow.compute as pc
+
+        a = pc.cast(a, "timestamp[ns]")
+    arr = np.asarray(a)
+    if arr.ndim != 1:
+        raise ValueError(f"times must be one-dimensional, got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise ValueError(f"src and times have different lengths ({n} and {arr.shape[0]})")
+    kind = arr.dtype.kind
+    if kind == "M":
+        if np.isnat(arr).any():
+            raise ValueError("times hold a missing time (NaT)")
+        return np.require(arr.astype("datetime64[ns]").view(np.int64), requirements=["C", "A"])
+    if kind in "iu":
+        big = np.abs(arr.astype(np.float64)).max(initial=0) > 9.2e9
+        if big:
+            raise ValueError("times are Unix seconds; a time past the year 2262 is out of range")
+        return np.require(arr.astype(np.int64) * 1_000_000_000, requirements=["C", "A"])
+    if kind == "f":
+        if not np.isfinite(arr).all():
+            raise ValueError("times must be finite")
+        if np.abs(arr).max(initial=0) > 9.2e9:
+            raise ValueError("times are Unix seconds; a time past the year 2262 is out of range")
+        return np.require(np.rint(arr * 1e9).astype(np.int64), requirements=["C", "A"])
+    raise TypeError(f"times must be Unix seconds or timestamps, got dtype {arr.dtype}")
+
+
 def _pair(src: Any, dst: Any) -> Tuple[np.ndarray, np.ndarray]:
     s, d = _ids(src, "src"), _ids(dst, "dst")
     if s.shape[0] != d.shape[0]:
@@ -291,7 +328,13 @@ class Graph:
         # Fixed at creation: read once, so writes can pick their path without a call.
         self._keys: str = inner.keys
 
-    def insert_edges(self, src: Vertices, dst: Vertices, weights: Optional[ArrayLike] = None) -> None:
+    def insert_edges(
+        self,
+        src: Vertices,
+        dst: Vertices,
+        weights: Optional[ArrayLike] = None,
+        times: Optional[ArrayLike] = None,
+    ) -> None:
         """Inserts the edges ``src[i] -> dst[i]`` (with ``weights[i]`` in a weighted store).
 
         Missing endpoints are created; inserting an existing edge is a no-op, or sets its
@@ -304,24 +347,34 @@ class Graph:
         numpy ``U`` (or object) arrays. Every name is checked (a str, not empty, at most
         65,535 UTF-8 bytes) before anything is stored, so a bad one stores none of the
         call's edges; new names are numbered and made durable with their edges.
+
+        Columns of a pandas DataFrame or a pyarrow Table serve as they are (``df.src``,
+        ``table["dst"]``). ``times`` gives each edge's commit time: Unix seconds (int or
+        float), or datetime64 / pandas or pyarrow timestamps (a timezone-aware one is read
+        in UTC). Consecutive edges of one time commit as one batch (or more, of at most
+        65,536 edges), as ``evograph ingest --time-column`` commits them; times must not
+        decrease, nor start before the store's last commit. Without ``times`` each batch
+        commits at the wall clock's time.
         """
         if self._keys == "string":
             s, d = _names(src, "src"), _names(dst, "dst")
             w = None if weights is None else _weights(weights, len(s))
-            self._g.insert_named_edges(s, d, w)
+            self._g.insert_named_edges(s, d, w, _times(times, len(s)))
             return
         s, d = _pair(src, dst)
         w = None if weights is None else _weights(weights, s.shape[0])
-        self._g.insert_edges(s, d, w)
+        self._g.insert_edges(s, d, w, _times(times, s.shape[0]))
 
-    def delete_edges(self, src: Vertices, dst: Vertices) -> None:
+    def delete_edges(self, src: Vertices, dst: Vertices, times: Optional[ArrayLike] = None) -> None:
         """Deletes the edges ``src[i] -> dst[i]``; deleting a missing edge (or, in a
-        string-keyed store, one naming an unknown vertex) is a no-op."""
+        string-keyed store, one naming an unknown vertex) is a no-op. ``times`` as
+        ``insert_edges`` takes them."""
         if self._keys == "string":
-            self._g.delete_named_edges(_names(src, "src"), _names(dst, "dst"))
+            s, d = _names(src, "src"), _names(dst, "dst")
+            self._g.delete_named_edges(s, d, _times(times, len(s)))
             return
         s, d = _pair(src, dst)
-        self._g.delete_edges(s, d)
+        self._g.delete_edges(s, d, _times(times, s.shape[0]))
 
     def insert_vertices(self, ids: Vertices) -> None:
         """Makes the vertices (ids, or names in a string-keyed store) exist, isolated if

@@ -40,6 +40,8 @@ class NxGraph:
         # The directory goes even if the store cannot be made.
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, True)
         self.nodes = nodes
+        #: Each node's place in ``nodes``: its external id in the store.
+        self.index = {v: i for i, v in enumerate(nodes)}
         self.graph = graph
         self._directed = directed
         self.store = open_store(
@@ -80,7 +82,7 @@ class _View:
             ids = self.s.vertex_ids().astype(np.int64)
             self.nodes = [g.nodes[i] for i in ids.tolist()]
             # External ids are the nodes' places in the NetworkX graph.
-            self._external = {n: i for i, n in enumerate(g.nodes)}
+            self._external = g.index
         elif isinstance(g, (Snapshot, Graph)):
             self.s = g.snapshot() if isinstance(g, Graph) else g
             self.nodes = self.s.vertex_ids().tolist()
@@ -93,11 +95,19 @@ class _View:
         return len(self.nodes)
 
     def has(self, node: Any) -> bool:
-        try:
-            self.position(node)
-            return True
-        except (KeyError, TypeError):
-            return False
+        if self._external is not None:
+            try:
+                return node in self._external
+            except TypeError:
+                return False
+        if self._position is None:
+            # One lookup in the store, not a map of every node.
+            try:
+                self.s.out_neighbors(node)
+                return True
+            except (KeyError, TypeError, ValueError):
+                return False
+        return node in self._position
 
     def position(self, node: Any) -> int:
         """The position of ``node``; ``KeyError`` if the graph has none."""
@@ -138,9 +148,14 @@ def _groups(labels: np.ndarray, nodes: List[Any]) -> Iterator[set]:
     if labels.shape[0] == 0:
         return
     order = np.argsort(labels, kind="stable")
-    cuts = np.flatnonzero(np.diff(labels[order])) + 1
-    for part in np.split(order, cuts):
-        yield {nodes[i] for i in part.tolist()}
+    bounds = np.flatnonzero(np.diff(labels[order])) + 1
+    # Slices of one list of nodes, not an array per component: most of a large sparse
+    # graph's components are single vertices.
+    sorted_nodes = [nodes[i] for i in order.tolist()]
+    starts = [0, *bounds.tolist()]
+    ends = [*bounds.tolist(), len(sorted_nodes)]
+    for a, b in zip(starts, ends):
+        yield set(sorted_nodes[a:b])
 
 
 # --- the functions ----------------------------------------------------------------------
@@ -405,14 +420,14 @@ def _directed(G: Any) -> bool:
 
 
 def _weights_decline(G: Any, weight: Any, name: str) -> Optional[str]:
-    """A NetworkX graph whose weights the store cannot hold as NetworkX reads them."""
-    if weight is None or callable(weight) or name not in ("pagerank", "single_source_dijkstra_path_length"):
+    """A NetworkX graph with weights evograph's SSSP cannot take (negative ones), looked
+    for on every call of it; pagerank's weights are read once, at conversion (a weight
+    that is not a finite number is refused there)."""
+    if weight is None or callable(weight) or name != "single_source_dijkstra_path_length":
         return None
     for _, _, w in G.edges(data=weight, default=1):
-        if not isinstance(w, (int, float)) or not np.isfinite(w):
-            return "weights that are not finite numbers"
-        if w < 0 and name == "single_source_dijkstra_path_length":
-            return "negative weights"
+        if not isinstance(w, (int, float)) or not np.isfinite(w) or w < 0:
+            return "weights that are not non-negative finite numbers"
     return None
 
 
@@ -437,7 +452,7 @@ class BackendInterface:
             weight, default = next(iter(edge_attrs.items()))
         nodes = list(G)
         out = NxGraph(nodes, G.is_directed(), weight is not None, dict(G.graph))
-        index = {v: i for i, v in enumerate(nodes)}
+        index = out.index
         out.store.insert_vertices(np.arange(len(nodes), dtype=np.uint64))
         m = G.number_of_edges()
         ends = (index[x] for e in G.edges() for x in e[:2])

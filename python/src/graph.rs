@@ -98,19 +98,22 @@ impl Graph {
         })
     }
 
-    /// Submits items `0..n` in batches of [`BATCH`] (`submit` takes one batch's range),
-    /// one batch in flight while the next is applied (as `evograph ingest` does),
-    /// acknowledged durable (per the store's durability) when it returns.
+    /// Submits items `0..n` in batches of [`BATCH`] (`submit` takes one batch's range and
+    /// its commit time), one batch in flight while the next is applied (as `evograph
+    /// ingest` does), acknowledged durable (per the store's durability) when it returns.
+    /// With `times` (Unix nanoseconds per item, never decreasing), each run of equal times
+    /// commits at its time, in batches of at most [`BATCH`], as `--time-column` does.
     fn pipeline(
         &self,
         py: Python<'_>,
         n: usize,
-        submit: impl Fn(&evograph::Graph, Range<usize>) -> evograph::Result<Ticket> + Sync,
+        times: Option<&[i64]>,
+        submit: impl Fn(&evograph::Graph, Range<usize>, Option<i64>) -> evograph::Result<Ticket> + Sync,
     ) -> PyResult<()> {
         self.with(py, |g| {
             let mut pending = None;
-            for start in (0..n).step_by(BATCH) {
-                let t = submit(g, start..(start + BATCH).min(n))?;
+            for (r, at) in batches(n, times) {
+                let t = submit(g, r, at)?;
                 if let Some(p) = pending.replace(t) {
                     g.wait(p)?;
                 }
@@ -124,11 +127,15 @@ impl Graph {
         &self,
         py: Python<'_>,
         n: usize,
+        times: Option<&[i64]>,
         make: impl Fn(usize) -> Record + Sync,
     ) -> PyResult<()> {
-        self.pipeline(py, n, |g, r| {
+        self.pipeline(py, n, times, |g, r, at| {
             let batch: Vec<Record> = r.map(&make).collect();
-            g.submit(&batch)
+            match at {
+                Some(t) => g.submit_at(&batch, t),
+                None => g.submit(&batch),
+            }
         })
     }
 
@@ -140,10 +147,11 @@ impl Graph {
         py: Python<'_>,
         n: usize,
         width: usize,
+        times: Option<&[i64]>,
         name: impl Fn(usize, usize) -> &'n str + Sync,
         make: impl Fn(usize, u64) -> Record + Sync,
     ) -> PyResult<()> {
-        self.pipeline(py, n, |g, r| {
+        self.pipeline(py, n, times, |g, r, at| {
             let names: Names = r
                 .clone()
                 .flat_map(|i| (0..width).map(move |j| (i, j)))
@@ -151,7 +159,10 @@ impl Graph {
                 .collect();
             let start = r.start;
             let batch: Vec<Record> = r.map(|i| make(i, ((i - start) * width) as u64)).collect();
-            g.submit_named(&batch, &names)
+            match at {
+                Some(t) => g.submit_named_at(&batch, &names, t),
+                None => g.submit_named(&batch, &names),
+            }
         })
     }
 
@@ -177,6 +188,47 @@ fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, what: &str) -> P
         .map_err(|_| PyValueError::new_err(format!("{what} must be a contiguous array")))
 }
 
+/// The batches of `n` items: ranges of at most [`BATCH`], cut where `times` changes, each
+/// with its time.
+fn batches(n: usize, times: Option<&[i64]>) -> Vec<(Range<usize>, Option<i64>)> {
+    let Some(times) = times else {
+        let starts = (0..n).step_by(BATCH);
+        return starts.map(|a| (a..(a + BATCH).min(n), None)).collect();
+    };
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < n {
+        let t = times[start];
+        let end = start + times[start..].partition_point(|&x| x == t);
+        for a in (start..end).step_by(BATCH) {
+            out.push((a..(a + BATCH).min(end), Some(t)));
+        }
+        start = end;
+    }
+    out
+}
+
+/// Per-item commit times, one per record, never decreasing.
+fn times_of<'a>(
+    times: &'a Option<PyReadonlyArray1<'_, i64>>,
+    n: usize,
+) -> PyResult<Option<&'a [i64]>> {
+    let Some(t) = times else {
+        return Ok(None);
+    };
+    let t = slice(t, "times")?;
+    same_len(n, t.len(), "src and times")?;
+    if let Some(i) = (1..t.len()).find(|&i| t[i] < t[i - 1]) {
+        return Err(PyValueError::new_err(format!(
+            "times[{i}] ({}) is before times[{}] ({}): commit times never go backwards",
+            t[i],
+            i - 1,
+            t[i - 1]
+        )));
+    }
+    Ok(Some(t))
+}
+
 fn same_len(a: usize, b: usize, what: &str) -> PyResult<()> {
     if a != b {
         return Err(PyValueError::new_err(format!(
@@ -190,71 +242,81 @@ fn same_len(a: usize, b: usize, what: &str) -> PyResult<()> {
 impl Graph {
     /// Inserts the edges `src[i] -> dst[i]` (uint64 arrays), with `weights[i]` (float64)
     /// when given; durable as the store's durability says when this returns.
-    #[pyo3(signature = (src, dst, weights=None))]
+    /// With `times` (int64 Unix nanoseconds, never decreasing), each run of equal times
+    /// commits at that time.
+    #[pyo3(signature = (src, dst, weights=None, times=None))]
     fn insert_edges(
         &self,
         py: Python<'_>,
         src: PyReadonlyArray1<'_, u64>,
         dst: PyReadonlyArray1<'_, u64>,
         weights: Option<PyReadonlyArray1<'_, f64>>,
+        times: Option<PyReadonlyArray1<'_, i64>>,
     ) -> PyResult<()> {
         let (s, d) = (slice(&src, "src")?, slice(&dst, "dst")?);
         same_len(s.len(), d.len(), "src and dst")?;
+        let t = times_of(&times, s.len())?;
         match &weights {
-            None => self.stream(py, s.len(), |i| Record::Insert(s[i], d[i])),
+            None => self.stream(py, s.len(), t, |i| Record::Insert(s[i], d[i])),
             Some(w) => {
                 let w = slice(w, "weights")?;
                 same_len(s.len(), w.len(), "src and weights")?;
-                self.stream(py, s.len(), |i| Record::InsertWeighted(s[i], d[i], w[i]))
+                self.stream(py, s.len(), t, |i| Record::InsertWeighted(s[i], d[i], w[i]))
             }
         }
     }
 
     /// Deletes the edges `src[i] -> dst[i]` (absent ones are no-ops).
+    /// With `times` as [`Graph::insert_edges`] takes them.
+    #[pyo3(signature = (src, dst, times=None))]
     fn delete_edges(
         &self,
         py: Python<'_>,
         src: PyReadonlyArray1<'_, u64>,
         dst: PyReadonlyArray1<'_, u64>,
+        times: Option<PyReadonlyArray1<'_, i64>>,
     ) -> PyResult<()> {
         let (s, d) = (slice(&src, "src")?, slice(&dst, "dst")?);
         same_len(s.len(), d.len(), "src and dst")?;
-        self.stream(py, s.len(), |i| Record::Delete(s[i], d[i]))
+        let t = times_of(&times, s.len())?;
+        self.stream(py, s.len(), t, |i| Record::Delete(s[i], d[i]))
     }
 
     /// Makes the vertices exist (isolated if new).
     fn insert_vertices(&self, py: Python<'_>, ids: PyReadonlyArray1<'_, u64>) -> PyResult<()> {
         let ids = slice(&ids, "ids")?;
-        self.stream(py, ids.len(), |i| Record::InsertVertex(ids[i]))
+        self.stream(py, ids.len(), None, |i| Record::InsertVertex(ids[i]))
     }
 
     /// Deletes the vertices and every edge touching them.
     fn delete_vertices(&self, py: Python<'_>, ids: PyReadonlyArray1<'_, u64>) -> PyResult<()> {
         let ids = slice(&ids, "ids")?;
-        self.stream(py, ids.len(), |i| Record::DeleteVertex(ids[i]))
+        self.stream(py, ids.len(), None, |i| Record::DeleteVertex(ids[i]))
     }
 
     /// Inserts the edges `src[i] -> dst[i]` between named vertices of a string-keyed store
     /// (lists or tuples of str, or numpy `U` arrays), with `weights[i]` when given. Every
     /// name is checked before anything is stored.
-    #[pyo3(signature = (src, dst, weights=None))]
+    #[pyo3(signature = (src, dst, weights=None, times=None))]
     fn insert_named_edges(
         &self,
         py: Python<'_>,
         src: &Bound<'_, PyAny>,
         dst: &Bound<'_, PyAny>,
         weights: Option<PyReadonlyArray1<'_, f64>>,
+        times: Option<PyReadonlyArray1<'_, i64>>,
     ) -> PyResult<()> {
         let (s, d) = (NameBuf::read(src, "src")?, NameBuf::read(dst, "dst")?);
         same_len(s.len(), d.len(), "src and dst")?;
+        let t = times_of(&times, s.len())?;
         let name = |i: usize, j: usize| if j == 0 { s.get(i) } else { d.get(i) };
         match &weights {
-            None => self.stream_named(py, s.len(), 2, name, |_, p| Record::Insert(p, p + 1)),
+            None => self.stream_named(py, s.len(), 2, t, name, |_, p| Record::Insert(p, p + 1)),
             Some(w) => {
                 let w = slice(w, "weights")?;
                 same_len(s.len(), w.len(), "src and weights")?;
                 self.check_weighted(py, &s, &d)?;
-                self.stream_named(py, s.len(), 2, name, |i, p| {
+                self.stream_named(py, s.len(), 2, t, name, |i, p| {
                     Record::InsertWeighted(p, p + 1, w[i])
                 })
             }
@@ -263,30 +325,33 @@ impl Graph {
 
     /// Deletes the edges `src[i] -> dst[i]` between named vertices (edges naming unknown
     /// vertices are no-ops).
+    #[pyo3(signature = (src, dst, times=None))]
     fn delete_named_edges(
         &self,
         py: Python<'_>,
         src: &Bound<'_, PyAny>,
         dst: &Bound<'_, PyAny>,
+        times: Option<PyReadonlyArray1<'_, i64>>,
     ) -> PyResult<()> {
         let (s, d) = (NameBuf::read(src, "src")?, NameBuf::read(dst, "dst")?);
         same_len(s.len(), d.len(), "src and dst")?;
+        let t = times_of(&times, s.len())?;
         let name = |i: usize, j: usize| if j == 0 { s.get(i) } else { d.get(i) };
-        self.stream_named(py, s.len(), 2, name, |_, p| Record::Delete(p, p + 1))
+        self.stream_named(py, s.len(), 2, t, name, |_, p| Record::Delete(p, p + 1))
     }
 
     /// Makes the named vertices exist (isolated if new).
     fn insert_named_vertices(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<()> {
         let ids = NameBuf::read(ids, "ids")?;
         let name = |i: usize, _: usize| ids.get(i);
-        self.stream_named(py, ids.len(), 1, name, |_, p| Record::InsertVertex(p))
+        self.stream_named(py, ids.len(), 1, None, name, |_, p| Record::InsertVertex(p))
     }
 
     /// Deletes the named vertices (unknown ones are no-ops) and every edge touching them.
     fn delete_named_vertices(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<()> {
         let ids = NameBuf::read(ids, "ids")?;
         let name = |i: usize, _: usize| ids.get(i);
-        self.stream_named(py, ids.len(), 1, name, |_, p| Record::DeleteVertex(p))
+        self.stream_named(py, ids.len(), 1, None, name, |_, p| Record::DeleteVertex(p))
     }
 
     /// A consistent view of the graph as of now.
