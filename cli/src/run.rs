@@ -4,6 +4,7 @@ use crate::args;
 use evograph::algo::graphalytics as ga;
 use evograph::algo::kernel::{self, limits, Kernel, Params, Values};
 use evograph::pregel::Delivery;
+use evograph::snapshot::Patched;
 use evograph::{GraphView, Snapshot, SweepReads, VertexId};
 use rayon::prelude::*;
 use serde_json::json;
@@ -213,17 +214,18 @@ fn run_rolling(
         return Err(invalid("--every needs --from and --to"));
     };
     let steps = g.rolling_steps(from, to, every, a.width)?;
+    if a.width.is_none() && FORWARD.contains(&a.kernel) {
+        if let Some(src) = forward_source(a, g)? {
+            return roll_forward(a, g, pool, &steps, src);
+        }
+    }
     let mut unfinished = false;
     for st in &steps {
         let s = match st.window {
             Some((x, y)) => g.snapshot_window(x, y)?.0,
             None => g.snapshot_at(st.at)?.0,
         };
-        let at = match st.at {
-            evograph::store::Point::Time(t) => evograph::time::show(t),
-            p => p.to_string(),
-        };
-        println!("# at {at} (commit LSN {})", st.commit.lsn);
+        println!("# at {} (commit LSN {})", step_time(st), st.commit.lsn);
         let source = match source(a, g, &s) {
             Ok(v) => v,
             Err(_) if a.source.is_some() => {
@@ -243,6 +245,54 @@ fn run_rolling(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The kernels a rolling computation brings forward from step to step (by the net
+/// changes between their points, patched over the graph, when they fit the patch):
+/// their values there are exactly a recompute's. Others compute afresh at each step.
+const FORWARD: [Kernel; 3] = [Kernel::Wcc, Kernel::Bfs, Kernel::Sssp];
+
+/// The source a rolling computation brought forward starts from: `Some(None)` for a
+/// kernel that needs none, `None` when `--source` names no vertex the store ever had
+/// (then each step says so, computed afresh).
+fn forward_source(a: &Args, g: &evograph::Graph) -> evograph::Result<Option<Option<VertexId>>> {
+    match &a.source {
+        None => Ok(Some(None)),
+        Some(key) => Ok(g.dense_id_of(key)?.map(Some)),
+    }
+}
+
+/// `--every` for the kernels of [`FORWARD`]: the values at each step brought forward from
+/// the step before (`Maintainer::step_upto`), printed as `run --at` prints them.
+fn roll_forward(
+    a: &Args,
+    g: &evograph::Graph,
+    pool: &rayon::ThreadPool,
+    steps: &[evograph::store::RollStep],
+    source: Option<VertexId>,
+) -> evograph::Result<ExitCode> {
+    let mut m = evograph::standing::Maintainer::new(a.kernel, &params(a, source))?;
+    for st in steps {
+        pool.install(|| m.step_upto(g, Some(evograph::store::Point::Lsn(st.commit.lsn))))?;
+        println!("# at {} (commit LSN {})", step_time(st), st.commit.lsn);
+        let graph = m.graph().expect("stepped");
+        if source.is_some_and(|v| !graph.vertex_exists(v)) {
+            let key = a.source.as_deref().unwrap_or_default();
+            println!("# vertex {key} is not in this step's graph: no values");
+            continue;
+        }
+        let values = crate::standing::as_values(graph, &m.values());
+        pool.install(|| write_values(graph, a.kernel, &values, None))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A step's point as its `# at` line shows it: a time, or the LSN it names.
+fn step_time(st: &evograph::store::RollStep) -> String {
+    match st.at {
+        evograph::store::Point::Time(t) => evograph::time::show(t),
+        p => p.to_string(),
+    }
 }
 
 /// The dense id of `--source`, which must be in the graph; none when the kernel needs
@@ -417,7 +467,7 @@ fn per_round(trials: &[Trial]) -> serde_json::Map<String, serde_json::Value> {
 /// Writes the per-vertex values to `output` (replaced only once all are written), or
 /// stdout; a closed pipe is not an error.
 fn write_values(
-    s: &Snapshot,
+    s: &impl Keyed,
     kernel: Kernel,
     values: &Values,
     output: Option<crate::output::Target>,
@@ -453,19 +503,61 @@ fn params(a: &Args, source: Option<VertexId>) -> Params {
     p
 }
 
+/// What printing values reads of a graph besides its vertices: their keys and order.
+pub trait Keyed: GraphView {
+    /// The key of vertex `v`.
+    fn key(&self, v: VertexId) -> evograph::Key<'_>;
+    /// A number per vertex that sorts vertices as their keys do.
+    fn key_order(&self) -> std::borrow::Cow<'_, [u64]>;
+    /// Whether vertices are named (keys may hold spaces).
+    fn named(&self) -> bool;
+    /// The key of the vertex with external id `ext`.
+    fn key_of_external(&self, ext: u64) -> Option<evograph::Key<'_>>;
+}
+
+impl Keyed for Snapshot {
+    fn key(&self, v: VertexId) -> evograph::Key<'_> {
+        Snapshot::key(self, v)
+    }
+    fn key_order(&self) -> std::borrow::Cow<'_, [u64]> {
+        Snapshot::key_order(self)
+    }
+    fn named(&self) -> bool {
+        self.names().is_some()
+    }
+    fn key_of_external(&self, ext: u64) -> Option<evograph::Key<'_>> {
+        Snapshot::key_of_external(self, ext)
+    }
+}
+
+impl Keyed for Patched {
+    fn key(&self, v: VertexId) -> evograph::Key<'_> {
+        Patched::key(self, v)
+    }
+    fn key_order(&self) -> std::borrow::Cow<'_, [u64]> {
+        Patched::key_order(self)
+    }
+    fn named(&self) -> bool {
+        self.base().names().is_some()
+    }
+    fn key_of_external(&self, ext: u64) -> Option<evograph::Key<'_>> {
+        Patched::key_of_external(self, ext)
+    }
+}
+
 pub fn print(
     w: &mut impl Write,
-    s: &Snapshot,
+    s: &impl Keyed,
     kernel: Kernel,
     values: &Values,
 ) -> std::io::Result<()> {
     let order = s.key_order();
     let live = by_key(s, &order);
     // Names may hold spaces; a tab keeps the columns apart.
-    let sep = if s.names().is_some() { '\t' } else { ' ' };
+    let sep = if s.named() { '\t' } else { ' ' };
     match values {
         // Labels and parents of a string-keyed store are printed as the names they are.
-        Values::Int(x) if kernel.values_are_vertices() && s.names().is_some() => {
+        Values::Int(x) if kernel.values_are_vertices() && s.named() => {
             write_lines(w, &live, |b, v| {
                 // -1 (a BFS parent never reached) has no name, and prints as itself.
                 put_key(b, s.key(v), sep);
@@ -531,7 +623,7 @@ fn write_lines(
 /// The existing vertices, sorted by key. The keys are gathered beside the ids first:
 /// sorting ids by a key looked up per comparison missed the cache on every one, and took
 /// longer than a kernel (1.2 s of CPU for Kron24's 8.9 M vertices).
-fn by_key(s: &Snapshot, order: &[u64]) -> Vec<VertexId> {
+fn by_key(s: &impl Keyed, order: &[u64]) -> Vec<VertexId> {
     let mut keyed: Vec<(u64, VertexId)> = (0..s.num_vertices() as VertexId)
         .into_par_iter()
         .filter(|&v| s.vertex_exists(v))

@@ -84,7 +84,7 @@ fn put_value(b: &mut Vec<u8>, s: &Patched, v: Option<Value>) {
 
 /// The maintained values as the kernel's [`Values`], labels as external ids (what `run`
 /// prints from).
-fn as_values(s: &Snapshot, vals: &[Option<Value>]) -> Values {
+pub fn as_values(s: &impl GraphView, vals: &[Option<Value>]) -> Values {
     match vals.iter().flatten().next() {
         Some(Value::Float(_)) => Values::Float(
             (vals.iter())

@@ -9,12 +9,13 @@ use crate::algo::kernel::{Kernel, Params};
 use crate::history::net::{EdgeChange, VertexChange};
 use crate::pregel::programs;
 use crate::snapshot::{Patched, Snapshot};
-use crate::store::follow::{Applied, Follower};
+use crate::store::follow::{Applied, Follower, NetChanges};
 use crate::store::{CommitPoint, Point};
 use crate::types::VertexId;
 use crate::{Error, Graph, GraphView, Result};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -160,6 +161,38 @@ fn patch_vertices(g: &mut Patched, batches: &[Arc<Applied>]) -> Vec<VertexChange
     changed
 }
 
+/// Sets the net changes `net` over `g`: the ids handed out in between (`born`) exist
+/// unless deleted by then (those past `g`'s added, with their external ids `externals`),
+/// and the vertices and edges changed take their new states. Returns the changes as a
+/// step reads them, both states known, the born vertices among them.
+fn patch_net(g: &mut Patched, mut net: NetChanges, born: Range<u64>, externals: &[u64]) -> Changes {
+    if !externals.is_empty() {
+        g.add_vertices(externals);
+    }
+    let gone: FxHashMap<VertexId, bool> = (net.vertices.iter()).map(|c| (c.v, c.after)).collect();
+    net.vertices
+        .retain(|c| (c.v as u64) < born.start && c.before != c.after);
+    for v in born.map(|v| v as VertexId) {
+        let after = gone.get(&v).copied().unwrap_or(true);
+        net.vertices.push(VertexChange {
+            v,
+            before: false,
+            after,
+        });
+    }
+    // A patch holds weights as the views read them: 1 in an unweighted graph.
+    let weighted = g.is_weighted();
+    let state = |w: Option<f64>| w.map(|w| if weighted { w } else { 1.0 });
+    let set: Vec<_> = (net.edges.iter())
+        .map(|e| (e.src, e.dst, state(e.after)))
+        .collect();
+    g.set_edges(&set);
+    for c in &net.vertices {
+        g.set_vertex(c.v, c.after);
+    }
+    Changes::from(net)
+}
+
 /// The source a kernel's parameters give; an error if none.
 fn source_of(kernel: Kernel, p: &Params) -> Result<VertexId> {
     (p.source).ok_or_else(|| Error::Invalid(format!("{kernel} needs a source vertex")))
@@ -275,12 +308,14 @@ impl Maintainer {
     /// they allow it; else by a snapshot and the net changes since the last step.
     pub(crate) fn step_followed(&mut self, at: Option<Point>) -> Result<Option<Step>> {
         let started = Instant::now();
-        if at.is_none() {
-            match self.try_patch(started)? {
-                Patching::Done(step) => return Ok(Some(step)),
-                Patching::NothingNew => return Ok(None),
-                Patching::Seal => {}
-            }
+        let patched = match at {
+            None => self.try_patch(started)?,
+            Some(p) => self.try_patch_net(p, started)?,
+        };
+        match patched {
+            Patching::Done(step) => return Ok(Some(step)),
+            Patching::NothingNew => return Ok(None),
+            Patching::Seal => {}
         }
         let f = self.follower.as_ref().expect("a follower is registered");
         let (new, lsn) = match at {
@@ -359,6 +394,49 @@ impl Maintainer {
         let mut step = self.advance_patched(lsn, changes, old_n, started);
         step.phases.changes = changes_s;
         self.reached(lsn);
+        Ok(Patching::Done(step))
+    }
+
+    /// A step to the commit `at` names by the net changes since the last step, patched
+    /// over the graph, if the kernel reads a patched graph and they fit the patch: what a
+    /// rolling computation steps forward by, as a snapshot of a past commit costs the
+    /// undoing of every change after it. New vertices of a string-keyed store seal.
+    fn try_patch_net(&mut self, at: Point, started: Instant) -> Result<Patching> {
+        let (Some(g), Some(f)) = (&self.graph, &self.follower) else {
+            return Ok(Patching::Seal);
+        };
+        if !self.state.patches() {
+            return Ok(Patching::Seal);
+        }
+        let Some((c, born)) = f.commit_upto(at, self.lsn)? else {
+            return Ok(Patching::Seal);
+        };
+        if c.lsn <= self.lsn {
+            return Ok(match c.lsn == self.lsn {
+                true => Patching::NothingNew,
+                false => Patching::Seal,
+            });
+        }
+        let Some(net) = f.changes(self.lsn, c.lsn)? else {
+            return Ok(Patching::Seal);
+        };
+        // A past graph has the latest graph's ids, those not yet handed out deleted; a
+        // patch adds the ones past its own.
+        let old_n = g.num_vertices();
+        let added = (born.end as usize).saturating_sub(old_n);
+        let fits = (added == 0 || !f.named()?)
+            && g.entries() + 2 * net.edges.len() <= patch_budget(g, f.memtable_budget()?)
+            && (net.edges.len() as u64) <= large_batch(g.base().num_edges());
+        if !fits {
+            return Ok(Patching::Seal);
+        }
+        let externals = f.external_ids(old_n..old_n + added)?;
+        let changes_s = started.elapsed().as_secs_f64();
+        let g = self.graph.as_mut().expect("checked above");
+        let changes = patch_net(g, net, born, &externals);
+        let mut step = self.advance_patched(c.lsn, changes, old_n, started);
+        step.phases.changes = changes_s;
+        self.reached(c.lsn);
         Ok(Patching::Done(step))
     }
 

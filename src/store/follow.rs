@@ -218,6 +218,41 @@ impl Follower {
         open_store(&self.inner)?.snapshot_held(at)
     }
 
+    /// The commit `at` names (the last at or before it) among those whose changes are
+    /// held, and the dense ids handed out after the commit at `since` up to that one;
+    /// `None` if no commit held comes at or before `at`, or none held is at `since`.
+    pub(crate) fn commit_upto(
+        &self,
+        at: Point,
+        since: u64,
+    ) -> Result<Option<(CommitPoint, std::ops::Range<u64>)>> {
+        let inner = open_store(&self.inner)?;
+        let pieces = inner.pieces()?;
+        let upto = pieces.last().map_or(0, |p| p.max_lsn);
+        let commits = Inner::commits_of(&pieces, upto);
+        let found = match at {
+            Point::Lsn(k) => commits.partition_point(|c| c.lsn <= k),
+            Point::Time(t) => commits.partition_point(|c| c.unix_nanos <= t),
+        };
+        let (Some(i), true) = (found.checked_sub(1), commits.iter().any(|c| c.lsn == since)) else {
+            return Ok(None);
+        };
+        let ids = |lsn: u64| super::history::vertices_at(&pieces, lsn);
+        Ok(Some((commits[i], ids(since)..ids(commits[i].lsn))))
+    }
+
+    /// The external ids of the dense ids in `ids` (all handed out already).
+    pub(crate) fn external_ids(&self, ids: std::ops::Range<usize>) -> Result<Vec<u64>> {
+        let inner = open_store(&self.inner)?;
+        let dict = inner.dict.read().unwrap();
+        Ok(dict.externals()[ids].to_vec())
+    }
+
+    /// Whether the store keys vertices by name.
+    pub(crate) fn named(&self) -> Result<bool> {
+        Ok(open_store(&self.inner)?.keys.is_some())
+    }
+
     /// The newest commit.
     pub(crate) fn last_commit(&self) -> Result<Option<CommitPoint>> {
         Ok(open_store(&self.inner)?.writer.lock().unwrap().last_commit)
