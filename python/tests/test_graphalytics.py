@@ -171,6 +171,37 @@ def test_against_scipy_and_networkx(name, stores):
     assert np.allclose(pr, [pr_nx[v] for v in ids], rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.parametrize("name", GRAPHS)
+def test_networkx_backend_equals_networkx(name, stores):
+    """NetworkX's functions on the store (the evograph backend) equal NetworkX's own on
+    the same graph, for every function the backend has that applies to it."""
+    nx = pytest.importorskip("networkx")
+    d, path = stores[name]
+    p = properties(d)
+    with evograph.open(path, read_only=True) as g:
+        s = g.snapshot()
+    h = s.to_networkx()
+    ours = lambda f, *a, **kw: f(s, *a, **kw)  # noqa: E731
+    theirs = lambda f, *a, **kw: f(h, *a, backend="networkx", **kw)  # noqa: E731
+    want, got = theirs(nx.pagerank), ours(nx.pagerank)
+    assert set(got) == set(want)
+    assert max(abs(got[v] - want[v]) for v in want) <= 1e-12 * max(want.values())
+    parts = nx.weakly_connected_components if s.is_directed() else nx.connected_components
+    assert sorted(map(sorted, ours(parts))) == sorted(map(sorted, theirs(parts)))
+    src = int(p.get("bfs.source-vertex", p.get("sssp.source-vertex", s.vertex_ids()[0])))
+    f = nx.single_source_shortest_path_length
+    assert ours(f, src) == theirs(f, src)
+    if s.weighted:
+        f = nx.single_source_dijkstra_path_length
+        want, got = theirs(f, src), ours(f, src)
+        assert set(got) == set(want)
+        assert all(math.isclose(got[v], want[v], rel_tol=1e-12) for v in want)
+    if not s.is_directed():
+        assert ours(nx.triangles) == theirs(nx.triangles)
+        want, got = theirs(nx.clustering), ours(nx.clustering)
+        assert all(math.isclose(got[v], want[v], rel_tol=1e-12, abs_tol=1e-15) for v in want)
+
+
 @pytest.fixture(scope="module")
 def packed_stores(tmp_path_factory, graphalytics, cli):
     """Each graph ingested into a store with compressed runs, then compacted (one run)."""
