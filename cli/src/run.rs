@@ -534,14 +534,22 @@ impl Keyed for Patched {
     fn key(&self, v: VertexId) -> evograph::Key<'_> {
         Patched::key(self, v)
     }
+    /// The snapshot's order, then the added vertices' external ids (vertices are added
+    /// to a patch in integer-keyed stores only).
     fn key_order(&self) -> std::borrow::Cow<'_, [u64]> {
-        Patched::key_order(self)
+        let base = self.base().key_order();
+        if self.added_vertices().is_empty() {
+            return base;
+        }
+        let mut all = base.into_owned();
+        all.extend_from_slice(self.added_vertices());
+        std::borrow::Cow::Owned(all)
     }
     fn named(&self) -> bool {
         self.base().names().is_some()
     }
     fn key_of_external(&self, ext: u64) -> Option<evograph::Key<'_>> {
-        Patched::key_of_external(self, ext)
+        self.base().key_of_external(ext)
     }
 }
 

@@ -250,23 +250,6 @@ impl Patched {
         }
     }
 
-    /// A number per vertex that orders vertices as their keys do (see
-    /// [`Snapshot::key_order`]): the snapshot's, then the added vertices' external ids.
-    pub fn key_order(&self) -> std::borrow::Cow<'_, [u64]> {
-        let base = self.base.key_order();
-        if self.added.is_empty() {
-            return base;
-        }
-        let mut all = base.into_owned();
-        all.extend_from_slice(&self.added);
-        std::borrow::Cow::Owned(all)
-    }
-
-    /// The key of the vertex with external id `ext` (see [`Snapshot::key_of_external`]).
-    pub fn key_of_external(&self, ext: u64) -> Option<Key<'_>> {
-        self.base.key_of_external(ext)
-    }
-
     /// Every patched edge with its state, once per edge (an undirected one by its smaller
     /// end first), for sealing the patch into a run: present edges with their weight,
     /// absent ones `None` (whether or not the snapshot has them).
