@@ -53,6 +53,14 @@ class NxGraph:
         )
         weakref.finalize(self, self.store.close)
         self._snapshot = None
+        self._array: Optional[np.ndarray] = None
+
+    def node_array(self) -> np.ndarray:
+        """The nodes as a numpy object array, by external id (made once)."""
+        if self._array is None:
+            self._array = np.empty(len(self.nodes), dtype=object)
+            self._array[:] = self.nodes
+        return self._array
 
     def is_directed(self) -> bool:
         return self._directed
@@ -79,20 +87,31 @@ class _View:
 
         if isinstance(g, NxGraph):
             self.s = g.snapshot()
-            ids = self.s.vertex_ids().astype(np.int64)
-            self.nodes = [g.nodes[i] for i in ids.tolist()]
             # External ids are the nodes' places in the NetworkX graph.
+            self.array = g.node_array()[self.s.vertex_ids().astype(np.int64)]
             self._external = g.index
         elif isinstance(g, (Snapshot, Graph)):
             self.s = g.snapshot() if isinstance(g, Graph) else g
-            self.nodes = self.s.vertex_ids().tolist()
+            self.array = self.s.vertex_ids()
             self._external = None
         else:
             raise TypeError(f"not a graph of the evograph backend: {type(g).__name__}")
+        self._nodes: Optional[List[Any]] = None
         self._position: Optional[Dict[Any, int]] = None
 
+    @property
+    def nodes(self) -> List[Any]:
+        """The node at each position, as a list (made on first use)."""
+        if self._nodes is None:
+            self._nodes = self.array.tolist()
+        return self._nodes
+
+    def at(self, positions: np.ndarray) -> List[Any]:
+        """The nodes at ``positions``, as a list."""
+        return self.array[positions].tolist()
+
     def __len__(self) -> int:
-        return len(self.nodes)
+        return int(self.array.shape[0])
 
     def has(self, node: Any) -> bool:
         if self._external is not None:
@@ -130,7 +149,7 @@ class _View:
         import scipy.sparse
 
         indptr, indices, weights, _ids, _ = self.s._s.csr()
-        n = len(self.nodes)
+        n = len(self)
         data = weights if (weighted and weights is not None) else np.ones(len(indices))
         return scipy.sparse.csr_array((data, indices, indptr), shape=(n, n))
 
@@ -143,7 +162,7 @@ def _source(view: _View, source: Any) -> Any:
     return view.key(source)
 
 
-def _groups(labels: np.ndarray, nodes: List[Any]) -> Iterator[set]:
+def _groups(labels: np.ndarray, view: _View) -> Iterator[set]:
     """The nodes of each label, a set per label."""
     if labels.shape[0] == 0:
         return
@@ -151,7 +170,7 @@ def _groups(labels: np.ndarray, nodes: List[Any]) -> Iterator[set]:
     bounds = np.flatnonzero(np.diff(labels[order])) + 1
     # Slices of one list of nodes, not an array per component: most of a large sparse
     # graph's components are single vertices.
-    sorted_nodes = [nodes[i] for i in order.tolist()]
+    sorted_nodes = view.at(order)
     starts = [0, *bounds.tolist()]
     ends = [*bounds.tolist(), len(sorted_nodes)]
     for a, b in zip(starts, ends):
@@ -216,7 +235,7 @@ def pagerank(
 def _components(G: Any) -> Iterator[set]:
     view = _View(G)
     labels = np.asarray(view.s.run("wcc")[0])
-    return _groups(labels, view.nodes)
+    return _groups(labels, view)
 
 
 def connected_components(G: Any) -> Iterator[set]:
@@ -264,7 +283,7 @@ def single_source_shortest_path_length(
     if cutoff is not None:
         keep &= d <= cutoff
     at = np.flatnonzero(keep)
-    return dict(zip([view.nodes[i] for i in at.tolist()], d[at].tolist()))
+    return dict(zip(view.at(at), d[at].tolist()))
 
 
 def single_source_dijkstra_path_length(
@@ -279,7 +298,7 @@ def single_source_dijkstra_path_length(
     if cutoff is not None:
         keep &= d <= cutoff
     at = np.flatnonzero(keep)
-    return dict(zip([view.nodes[i] for i in at.tolist()], d[at].tolist()))
+    return dict(zip(view.at(at), d[at].tolist()))
 
 
 def has_path(G: Any, source: Any, target: Any) -> bool:
