@@ -35,6 +35,8 @@ use std::process::ExitCode;
 ///   skips it).
 /// - tc: one line, the number of triangles of the undirected graph (a directed store's
 ///   edge directions are ignored, and each triangle counts once).
+/// - kcore: each vertex's core number (in- plus out-neighbors in a directed store,
+///   self-loops aside).
 /// - khop: `<external id> <hops>` for each vertex 1 or 2 out-hops from --source (hops is the
 ///   fewer of the two), sorted by id; the source itself is never listed.
 /// - pregel-pr, pregel-cc, pregel-bfs, pregel-sssp: the same results as pr, wcc, bfs and
@@ -77,7 +79,7 @@ pub struct Args {
     /// commits) that ends with it, its state included, as --window reads one.
     #[arg(long, requires = "every")]
     width: Option<evograph::store::Stride>,
-    /// bfs | pr | wcc | cdlp | lcc | sssp | gap-bfs | gap-sssp | gap-pr | gap-cc | bc | tc | khop |
+    /// bfs | pr | wcc | cdlp | lcc | sssp | gap-bfs | gap-sssp | gap-pr | gap-cc | bc | tc | kcore | khop |
     /// pregel-pr | pregel-cc | pregel-bfs | pregel-sssp
     kernel: Kernel,
     /// Source vertex for bfs, sssp, gap-bfs, gap-sssp, khop; bc's first source: its

@@ -990,6 +990,11 @@ class Snapshot:
         """Number of triangles of the undirected graph."""
         return int(self._k("tc", threads=threads))
 
+    def kcore(self, threads: int = 0) -> np.ndarray:
+        """Each vertex's core number (int64): in- plus out-neighbors in a directed graph,
+        self-loops aside."""
+        return self._k("kcore", threads=threads)
+
     def khop(self, source: Optional[Vertex] = None, threads: int = 0) -> Tuple[np.ndarray, np.ndarray]:
         """``(ids, hops)``: the vertices (ids, or names) one or two out-hops from ``source``."""
         return self._k("khop", source=source, threads=threads)

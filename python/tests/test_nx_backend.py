@@ -24,6 +24,7 @@ NX_MODULES = [
     "networkx.algorithms.shortest_paths.tests.test_weighted",
     "networkx.algorithms.shortest_paths.tests.test_generic",
     "networkx.algorithms.tests.test_cluster",
+    "networkx.algorithms.tests.test_core",
 ]
 
 

@@ -48,6 +48,8 @@ pub enum Kernel {
     Bc,
     /// GAP triangle counting (one number).
     Tc,
+    /// Core numbers (Batagelj and Zaversnik's peeling, [`crate::algo::kcore`]).
+    Kcore,
     /// The vertices one or two out-hops from the source.
     Khop,
     /// PageRank as a vertex program.
@@ -62,7 +64,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel, in the order help texts list them.
-    pub const ALL: [Kernel; 18] = [
+    pub const ALL: [Kernel; 19] = [
         Kernel::Bfs,
         Kernel::Pr,
         Kernel::Wcc,
@@ -76,6 +78,7 @@ impl Kernel {
         Kernel::GapCc,
         Kernel::Bc,
         Kernel::Tc,
+        Kernel::Kcore,
         Kernel::Khop,
         Kernel::PregelPr,
         Kernel::PregelCc,
@@ -99,6 +102,7 @@ impl Kernel {
             Kernel::GapCc => "gap-cc",
             Kernel::Bc => "bc",
             Kernel::Tc => "tc",
+            Kernel::Kcore => "kcore",
             Kernel::Khop => "khop",
             Kernel::PregelPr => "pregel-pr",
             Kernel::PregelCc => "pregel-cc",
@@ -512,6 +516,7 @@ fn compute<G: GraphView>(
             job.graphalytics()
         }
         Kernel::Khop => job.khop(),
+        Kernel::Kcore => job.kcore(),
         Kernel::PrTol => job.pr_tolerance(),
         Kernel::GapBfs
         | Kernel::GapPr
@@ -612,6 +617,15 @@ impl<G: GraphView> Job<'_, G> {
         self.note("sweeps", s.sweeps);
         self.note("bound", s.bound);
         Ok(Values::Float(s.scores))
+    }
+
+    /// Each vertex's core number, verified on request.
+    fn kcore(&mut self) -> Result<Values> {
+        let g = self.g;
+        let core = self.clock.time(|| crate::algo::kcore::core_numbers(g));
+        self.verify(|| crate::algo::kcore::verify(g, &core))?;
+        self.note("max_core", core.iter().copied().max().unwrap_or(0));
+        Ok(Values::Int(core))
     }
 
     /// The vertices one and two hops from the source.
