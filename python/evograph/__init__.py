@@ -441,11 +441,16 @@ class Graph:
         DataFrame with columns ``time`` (the step's point, UTC), ``lsn`` (the commit it
         read), ``vertex`` and ``value``, one row per vertex per step (one row with vertex
         None for a kernel with one value, such as ``tc``). A step whose graph lacks
-        ``source`` has no rows. ``params`` are :meth:`Snapshot.run`'s. Each step is
-        computed afresh."""
+        ``source`` has no rows. ``params`` are :meth:`Snapshot.run`'s. ``wcc``, ``bfs``
+        and ``sssp`` over points (no ``width``, no other parameter than ``source``) are
+        brought forward from the step before, as the command line brings them; other
+        kernels, and windows, are computed afresh at each step."""
         pd = _pandas("rolling")
         w = None if width is None else str(width)
         steps = self._g.rolling_steps(_point(from_), _point(to), str(every), w)
+        name = kernel.replace("_", "-").lower()
+        if w is None and name in ("wcc", "bfs", "sssp") and set(params) <= {"source"}:
+            return self._roll_forward(pd, name, steps, params.get("source"))
         frames = []
         for nanos, lsn, a, b in steps:
             s = self.snapshot(at=a) if b is None else self.window(a, b)
@@ -461,6 +466,26 @@ class Graph:
                 "lsn": np.full(n, lsn, dtype=np.uint64),
                 "vertex": t["vertex"].to_numpy(),
                 "value": t[kernel].to_numpy(),
+            }))
+        if not frames:
+            return pd.DataFrame({"time": [], "lsn": [], "vertex": [], "value": []})
+        return pd.concat(frames, ignore_index=True)
+
+    def _roll_forward(self, pd: Any, kernel: str, steps: list, source: Any) -> Any:
+        """:meth:`rolling` brought forward from step to step (``Graph.roll_forward``)."""
+        key = None if source is None else str(self._key(source, "source"))
+        rolled = self._g.roll_forward(kernel, [lsn for _, lsn, _, _ in steps], key)
+        frames = []
+        for (nanos, lsn, _, _), step in zip(steps, rolled):
+            if step is None:
+                continue  # this step's graph lacks the source
+            ids, values = step
+            n = len(ids)
+            frames.append(pd.DataFrame({
+                "time": pd.to_datetime(np.full(n, nanos, dtype=np.int64), unit="ns", utc=True),
+                "lsn": np.full(n, lsn, dtype=np.uint64),
+                "vertex": ids,
+                "value": values,
             }))
         if not frames:
             return pd.DataFrame({"time": [], "lsn": [], "vertex": [], "value": []})

@@ -389,6 +389,62 @@ impl Graph {
         ))
     }
 
+    /// `kernel` (wcc, bfs or sssp) at each commit of `lsns` (ascending), brought forward
+    /// from one to the next as `evograph run --every` brings it: per commit, the keys of
+    /// the vertices then (ids, or names) and their values as `Snapshot.kernel` gives them
+    /// (labels as keys), or `None` where the commit's graph lacks `source` (a key as text,
+    /// as the command line takes it).
+    #[pyo3(signature = (kernel, lsns, source=None))]
+    #[allow(clippy::type_complexity)]
+    fn roll_forward<'py>(
+        &self,
+        py: Python<'py>,
+        kernel: &str,
+        lsns: Vec<u64>,
+        source: Option<String>,
+    ) -> PyResult<Vec<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>>> {
+        let k: evograph::algo::kernel::Kernel = kernel.parse().py_err()?;
+        if !crate::rolling::rolls_forward(k) {
+            return Err(PyValueError::new_err(format!("{k} is not brought forward")));
+        }
+        let (steps, names) = self.with(py, |g| {
+            let names = g.snapshot()?.names().cloned();
+            let src = match &source {
+                None => None,
+                Some(key) => match g.dense_id_of(key)? {
+                    Some(v) => Some(v),
+                    // A vertex the store never had: no step's graph has it.
+                    None => return Ok(((0..lsns.len()).map(|_| None).collect(), names)),
+                },
+            };
+            Ok((crate::rolling::roll(g, k, src, &lsns)?, names))
+        })?;
+        let keys = |py: Python<'py>, ext: Vec<u64>| -> Bound<'py, PyAny> {
+            match &names {
+                Some(n) => crate::snapshot::key_objects(py, n, ext.into_iter()).into_any(),
+                None => PyArray1::from_vec(py, ext).into_any(),
+            }
+        };
+        let out = steps.into_iter().map(|step| {
+            step.map(|(ext, values)| {
+                let vals = match values {
+                    crate::rolling::StepValues::Float(v) => PyArray1::from_vec(py, v).into_any(),
+                    crate::rolling::StepValues::Int(v)
+                        if k == evograph::algo::kernel::Kernel::Wcc =>
+                    {
+                        match &names {
+                            Some(_) => keys(py, v.into_iter().map(|l| l as u64).collect()),
+                            None => PyArray1::from_vec(py, v).into_any(),
+                        }
+                    }
+                    crate::rolling::StepValues::Int(v) => PyArray1::from_vec(py, v).into_any(),
+                };
+                (keys(py, ext), vals)
+            })
+        });
+        Ok(out.collect())
+    }
+
     /// The steps of a rolling computation (`Graph::rolling_steps`): for each, its point's
     /// time (Unix nanoseconds), the LSN of the commit it reads, and the points to read it
     /// at (`(at, None)`) or over (`(start, end)`), as text `snapshot_at` and

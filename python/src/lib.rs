@@ -14,6 +14,7 @@
 mod errors;
 mod graph;
 mod names;
+mod rolling;
 mod snapshot;
 mod standing;
 

@@ -184,7 +184,7 @@ pub(crate) fn ids_or_names<'py>(
     }
 }
 
-fn key_objects<'py>(
+pub(crate) fn key_objects<'py>(
     py: Python<'py>,
     names: &Names,
     ext: impl Iterator<Item = u64>,
