@@ -204,6 +204,9 @@ def _ids(a: Any, what: str) -> np.ndarray:
             raise ValueError(
                 f"{what} holds a negative id ({low}): ids are unsigned 64-bit integers"
             )
+        if arr.dtype.itemsize == 8 and arr.dtype.isnative:
+            # Non-negative int64 (pandas' integers) has uint64's bits: a view, not a copy.
+            return np.require(arr, requirements=["C", "A"]).view(np.uint64)
         return np.require(arr, dtype=np.uint64, requirements=["C", "A"])
     if kind in "USO":
         raise TypeError(
