@@ -59,9 +59,31 @@ fn zeros(n: usize) -> Vec<F64> {
 /// new vertex and an atomic add per path; a pull pays plain loads and one store per vertex.
 const PULL_RATIO: u64 = 2;
 
+/// Whether a source's own dependency counts in its score.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Credit {
+    /// GAPBS's convention: it does (see the module documentation).
+    Source,
+    /// Brandes' paper's (and NetworkX's): it does not, so each score is the sum, over the
+    /// sources, of the shortest paths from them through the vertex.
+    NotSource,
+}
+
 /// Betweenness scores from `sources`, normalized to a maximum of 1.
 #[must_use = "the kernel's result is its return value"]
 pub fn brandes<G: GraphView>(g: &G, sources: &[VertexId]) -> Vec<f64> {
+    let mut scores = dependencies(g, sources, Credit::Source);
+    let max = scores.iter().cloned().fold(0.0, f64::max);
+    if max > 0.0 {
+        scores.iter_mut().for_each(|x| *x /= max);
+    }
+    scores
+}
+
+/// Each vertex's dependencies summed over `sources`, not normalized, a source's own
+/// counted as `credit` says.
+#[must_use = "the kernel's result is its return value"]
+pub fn dependencies<G: GraphView>(g: &G, sources: &[VertexId], credit: Credit) -> Vec<f64> {
     let n = g.num_vertices();
     // Depths are u32, as GAPBS's are int32: both passes read one per edge at random, and
     // half the bytes stay in cache longer.
@@ -78,7 +100,11 @@ pub fn brandes<G: GraphView>(g: &G, sources: &[VertexId]) -> Vec<f64> {
         }
         let levels = levels_from(g, s, &depth, &sigma);
         for (d, level) in levels.iter().enumerate().rev() {
-            add_dependencies(g, level, d as u32, &depth, &sigma, &delta, &scores);
+            let scored = match (d, credit) {
+                (0, Credit::NotSource) => None,
+                _ => Some(&scores[..]),
+            };
+            add_dependencies(g, level, d as u32, &depth, &sigma, &delta, scored);
         }
         // Whole arrays, in order: most of the graph was reached, and a sequential fill is
         // cheaper than a random reset of the reached vertices.
@@ -86,16 +112,12 @@ pub fn brandes<G: GraphView>(g: &G, sources: &[VertexId]) -> Vec<f64> {
         sigma.par_iter().for_each(|x| x.set(0.0));
         delta.par_iter().for_each(|x| x.set(0.0));
     }
-    let mut scores: Vec<f64> = scores.into_iter().map(|x| x.get()).collect();
-    let max = scores.iter().cloned().fold(0.0, f64::max);
-    if max > 0.0 {
-        scores.iter_mut().for_each(|x| *x /= max);
-    }
-    scores
+    scores.into_iter().map(|x| x.get()).collect()
 }
 
 /// The backward pass over one level at depth `d`, every deeper level done: each vertex's
-/// dependency from its children one level down, added to its score.
+/// dependency from its children one level down, added to its score (unless `scores` is
+/// `None`: the source's level, not credited).
 fn add_dependencies<G: GraphView>(
     g: &G,
     level: &[VertexId],
@@ -103,7 +125,7 @@ fn add_dependencies<G: GraphView>(
     depth: &[AtomicU32],
     sigma: &[F64],
     delta: &[F64],
-    scores: &[F64],
+    scores: Option<&[F64]>,
 ) {
     level.par_iter().with_min_len(64).for_each(|&v| {
         let sv = sigma[v as usize].get();
@@ -116,8 +138,9 @@ fn add_dependencies<G: GraphView>(
         // Each vertex sits in one level and only the task holding it writes it: plain
         // stores, no CAS.
         delta[v as usize].set(acc);
-        // The source too (GAPBS credits it; see the module documentation).
-        scores[v as usize].set(scores[v as usize].get() + acc);
+        if let Some(scores) = scores {
+            scores[v as usize].set(scores[v as usize].get() + acc);
+        }
     });
 }
 
@@ -285,6 +308,25 @@ mod tests {
             .zip(sigma)
             .map(|(d, s)| (d.load(Relaxed), s.get()))
             .collect()
+    }
+
+    /// Brandes' sums without the source's credit: on a path 0-1-2-3 (undirected), the
+    /// pairs through 1 are (0,2), (0,3) and back, so 4; GAPBS's credit adds each source's
+    /// own dependency, and normalizes.
+    #[test]
+    fn dependencies_without_the_source_are_brandes_sums() {
+        let g = Csr::from_edges(4, &[(0, 1), (1, 2), (2, 3)], true);
+        let g = g.view();
+        let all = [0, 1, 2, 3];
+        assert_eq!(
+            dependencies(&g, &all, Credit::NotSource),
+            vec![0.0, 4.0, 4.0, 0.0]
+        );
+        let credited = dependencies(&g, &all, Credit::Source);
+        assert!(credited[0] > 0.0 && credited[1] > 4.0, "{credited:?}");
+        let top = credited.iter().cloned().fold(0.0, f64::max);
+        let scaled: Vec<f64> = credited.iter().map(|x| x / top).collect();
+        assert_eq!(brandes(&g, &all), scaled);
     }
 
     proptest! {
