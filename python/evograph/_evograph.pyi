@@ -132,6 +132,7 @@ class Snapshot:
         _Keys,
         bool,
     ]: ...
+    def brandes_sums(self, sources: List[int], threads: int = 0) -> npt.NDArray[np.float64]: ...
     def kernel(
         self,
         name: str,

@@ -14,6 +14,7 @@ store's edges have one weight, and an unweighted store's weigh 1.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
@@ -381,6 +382,57 @@ def average_clustering(
     return float(c.sum() / c.shape[0])
 
 
+def betweenness_centrality(
+    G: Any,
+    k: Optional[int] = None,
+    normalized: bool = True,
+    weight: Any = None,
+    endpoints: bool = False,
+    seed: Any = None,
+) -> Dict[Any, float]:
+    """Brandes' betweenness from every node, or from ``k`` nodes sampled as NetworkX
+    samples them (``seed.sample`` of the nodes in the graph's order), summed by evograph
+    (unweighted paths, all threads) and rescaled as NetworkX rescales."""
+    view = _View(G)
+    n = len(view)
+    if k == n:
+        k = None
+    if k is None:
+        sources = list(range(n))
+    else:
+        order = list(G.nodes) if isinstance(G, NxGraph) else view.nodes
+        picked = seed.sample(order, k)
+        sources = [view.position(v) for v in picked]
+    sums = view.s._s.brandes_sums(sources)
+    out = view.by_node(sums)
+    sampled = None if k is None else [view.nodes[p] for p in sources]
+    return _rescaled(out, n, normalized, _directed(G), sampled)
+
+
+def _rescaled(
+    b: Dict[Any, float], n: int, normalized: bool, directed: bool, sampled: Optional[List[Any]]
+) -> Dict[Any, float]:
+    """NetworkX's rescaling of Brandes' sums (endpoints excluded): by the (s, t) pairs a
+    path through a node can join, an undirected pair once, and with sampled sources by how
+    many of them could pass through it (a source cannot pass through itself)."""
+    N = n - 1
+    if N < 2:
+        return b
+    correction = 1 if directed else 2
+    if sampled is None:
+        scale = 1 / (N * (N - 1)) if normalized else 1 / correction
+        return {v: x * scale for v, x in b.items()} if scale != 1 else b
+    k = len(sampled)
+    if normalized:
+        source = 1 / ((k - 1) * (N - 1)) if k > 1 else math.nan
+        other = 1 / (k * (N - 1))
+    else:
+        source = N / ((k - 1) * correction) if k > 1 else math.nan
+        other = N / (k * correction)
+    picked = set(sampled)
+    return {v: x * (source if v in picked else other) for v, x in b.items()}
+
+
 def core_number(G: Any) -> Dict[Any, int]:
     """Each node's core number (evograph's kcore: in- plus out-neighbors in a directed
     graph, as NetworkX counts them); a graph with self-loops is refused as NetworkX
@@ -415,6 +467,7 @@ _FUNCTIONS = {
     "triangles": "evograph's LCC times each node's neighbor pairs.",
     "average_clustering": "evograph's LCC (undirected, unweighted).",
     "core_number": "evograph's kcore (Batagelj and Zaversnik's peeling).",
+    "betweenness_centrality": "Brandes' sums from evograph's BC (unweighted, no endpoints).",
 }
 
 
@@ -443,6 +496,8 @@ def _declines(name: str, args: tuple, kwargs: dict) -> Optional[str]:
         return "weighted clustering"
     if name in ("clustering", "average_clustering", "triangles") and _directed(G):
         return "directed clustering is not evograph's LCC"
+    if name == "betweenness_centrality" and (weight is not None or a.get("endpoints")):
+        return "weighted paths or endpoints"
     if name == "shortest_path_length":
         if a.get("source") is None or weight is not None or a.get("method", "dijkstra") != "dijkstra":
             return "only hops from a source"

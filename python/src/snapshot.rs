@@ -376,6 +376,40 @@ impl Snapshot {
             .into_pyobject(py)
     }
 
+    /// Brandes' betweenness sums from the vertices at positions `sources` (of
+    /// `vertex_ids()`), a source's own dependency not counted and nothing normalized,
+    /// aligned with `vertex_ids()`: what NetworkX's `betweenness_centrality` sums before
+    /// it rescales (unweighted shortest paths along out-edges).
+    #[pyo3(signature = (sources, threads=0))]
+    fn brandes_sums<'py>(
+        &self,
+        py: Python<'py>,
+        sources: Vec<usize>,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        check_threads(threads)?;
+        let live = self.live();
+        let count = live.map_or(self.s.num_vertices(), |l| l.len());
+        if let Some(&bad) = sources.iter().find(|&&p| p >= count) {
+            return Err(PyValueError::new_err(format!(
+                "source position {bad} is past the {count} vertices"
+            )));
+        }
+        let dense: Vec<VertexId> = (sources.iter())
+            .map(|&p| live.map_or(p as VertexId, |l| l[p]))
+            .collect();
+        let sums = py.detach(|| {
+            in_pool(threads, || {
+                Ok(evograph::algo::gap::bc::dependencies(
+                    &self.s,
+                    &dense,
+                    evograph::algo::gap::bc::Credit::NotSource,
+                ))
+            })
+        })?;
+        Ok(PyArray1::from_vec(py, self.aligned(sums)))
+    }
+
     /// Runs kernel `name` (see `kernels()`); returns `(values, report)`: values aligned with
     /// `vertex_ids()` (a number for tc; `(ids, hops)` for khop) and the JSON summary that
     /// `evograph run --json` prints. `source` is a vertex as `vertex_ids()` gives them. In a

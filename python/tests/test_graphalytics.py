@@ -198,6 +198,9 @@ def test_networkx_backend_equals_networkx(name, stores):
         assert all(math.isclose(got[v], want[v], rel_tol=1e-12) for v in want)
     if nx.number_of_selfloops(h) == 0:
         assert ours(nx.core_number) == theirs(nx.core_number)
+    if s.num_vertices <= 2000:
+        want, got = theirs(nx.betweenness_centrality), ours(nx.betweenness_centrality)
+        assert all(math.isclose(got[v], want[v], rel_tol=1e-9, abs_tol=1e-12) for v in want)
     if not s.is_directed():
         assert ours(nx.triangles) == theirs(nx.triangles)
         want, got = theirs(nx.clustering), ours(nx.clustering)
