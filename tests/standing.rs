@@ -371,7 +371,7 @@ fn edge_batches_are_patched_until_the_patch_is_full() {
         ms.iter_mut()
             .for_each(|m| assert!(m.step(&g).unwrap().unwrap().initial));
         let (mut patched, mut sealed, mut vertices_patched) = (0, 0, 0);
-        for round in 0..40 {
+        for round in 0..30 {
             let mut batch: Vec<Record> = (0..1500)
                 .map(|_| {
                     let (u, v) = (rng.random_range(0..n), rng.random_range(0..n));
