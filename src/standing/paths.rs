@@ -254,7 +254,11 @@ impl Maintained for Paths {
             }
             _ => Vec::new(),
         };
-        self.spread(g, offers);
+        // Through the fastest view, as wcc's compute (a past graph's runs searched one
+        // by one per vertex cost several times a flat read).
+        crate::with_view!(g, |view| {
+            self.spread(view, offers);
+        })
     }
 
     fn update(&mut self, old: &Old<'_>, new: &Patched, ch: &Changes) -> Vec<VertexId> {
