@@ -159,3 +159,22 @@ def test_string_keyed_stores_key_results_by_name(tmp_path):
     with pytest.raises(nx.NodeNotFound):
         nx.single_source_shortest_path_length(s, "zed")
     g.close()
+
+
+def test_a_converted_graph_converts_back_to_the_same_graph():
+    """convert_from_nx then convert_to_nx: the same nodes, edges and weights, directed and
+    undirected (each undirected edge once), isolated nodes kept."""
+    for G in (nx.gnp_random_graph(40, 0.1, seed=5), nx.gnp_random_graph(40, 0.1, seed=6, directed=True)):
+        for u, v in G.edges():
+            G[u][v]["weight"] = float(u + v) / 2
+        G.add_node("alone")
+        H = nx_backend.BackendInterface.convert_from_nx(G, edge_attrs={"weight": 1})
+        back = nx_backend.BackendInterface.convert_to_nx(H)
+        assert back.is_directed() == G.is_directed()
+        assert set(back.nodes) == set(G.nodes)
+        assert back.number_of_edges() == G.number_of_edges()
+        def edges(g):
+            key = (lambda u, v: (u, v)) if g.is_directed() else (lambda u, v: tuple(sorted((u, v))))
+            return {(*key(u, v), d["weight"]) for u, v, d in g.edges(data=True)}
+
+        assert edges(back) == edges(G)

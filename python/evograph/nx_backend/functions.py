@@ -182,10 +182,9 @@ def clustering(G: Any, nodes: Any = None, weight: Any = None) -> Any:
 
 
 def _degrees_without_loops(view: _View) -> np.ndarray:
-    indptr, indices, _, _, _ = view.s._s.csr()
-    rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
-    loops = np.bincount(rows[indices == rows], minlength=len(indptr) - 1)
-    return np.diff(indptr) - loops
+    rows, cols, _ = view.arcs()
+    n = len(view)
+    return np.bincount(rows, minlength=n) - np.bincount(rows[cols == rows], minlength=n)
 
 
 def triangles(G: Any, nodes: Any = None) -> Any:
@@ -269,9 +268,8 @@ def core_number(G: Any) -> Dict[Any, int]:
     import networkx as nx
 
     view = _View(G)
-    indptr, indices, _, _, _ = view.s._s.csr()
-    rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
-    if np.any(indices == rows):
+    rows, cols, _ = view.arcs()
+    if np.any(cols == rows):
         raise nx.NetworkXNotImplemented(
             "Input graph has self loops which is not permitted; "
             "Consider using G.remove_edges_from(nx.selfloop_edges(G))."

@@ -7,7 +7,7 @@ import os
 import shutil
 import tempfile
 import weakref
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -131,6 +131,13 @@ class _View:
 
     def by_node(self, values: np.ndarray, cast: Any = float) -> Dict[Any, Any]:
         return dict(zip(self.nodes, map(cast, values.tolist())))
+
+    def arcs(self) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+        """Every out-edge as source and target positions, with the weights (``None`` in an
+        unweighted store); an undirected edge both ways."""
+        indptr, indices, weights, _, _ = self.s._s.csr()
+        rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+        return rows, np.asarray(indices), weights
 
     def matrix(self, weighted: bool) -> Any:
         """The out-adjacency over positions: weights if ``weighted`` (and the store has

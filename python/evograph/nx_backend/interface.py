@@ -123,11 +123,17 @@ class BackendInterface:
             g = nx.DiGraph() if obj.is_directed() else nx.Graph()
             g.add_nodes_from(obj.nodes)
             view = _View(obj)
-            indptr, indices, weights, _, _ = view.s._s.csr()
-            rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
-            for i, (r, c) in enumerate(zip(rows.tolist(), indices.tolist())):
-                attrs = {} if weights is None else {"weight": float(weights[i])}
-                g.add_edge(view.nodes[r], view.nodes[c], **attrs)
+            rows, cols, weights = view.arcs()
+            if not obj.is_directed():
+                # Each undirected edge once.
+                keep = rows <= cols
+                rows, cols = rows[keep], cols[keep]
+                weights = None if weights is None else np.asarray(weights)[keep]
+            ends = zip(view.at(rows), view.at(cols))
+            if weights is None:
+                g.add_edges_from(ends)
+            else:
+                g.add_weighted_edges_from((u, v, w) for (u, v), w in zip(ends, weights.tolist()))
             return g
         return obj
 
