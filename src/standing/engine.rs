@@ -408,17 +408,14 @@ impl Maintainer {
         if !self.state.patches() {
             return Ok(Patching::Seal);
         }
-        let Some((c, born)) = f.commit_upto(at, self.lsn)? else {
+        let Some(ahead) = f.ahead(at, self.lsn)? else {
             return Ok(Patching::Seal);
         };
-        if c.lsn <= self.lsn {
-            return Ok(match c.lsn == self.lsn {
-                true => Patching::NothingNew,
-                false => Patching::Seal,
-            });
-        }
-        let Some(net) = f.changes(self.lsn, c.lsn)? else {
-            return Ok(Patching::Seal);
+        let (c, born) = (ahead.commit, ahead.born);
+        let net = match (c.lsn.cmp(&self.lsn), ahead.net) {
+            (std::cmp::Ordering::Equal, _) => return Ok(Patching::NothingNew),
+            (std::cmp::Ordering::Greater, Some(net)) => net,
+            _ => return Ok(Patching::Seal),
         };
         // A past graph has the latest graph's ids, those not yet handed out deleted; a
         // patch adds the ones past its own.

@@ -159,6 +159,16 @@ pub(crate) struct NetChanges {
     pub vertices: Vec<VertexChange>,
 }
 
+/// A later commit as [`Follower::ahead`] finds it.
+pub(crate) struct Ahead {
+    /// The commit.
+    pub commit: CommitPoint,
+    /// The dense ids handed out after the earlier commit, up to this one.
+    pub born: std::ops::Range<u64>,
+    /// The net changes from the earlier commit, if it comes later and they are all held.
+    pub net: Option<NetChanges>,
+}
+
 /// A registration with a store for following its commits; see the module documentation.
 /// It does not hold the store open: once its [`Graph`] is closed, every call is an error.
 pub(crate) struct Follower {
@@ -219,13 +229,11 @@ impl Follower {
     }
 
     /// The commit `at` names (the last at or before it) among those whose changes are
-    /// held, and the dense ids handed out after the commit at `since` up to that one;
-    /// `None` if no commit held comes at or before `at`, or none held is at `since`.
-    pub(crate) fn commit_upto(
-        &self,
-        at: Point,
-        since: u64,
-    ) -> Result<Option<(CommitPoint, std::ops::Range<u64>)>> {
+    /// held, the dense ids handed out after the commit at `since` up to that one, and the
+    /// net changes between the two when it comes later (`None` if they are not all held);
+    /// `None` if no commit held comes at or before `at`, or none held is at `since`. One
+    /// look at the pieces of history serves all three.
+    pub(crate) fn ahead(&self, at: Point, since: u64) -> Result<Option<Ahead>> {
         let inner = open_store(&self.inner)?;
         let pieces = inner.pieces()?;
         let upto = pieces.last().map_or(0, |p| p.max_lsn);
@@ -238,7 +246,16 @@ impl Follower {
             return Ok(None);
         };
         let ids = |lsn: u64| super::history::vertices_at(&pieces, lsn);
-        Ok(Some((commits[i], ids(since)..ids(commits[i].lsn))))
+        let commit = commits[i];
+        let net = match commit.lsn > since {
+            true => inner.net_changes_in(&pieces, since, commit.lsn)?,
+            false => None,
+        };
+        Ok(Some(Ahead {
+            commit,
+            born: ids(since)..ids(commit.lsn),
+            net,
+        }))
     }
 
     /// The external ids of the dense ids in `ids` (all handed out already).
@@ -492,7 +509,16 @@ impl Inner {
     /// [`Follower::changes`]: `None` unless the pieces of history at hand reach back to
     /// `after` and up to `upto` without a gap.
     fn net_changes(&self, after: u64, upto: u64) -> Result<Option<NetChanges>> {
-        let pieces = self.pieces()?;
+        self.net_changes_in(&self.pieces()?, after, upto)
+    }
+
+    /// [`Inner::net_changes`] among `pieces`.
+    fn net_changes_in(
+        &self,
+        pieces: &[super::history::Piece],
+        after: u64,
+        upto: u64,
+    ) -> Result<Option<NetChanges>> {
         let covered = match (pieces.first(), pieces.last()) {
             (Some(first), Some(last)) => first.min_lsn <= after && last.max_lsn >= upto,
             _ => false,
@@ -500,7 +526,7 @@ impl Inner {
         if !covered {
             return Ok(None);
         }
-        let loaded = self.changes_between(&pieces, after, upto)?;
+        let loaded = self.changes_between(pieces, after, upto)?;
         let refs: Vec<&Sealed> = loaded.iter().map(|s| &**s).collect();
         let (edges, vertices) = self.pool.install(|| net::between(&refs, after, upto));
         Ok(Some(NetChanges { edges, vertices }))
