@@ -283,7 +283,7 @@ fn roll_forward(
             println!("# vertex {key} is not in this step's graph: no values");
             continue;
         }
-        let values = crate::standing::as_values(graph, &m.values());
+        let values = m.kernel_values();
         pool.install(|| write_values(graph, a.kernel, &values, None))?;
     }
     Ok(ExitCode::SUCCESS)

@@ -2,10 +2,9 @@
 //! the full result at its first commit as `run` prints it, then each commit's changes.
 
 use evograph::algo::graphalytics as ga;
-use evograph::algo::kernel::Values;
 use evograph::snapshot::Patched;
 use evograph::standing::{Change, Maintainer, Step, Value};
-use evograph::{GraphView, Snapshot, VertexId};
+use evograph::{GraphView, Snapshot};
 use std::io::Write;
 
 /// The separator of a line's fields: a tab where names may hold spaces.
@@ -28,7 +27,7 @@ pub fn write_full(
     let s = m.snapshot()?.expect("stepped");
     let io = |e: std::io::Error| evograph::Error::io("write", dest, e);
     writeln!(w, "# lsn {lsn}").map_err(io)?;
-    crate::run::print(w, &s, m.kernel(), &as_values(&s, &m.values())).map_err(io)?;
+    crate::run::print(w, &s, m.kernel(), &m.kernel_values()).map_err(io)?;
     w.flush().map_err(io)
 }
 
@@ -79,30 +78,6 @@ fn put_value(b: &mut Vec<u8>, s: &Patched, v: Option<Value>) {
         Some(Value::Int(x)) => b.extend_from_slice(itoa::Buffer::new().format(x).as_bytes()),
         Some(Value::Float(x)) => ga::write_f64(b, x),
         Some(Value::Vertex(l)) => b.extend_from_slice(s.key(l).to_string().as_bytes()),
-    }
-}
-
-/// The maintained values as the kernel's [`Values`], labels as external ids (what `run`
-/// prints from).
-pub fn as_values(s: &impl GraphView, vals: &[Option<Value>]) -> Values {
-    match vals.iter().flatten().next() {
-        Some(Value::Float(_)) => Values::Float(
-            (vals.iter())
-                .map(|v| match v {
-                    Some(Value::Float(x)) => *x,
-                    _ => 0.0,
-                })
-                .collect(),
-        ),
-        _ => Values::Int(
-            (vals.iter())
-                .map(|v| match v {
-                    Some(Value::Int(x)) => *x,
-                    Some(Value::Vertex(l)) => s.external_id(*l as VertexId) as i64,
-                    _ => 0,
-                })
-                .collect(),
-        ),
     }
 }
 

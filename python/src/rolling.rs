@@ -2,8 +2,9 @@
 //! step to step by a maintainer, as `evograph run --every` does, in the shape
 //! `Graph.rolling` tables: per step, the vertices then and their values.
 
-use evograph::algo::kernel::{Kernel, Params};
-use evograph::standing::{Maintainer, Value};
+use evograph::algo::kernel::{Kernel, Params, Values};
+use evograph::snapshot::live_values;
+use evograph::standing::Maintainer;
 use evograph::store::Point;
 use evograph::{GraphView, VertexId};
 
@@ -46,25 +47,10 @@ pub(crate) fn roll(
             .filter(|&v| graph.vertex_exists(v))
             .collect();
         let ext = live.iter().map(|&v| graph.external_id(v)).collect();
-        let value = |v: VertexId| m.value(v).expect("an existing vertex has a value");
-        let values = match kernel {
-            Kernel::Sssp => StepValues::Float(
-                (live.iter())
-                    .map(|&v| match value(v) {
-                        Value::Float(d) => d,
-                        other => unreachable!("sssp gives distances, not {other:?}"),
-                    })
-                    .collect(),
-            ),
-            _ => StepValues::Int(
-                (live.iter())
-                    .map(|&v| match value(v) {
-                        Value::Int(d) => d,
-                        Value::Vertex(l) => graph.external_id(l) as i64,
-                        other => unreachable!("{kernel} gives integers, not {other:?}"),
-                    })
-                    .collect(),
-            ),
+        let values = match m.kernel_values() {
+            Values::Float(x) => StepValues::Float(live_values(Some(&live), x)),
+            Values::Int(x) => StepValues::Int(live_values(Some(&live), x)),
+            other => unreachable!("{kernel} gives a value per vertex, not {other:?}"),
         };
         out.push(Some((ext, values)));
     }

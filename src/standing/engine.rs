@@ -633,4 +633,31 @@ impl Maintainer {
             .map(|v| self.value(v))
             .collect()
     }
+
+    /// The values as [`crate::algo::kernel::run`] gives the kernel's, by dense id: labels
+    /// as external ids, 0 where no vertex exists.
+    pub fn kernel_values(&self) -> crate::algo::kernel::Values {
+        use crate::algo::kernel::Values;
+        let values = self.values();
+        let ext = |l: VertexId| self.graph.as_ref().map_or(0, |g| g.external_id(l) as i64);
+        match self.state.kind() {
+            Kind::Float => Values::Float(
+                (values.iter())
+                    .map(|v| match v {
+                        Some(Value::Float(x)) => *x,
+                        _ => 0.0,
+                    })
+                    .collect(),
+            ),
+            _ => Values::Int(
+                (values.iter())
+                    .map(|v| match v {
+                        Some(Value::Int(x)) => *x,
+                        Some(Value::Vertex(l)) => ext(*l),
+                        _ => 0,
+                    })
+                    .collect(),
+            ),
+        }
+    }
 }
