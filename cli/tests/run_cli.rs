@@ -57,7 +57,7 @@ fn run_writes_graphalytics_output_and_gap_json() {
         );
     }
     for kernel in [
-        "gap-bfs", "gap-pr", "gap-cc", "gap-sssp", "bc", "tc", "khop", "kcore",
+        "gap-bfs", "gap-pr", "gap-cc", "gap-sssp", "bc", "tc", "khop", "kcore", "lpa",
     ] {
         let r = evograph(&["run", s, kernel, "--json", "--verify", "--threads", "2"]);
         assert!(

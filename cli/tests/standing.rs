@@ -218,8 +218,14 @@ fn watch_follows_another_process_ingesting() {
     // The writer starts once the watcher has printed the graph as it was, so its
     // commits come after the watcher's first block however slow the watcher starts.
     let started = Instant::now() + Duration::from_secs(60);
-    while !std::fs::read_to_string(&lines).unwrap().starts_with("# lsn ") {
-        assert!(Instant::now() < started, "the watcher printed nothing in 60 s");
+    while !std::fs::read_to_string(&lines)
+        .unwrap()
+        .starts_with("# lsn ")
+    {
+        assert!(
+            Instant::now() < started,
+            "the watcher printed nothing in 60 s"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     // A long-running writer: small batches, each durable before the next.

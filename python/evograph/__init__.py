@@ -841,9 +841,17 @@ class Snapshot:
                 "NetworkX takes hundreds of bytes per edge; raise max_edges to insist"
             )
         g = nx.Graph() if self.undirected else nx.DiGraph()
-        ids = self.vertex_ids()
+        indptr, indices, w, ids, _ = self._s.csr()
         g.add_nodes_from(ids.tolist())
-        src, dst, w = self._edge_columns(dedup_undirected=self.undirected)
+        # Row after row, each ascending (an undirected edge in the row of its earlier
+        # end): every node's neighbors then come in node order, as the store's lists do,
+        # so a traversal of this graph visits them as one of the store does.
+        rows = np.repeat(np.arange(ids.shape[0], dtype=np.int64), np.diff(indptr))
+        if self.undirected:
+            keep = rows <= indices
+            rows, indices = rows[keep], indices[keep]
+            w = None if w is None else np.asarray(w)[keep]
+        src, dst = ids[rows], ids[indices]
         if w is None:
             g.add_edges_from(zip(src.tolist(), dst.tolist()))
         else:
@@ -1022,6 +1030,11 @@ class Snapshot:
         """Each vertex's core number (int64): in- plus out-neighbors in a directed graph,
         self-loops aside."""
         return self._k("kcore", threads=threads)
+
+    def lpa(self, threads: int = 0) -> np.ndarray:
+        """Each vertex's community by semi-synchronous label propagation (NetworkX's
+        ``label_propagation_communities``): the id (or name) of a vertex of it."""
+        return self._k("lpa", threads=threads)
 
     def khop(self, source: Optional[Vertex] = None, threads: int = 0) -> Tuple[np.ndarray, np.ndarray]:
         """``(ids, hops)``: the vertices (ids, or names) one or two out-hops from ``source``."""

@@ -26,6 +26,8 @@ NX_MODULES = [
     "networkx.algorithms.tests.test_cluster",
     "networkx.algorithms.tests.test_core",
     "networkx.algorithms.centrality.tests.test_betweenness_centrality",
+    "networkx.algorithms.traversal.tests.test_bfs",
+    "networkx.algorithms.community.tests.test_label_propagation",
 ]
 
 
@@ -144,7 +146,17 @@ def test_calls_it_cannot_honour_are_declined():
     assert "function" in can("single_source_dijkstra_path_length", (G, 0), {"weight": lambda u, v, d: 1})
     assert "multigraph" in can("pagerank", (nx.MultiGraph(G),), {})
     assert "directed" in can("clustering", (G.to_directed(),), {})
-    assert can("label_propagation_communities", (G,), {}) != True  # noqa: E712 (a reason, not True)
+    assert can("louvain_communities", (G,), {}) != True  # noqa: E712 (a reason, not True)
+    assert can("bfs_edges", (G, 0), {"sort_neighbors": sorted}) == "sort_neighbors"
+    shuffled = nx.Graph()
+    shuffled.add_nodes_from([0, 1, 2])
+    shuffled.add_edges_from([(0, 2), (0, 1)])  # 0's neighbors: 2 before 1
+    assert "node order" in can("bfs_edges", (shuffled, 0), {})
+    assert "node order" in can("bfs_layers", (shuffled, 0), {})
+    assert can("bfs_edges", (nx.Graph([(0, 1), (0, 2)]), 0), {}) is True
+    assert "attributes" in can("k_core", (G,), {})
+    with pytest.raises(NotImplementedError):
+        list(nx.bfs_edges(shuffled, 0, backend="evograph"))
     assert can("pagerank", (G,), {}) is True
     with pytest.raises(NotImplementedError):
         nx.clustering(G, weight="weight", backend="evograph")
@@ -178,3 +190,35 @@ def test_a_converted_graph_converts_back_to_the_same_graph():
             return {(*key(u, v), d["weight"]) for u, v, d in g.edges(data=True)}
 
         assert edges(back) == edges(G)
+
+
+def test_traversals_communities_and_cores_on_a_store_equal_networkx(tmp_path):
+    """On a snapshot, bfs_edges (both ways), bfs_layers, label propagation and k_core
+    give exactly what NetworkX gives on the same graph, whose lists are in node order."""
+    from evograph.nx_backend.interface import _adjacency_in_node_order
+
+    for undirected in (True, False):
+        edges = _random_edges(400, 1200, 7 + undirected)
+        s = _store(tmp_path, edges, undirected=undirected, name=f"t{undirected}").snapshot()
+        G = s.to_networkx()
+        assert _adjacency_in_node_order(G, False) and _adjacency_in_node_order(G, True)
+        src = edges[0][0]
+        for reverse in (False, True):
+            want = list(nx.bfs_edges(G, src, reverse=reverse, backend="networkx"))
+            assert list(nx.bfs_edges(s, src, reverse=reverse)) == want
+        want = list(nx.bfs_edges(G, src, depth_limit=2, backend="networkx"))
+        assert list(nx.bfs_edges(s, src, depth_limit=2)) == want
+        sources = [src, edges[1][1]]
+        assert list(nx.bfs_layers(s, sources)) == list(nx.bfs_layers(G, sources, backend="networkx"))
+        a, b = nx.k_core(G, 3, backend="networkx"), nx.k_core(s, 3)
+        assert set(a.nodes) == set(b.nodes) and set(a.edges) == set(b.edges)
+        assert b.is_directed() == (not undirected)
+        if undirected:
+            want = {frozenset(c) for c in nx.community.label_propagation_communities(G, backend="networkx")}
+            got = nx.community.label_propagation_communities(s)
+            assert {frozenset(c) for c in got} == want and len(want) > 1
+        else:
+            with pytest.raises(nx.NetworkXNotImplemented):
+                nx.community.label_propagation_communities(s)
+    with pytest.raises(nx.NetworkXError):
+        next(nx.bfs_edges(s, 10**9))

@@ -50,6 +50,9 @@ pub enum Kernel {
     Tc,
     /// Core numbers (Batagelj and Zaversnik's peeling, [`crate::algo::kcore`]).
     Kcore,
+    /// Communities by semi-synchronous label propagation ([`crate::algo::lpa`]): NetworkX's
+    /// `label_propagation_communities`.
+    Lpa,
     /// The vertices one or two out-hops from the source.
     Khop,
     /// PageRank as a vertex program.
@@ -64,7 +67,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel, in the order help texts list them.
-    pub const ALL: [Kernel; 19] = [
+    pub const ALL: [Kernel; 20] = [
         Kernel::Bfs,
         Kernel::Pr,
         Kernel::Wcc,
@@ -79,6 +82,7 @@ impl Kernel {
         Kernel::Bc,
         Kernel::Tc,
         Kernel::Kcore,
+        Kernel::Lpa,
         Kernel::Khop,
         Kernel::PregelPr,
         Kernel::PregelCc,
@@ -103,6 +107,7 @@ impl Kernel {
             Kernel::Bc => "bc",
             Kernel::Tc => "tc",
             Kernel::Kcore => "kcore",
+            Kernel::Lpa => "lpa",
             Kernel::Khop => "khop",
             Kernel::PregelPr => "pregel-pr",
             Kernel::PregelCc => "pregel-cc",
@@ -125,7 +130,12 @@ impl Kernel {
     pub fn values_are_vertices(self) -> bool {
         matches!(
             self,
-            Kernel::Wcc | Kernel::Cdlp | Kernel::GapBfs | Kernel::GapCc | Kernel::PregelCc
+            Kernel::Wcc
+                | Kernel::Cdlp
+                | Kernel::Lpa
+                | Kernel::GapBfs
+                | Kernel::GapCc
+                | Kernel::PregelCc
         )
     }
 
@@ -517,6 +527,7 @@ fn compute<G: GraphView>(
         }
         Kernel::Khop => job.khop(),
         Kernel::Kcore => job.kcore(),
+        Kernel::Lpa => job.lpa(),
         Kernel::PrTol => job.pr_tolerance(),
         Kernel::GapBfs
         | Kernel::GapPr
@@ -626,6 +637,15 @@ impl<G: GraphView> Job<'_, G> {
         self.verify(|| crate::algo::kcore::verify(g, &core))?;
         self.note("max_core", core.iter().copied().max().unwrap_or(0));
         Ok(Values::Int(core))
+    }
+
+    /// Each vertex's community by label propagation, verified on request.
+    fn lpa(&mut self) -> Result<Values> {
+        let g = self.g;
+        let labels = self.clock.time(|| crate::algo::lpa::communities(g));
+        self.verify(|| crate::algo::lpa::verify(g, &labels))?;
+        self.note("communities", count_labels(self.s, &labels));
+        Ok(Values::Int(labels.iter().map(|&x| self.ext(x)).collect()))
     }
 
     /// The vertices one and two hops from the source.

@@ -4,11 +4,14 @@
 //! - [`gap`]: the GAP Benchmark Suite kernels, each with a GAPBS-style verifier.
 //! - [`graphalytics`]: the LDBC Graphalytics kernels, exactly as its specification defines them.
 //! - [`kcore`]: core numbers, with a verifier that peels again from a heap.
+//! - [`lpa`]: semi-synchronous label propagation (NetworkX's communities), with the
+//!   fixed point as its verifier.
 //! - [`kernel`]: every kernel by name, as `evograph run` and the Python module call them.
 pub mod gap;
 pub mod graphalytics;
 pub mod kcore;
 pub mod kernel;
+pub mod lpa;
 pub(crate) mod oriented;
 pub mod pr_tolerance;
 #[cfg(test)]

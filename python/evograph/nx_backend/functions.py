@@ -275,3 +275,133 @@ def core_number(G: Any) -> Dict[Any, int]:
             "Consider using G.remove_edges_from(nx.selfloop_edges(G))."
         )
     return view.by_node(np.asarray(view.s.run("kcore")[0]), int)
+
+
+#: ``core_number`` under a name ``k_core``'s parameter does not hide.
+_core_numbers = core_number
+
+
+def _bfs_rows(view: _View, reverse: bool) -> Any:
+    """The lists a BFS follows, as CSR over positions with each row ascending:
+    out-lists, or in-lists when ``reverse`` in a directed graph."""
+    indptr, indices, _, _, _ = view.s._s.csr()
+    indptr, indices = np.asarray(indptr), np.asarray(indices)
+    if not (reverse and _directed(view.g)):
+        return indptr, indices
+    rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    order = np.lexsort((rows, indices))
+    counts = np.bincount(indices, minlength=len(indptr) - 1)
+    return np.concatenate(([0], np.cumsum(counts))), rows[order]
+
+
+def _bfs_steps(
+    indptr: np.ndarray, indices: np.ndarray, sources: np.ndarray, depth_limit: Optional[int]
+) -> Iterator[tuple]:
+    """Breadth-first from ``sources`` (positions, in order), a layer at a time:
+    ``(parents, children)``, each child with the first parent in layer order that
+    reaches it, the children in the order NetworkX's loop discovers them (parents in
+    order, each one's list in order)."""
+    seen = np.zeros(len(indptr) - 1, dtype=bool)
+    seen[sources] = True
+    layer, depth = sources, 0
+    while layer.shape[0] and (depth_limit is None or depth < depth_limit):
+        starts, counts = indptr[layer], indptr[layer + 1] - indptr[layer]
+        total = int(counts.sum())
+        # Each parent's list, end to end, in layer order.
+        shift = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+        children = indices[np.arange(total) + shift]
+        parents = np.repeat(layer, counts)
+        fresh = ~seen[children]
+        children, parents = children[fresh], parents[fresh]
+        _, first = np.unique(children, return_index=True)
+        first.sort()
+        children, parents = children[first], parents[first]
+        seen[children] = True
+        yield parents, children
+        layer, depth = children, depth + 1
+
+
+def bfs_edges(
+    G: Any,
+    source: Any,
+    reverse: bool = False,
+    depth_limit: Optional[int] = None,
+    sort_neighbors: Any = None,
+) -> Iterator[tuple]:
+    """The edges of a breadth-first search from ``source``, in the order NetworkX's loop
+    yields them with each node's neighbors in the graph's node order (``can_run``
+    declines a NetworkX graph whose adjacency is in another order, and
+    ``sort_neighbors``)."""
+    import networkx as nx
+
+    view = _View(G)
+    if not view.has(source):
+        raise nx.NetworkXError(f"The node {source} is not in the graph.")
+    indptr, indices = _bfs_rows(view, reverse)
+    start = np.array([view.position(source)])
+    for parents, children in _bfs_steps(indptr, indices, start, depth_limit):
+        yield from zip(view.at(parents), view.at(children))
+
+
+def bfs_layers(G: Any, sources: Any) -> Iterator[List[Any]]:
+    """The nodes at each distance from ``sources``, a list per layer, each in the order
+    NetworkX's loop finds them (the graph's node order within each node's neighbors)."""
+    import networkx as nx
+
+    view = _View(G)
+    if view.has(sources):
+        sources = [sources]
+    first = list(set(sources))
+    for s in first:
+        if not view.has(s):
+            raise nx.NetworkXError(f"The node {s} is not in the graph.")
+    if not first:
+        return
+    yield first
+    indptr, indices = _bfs_rows(view, False)
+    start = np.array([view.position(s) for s in first])
+    for _, children in _bfs_steps(indptr, indices, start, None):
+        if children.shape[0]:
+            yield view.at(children)
+
+
+def label_propagation_communities(G: Any) -> Any:
+    """NetworkX's semi-synchronous label propagation (evograph's lpa kernel: the same
+    colouring, order and tie rule, so the same communities), as a ``dict_values`` of
+    sets."""
+    import networkx as nx
+
+    if _directed(G):
+        raise nx.NetworkXNotImplemented("not implemented for directed type")
+    view = _View(G)
+    labels = np.asarray(view.s.run("lpa")[0])
+    clusters: Dict[Any, set] = {}
+    for node, label in zip(view.nodes, labels.tolist()):
+        clusters.setdefault(label, set()).add(node)
+    return clusters.values()
+
+
+def k_core(G: Any, k: Optional[int] = None, core_number: Optional[Dict] = None) -> Any:
+    """The subgraph of the nodes whose core number is at least ``k`` (the largest by
+    default), as a NetworkX graph: nodes in the graph's order, weights as ``weight``."""
+    import networkx as nx
+
+    view = _View(G)
+    core = core_number if core_number is not None else _core_numbers(G)
+    if k is None:
+        k = max(core.values()) if core else 0
+    keep = np.array([core[v] >= k for v in view.nodes], dtype=bool)
+    rows, cols, weights = view.arcs()
+    inside = keep[rows] & keep[cols]
+    if not _directed(G):
+        inside &= rows <= cols
+    out = nx.DiGraph() if _directed(G) else nx.Graph()
+    out.graph.update(getattr(G, "graph", {}))
+    out.add_nodes_from(view.at(np.flatnonzero(keep)))
+    ends = zip(view.at(rows[inside]), view.at(cols[inside]))
+    if weights is None:
+        out.add_edges_from(ends)
+    else:
+        w = np.asarray(weights)[inside].tolist()
+        out.add_weighted_edges_from((u, v, x) for (u, v), x in zip(ends, w))
+    return out

@@ -74,6 +74,8 @@ class _View:
     def __init__(self, g: Any) -> None:
         from .. import Graph, Snapshot
 
+        #: The graph argument itself.
+        self.g = g
         if isinstance(g, NxGraph):
             self.s = g.snapshot()
             # External ids are the nodes' places in the NetworkX graph.

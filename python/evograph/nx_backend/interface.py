@@ -25,6 +25,10 @@ _FUNCTIONS = {
     "average_clustering": "evograph's LCC (undirected, unweighted).",
     "core_number": "evograph's kcore (Batagelj and Zaversnik's peeling).",
     "betweenness_centrality": "Brandes' sums from evograph's BC (unweighted, no endpoints).",
+    "bfs_edges": "Layer by layer over the store's lists, neighbors in node order.",
+    "bfs_layers": "Layer by layer over the store's lists, neighbors in node order.",
+    "label_propagation_communities": "evograph's lpa (the same semi-synchronous rule).",
+    "k_core": "evograph's kcore, the core as a NetworkX graph.",
 }
 
 
@@ -55,6 +59,13 @@ def _declines(name: str, args: tuple, kwargs: dict) -> Optional[str]:
         return "directed clustering is not evograph's LCC"
     if name == "betweenness_centrality" and (weight is not None or a.get("endpoints")):
         return "weighted paths or endpoints"
+    if name == "bfs_edges" and a.get("sort_neighbors") is not None:
+        return "sort_neighbors"
+    if name in ("bfs_edges", "bfs_layers") and isinstance(G, nx.Graph):
+        if not _adjacency_in_node_order(G, name == "bfs_edges" and a.get("reverse", False)):
+            return "a NetworkX graph whose neighbors are not in node order"
+    if name == "k_core" and isinstance(G, nx.Graph) and _has_attributes(G):
+        return "node or edge attributes (the k-core keeps them; a store does not)"
     if name == "shortest_path_length":
         if a.get("source") is None or weight is not None or a.get("method", "dijkstra") != "dijkstra":
             return "only hops from a source"
@@ -71,6 +82,25 @@ def _weights_decline(G: Any, weight: Any, name: str) -> Optional[str]:
         if not isinstance(w, (int, float)) or not np.isfinite(w) or w < 0:
             return "weights that are not non-negative finite numbers"
     return None
+
+
+def _adjacency_in_node_order(G: Any, reverse: bool) -> bool:
+    """Whether each node's neighbors (predecessors when ``reverse`` in a directed graph)
+    come in the graph's node order, the order a store's sorted lists give a traversal."""
+    index = {v: i for i, v in enumerate(G)}
+    adj = G.pred if reverse and G.is_directed() else G.adj
+    for nbrs in adj.values():
+        last = -1
+        for v in nbrs:
+            if index[v] <= last:
+                return False
+            last = index[v]
+    return True
+
+
+def _has_attributes(G: Any) -> bool:
+    """Whether any node or edge of ``G`` carries data."""
+    return any(d for _, d in G.nodes(data=True)) or any(d for *_, d in G.edges(data=True))
 
 
 class BackendInterface:
