@@ -405,12 +405,19 @@ fn bench_history_reports_its_figures() {
     for f in [
         "history.ingest.speed_ratio",
         "history.latest_kernels.gap-pr.ratio",
-        "history.snapshot_at_s.median",
-        "history.gap_at_middle_commit.tc.ratio",
+        "history.open_at_s.latest",
+        "history.open_at_s.bulk_load.seconds",
+        "history.open_at_s.middle_round.seconds",
+        "history.gap_at_points.bulk_load.kernels.tc.ratio",
+        "history.gap_at_points.middle_round.kernels.gap-bfs.ratio",
+        "history.gap_at_points.last_round.kernels.gap-pr.ratio",
         "history.diff.ns_per_change",
     ] {
         assert!(number(&j, f) > 0.0, "{f}");
     }
+    // The points in commit order, the last the newest commit.
+    let lsn = |p: &str| number(&j, &format!("history.gap_at_points.{p}.lsn"));
+    assert!(lsn("bulk_load") < lsn("middle_round") && lsn("middle_round") < lsn("last_round"));
     // 20 rounds, each at least one commit, after the graph's batches.
     assert!(number(&j, "history.commits") >= 21.0);
     // Changes cost 12 B in a segment, a record 8 B in the log plus block headers.

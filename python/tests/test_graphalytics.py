@@ -198,11 +198,18 @@ def test_networkx_backend_equals_networkx(name, stores):
         assert all(math.isclose(got[v], want[v], rel_tol=1e-12) for v in want)
     if nx.number_of_selfloops(h) == 0:
         assert ours(nx.core_number) == theirs(nx.core_number)
+        want, got = theirs(nx.k_core), ours(nx.k_core)
+        assert set(got.nodes) == set(want.nodes) and got.number_of_edges() == want.number_of_edges()
+    # to_networkx lists neighbors in node order, the order the store's traversals take.
+    assert list(nx.bfs_edges(s, src)) == list(theirs(nx.bfs_edges, src))
+    assert list(nx.bfs_layers(s, src)) == list(theirs(nx.bfs_layers, src))
     if s.num_vertices <= 2000:
         want, got = theirs(nx.betweenness_centrality), ours(nx.betweenness_centrality)
         assert all(math.isclose(got[v], want[v], rel_tol=1e-9, abs_tol=1e-12) for v in want)
     if not s.is_directed():
         assert ours(nx.triangles) == theirs(nx.triangles)
+        lpa = nx.community.label_propagation_communities
+        assert {frozenset(c) for c in ours(lpa)} == {frozenset(c) for c in theirs(lpa)}
         want, got = theirs(nx.clustering), ours(nx.clustering)
         assert all(math.isclose(got[v], want[v], rel_tol=1e-12, abs_tol=1e-15) for v in want)
 

@@ -6,8 +6,9 @@
 //! (`--trials` of each, A B A B ...), and the figures are medians:
 //! - ingest from open to close, with history against without;
 //! - gap-pr, gap-cc, gap-bfs on the latest graph, with history against without;
-//! - opening the graph as of a random kept commit (`Graph::snapshot_at`);
-//! - every GAP kernel on the graph as of the middle commit, against the same graph in a
+//! - opening the graph as of three points (`Graph::snapshot_at`): the last commit of the
+//!   bulk load and of the middle and last rounds, against taking the latest snapshot;
+//! - every GAP kernel on the graph as of each point, against the same graph in a
 //!   compacted store of its own;
 //! - history bytes at rest against the WAL bytes of the same changes;
 //! - a diff between neighbouring rounds, per change.
@@ -142,9 +143,14 @@ pub fn run(
         );
     }
     let log = ga.log()?;
-    let at = at_points(&ga, &log, a.seed)?;
-    let middle = log.commits[log.commits.len() / 2].0;
-    let versus = versus_compacted(&ga, middle.lsn, dir, threads, a.trials.max(3))?;
+    let points = points(&log)?;
+    let at = open_at(&ga, &points, a.trials.max(5))?;
+    let mut versus = serde_json::Map::new();
+    for &(name, lsn) in &points {
+        eprintln!("bench: GAP kernels as of the {name} point against a compacted store");
+        let v = versus_compacted(&ga, lsn, dir, threads, a.trials.max(3))?;
+        versus.insert(name.into(), json!({"lsn": lsn, "kernels": v}));
+    }
     let changes = log.commits.iter().map(|c| c.1).sum::<u64>();
     let wal_bytes: u64 = (log.commits.iter()).map(|c| 32 + 16 + 8 + 8 * c.1).sum();
     let diffs = diff_costs(&ga, &log)?;
@@ -153,8 +159,8 @@ pub fn run(
         "rounds": ROUNDS, "share": SHARE, "commits": log.commits.len(),
         "ingest": {"none_s": n, "all_s": h, "speed_ratio": n / h},
         "latest_kernels": latest,
-        "snapshot_at_s": at,
-        "gap_at_middle_commit": versus,
+        "open_at_s": at,
+        "gap_at_points": versus,
         "bytes": {"segments": log.segment_bytes, "wal_estimate": wal_bytes,
             "ratio": log.segment_bytes as f64 / wal_bytes.max(1) as f64,
             "records": changes},
@@ -162,22 +168,53 @@ pub fn run(
     }))
 }
 
-/// Seconds to open the graph as of ten random kept commits: median and max.
-fn at_points(
+/// The points the issue of versioned runs measures: the last commit of the bulk load
+/// (committed before the first round's time) and the last commits of the middle and the
+/// last round.
+fn points(log: &evograph::store::Log) -> evograph::Result<Vec<(&'static str, u64)>> {
+    let last_before = |t: i64| {
+        (log.commits.iter().rev())
+            .find(|c| c.0.unix_nanos < t)
+            .map(|c| c.0.lsn)
+            .ok_or_else(|| super::invalid("the history lacks the bench's commits"))
+    };
+    Ok(vec![
+        ("bulk_load", last_before(T0)?),
+        ("middle_round", last_before(T0 + (ROUNDS / 2) as i64 * DAY)?),
+        ("last_round", last_before(i64::MAX)?),
+    ])
+}
+
+/// Seconds to take the latest snapshot and to open the graph as of each point (medians
+/// of `rounds`, interleaved), and each point's excess over the latest.
+fn open_at(
     g: &Graph,
-    log: &evograph::store::Log,
-    seed: u64,
+    points: &[(&'static str, u64)],
+    rounds: usize,
 ) -> evograph::Result<serde_json::Value> {
-    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x4154);
-    let mut secs = Vec::new();
-    for _ in 0..10 {
-        let c = log.commits[rng.random_range(0..log.commits.len())].0;
+    let mut latest = Vec::new();
+    let mut at: Vec<Vec<f64>> = vec![Vec::new(); points.len()];
+    for _ in 0..rounds {
         let t = Instant::now();
-        drop(g.snapshot_at(Point::Lsn(c.lsn))?);
-        secs.push(t.elapsed().as_secs_f64());
+        drop(g.snapshot()?);
+        latest.push(t.elapsed().as_secs_f64());
+        for (i, &(_, lsn)) in points.iter().enumerate() {
+            let t = Instant::now();
+            drop(g.snapshot_at(Point::Lsn(lsn))?);
+            at[i].push(t.elapsed().as_secs_f64());
+        }
     }
-    let max = secs.iter().copied().fold(0.0, f64::max);
-    Ok(json!({"median": median(secs), "max": max}))
+    let latest = median(latest);
+    let mut out = serde_json::Map::new();
+    out.insert("latest".into(), json!(latest));
+    for (&(name, lsn), secs) in points.iter().zip(at) {
+        let m = median(secs);
+        out.insert(
+            name.into(),
+            json!({"lsn": lsn, "seconds": m, "over_latest_s": m - latest}),
+        );
+    }
+    Ok(serde_json::Value::Object(out))
 }
 
 /// Every GAP kernel as of commit `lsn` against a compacted store holding that graph.

@@ -188,9 +188,10 @@ pub struct Args {
     /// Run the history protocol instead (issue 49): the graph, then 20 rounds of 1 %
     /// deletes and 1 % inserts, each round at its own day, ingested into a store keeping
     /// no history and one keeping all of it (`--trials` rounds of each, interleaved);
-    /// reports the ingest ratio, kernels on the latest graph, opening the graph as of a
-    /// commit, every GAP kernel as of the middle commit against a compacted store of that
-    /// graph, history bytes against WAL bytes, and a diff's cost per change.
+    /// reports the ingest ratio, kernels on the latest graph, opening the graph as of the
+    /// last commit of the bulk load, of the middle round and of the last round, every GAP
+    /// kernel as of each against a compacted store of that graph, history bytes against
+    /// WAL bytes, and a diff's cost per change.
     #[arg(long, conflicts_with = "memory_limit")]
     history: bool,
     /// Run the standing-kernel protocol instead (issue 50): the graph less a reserve of
