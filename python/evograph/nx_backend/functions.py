@@ -384,24 +384,11 @@ def label_propagation_communities(G: Any) -> Any:
 def k_core(G: Any, k: Optional[int] = None, core_number: Optional[Dict] = None) -> Any:
     """The subgraph of the nodes whose core number is at least ``k`` (the largest by
     default), as a NetworkX graph: nodes in the graph's order, weights as ``weight``."""
-    import networkx as nx
-
     view = _View(G)
     core = core_number if core_number is not None else _core_numbers(G)
     if k is None:
         k = max(core.values()) if core else 0
     keep = np.array([core[v] >= k for v in view.nodes], dtype=bool)
-    rows, cols, weights = view.arcs()
-    inside = keep[rows] & keep[cols]
-    if not _directed(G):
-        inside &= rows <= cols
-    out = nx.DiGraph() if _directed(G) else nx.Graph()
+    out = view.networkx(keep)
     out.graph.update(getattr(G, "graph", {}))
-    out.add_nodes_from(view.at(np.flatnonzero(keep)))
-    ends = zip(view.at(rows[inside]), view.at(cols[inside]))
-    if weights is None:
-        out.add_edges_from(ends)
-    else:
-        w = np.asarray(weights)[inside].tolist()
-        out.add_weighted_edges_from((u, v, x) for (u, v), x in zip(ends, w))
     return out

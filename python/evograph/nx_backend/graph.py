@@ -141,6 +141,26 @@ class _View:
         rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
         return rows, np.asarray(indices), weights
 
+    def networkx(self, keep: Optional[np.ndarray] = None) -> Any:
+        """The graph as a NetworkX graph, or the subgraph induced by the positions where
+        ``keep`` is true: each undirected edge once, weights as ``weight``."""
+        import networkx as nx
+
+        directed = _directed(self.g)
+        g = nx.DiGraph() if directed else nx.Graph()
+        rows, cols, weights = self.arcs()
+        inside = np.ones(rows.shape[0], dtype=bool) if keep is None else keep[rows] & keep[cols]
+        if not directed:
+            inside &= rows <= cols
+        g.add_nodes_from(self.nodes if keep is None else self.at(np.flatnonzero(keep)))
+        ends = zip(self.at(rows[inside]), self.at(cols[inside]))
+        if weights is None:
+            g.add_edges_from(ends)
+        else:
+            w = np.asarray(weights)[inside].tolist()
+            g.add_weighted_edges_from((u, v, x) for (u, v), x in zip(ends, w))
+        return g
+
     def matrix(self, weighted: bool) -> Any:
         """The out-adjacency over positions: weights if ``weighted`` (and the store has
         them), else ones."""

@@ -148,23 +148,7 @@ class BackendInterface:
         if isinstance(obj, Snapshot):
             return obj.to_networkx()
         if isinstance(obj, NxGraph):
-            import networkx as nx
-
-            g = nx.DiGraph() if obj.is_directed() else nx.Graph()
-            g.add_nodes_from(obj.nodes)
-            view = _View(obj)
-            rows, cols, weights = view.arcs()
-            if not obj.is_directed():
-                # Each undirected edge once.
-                keep = rows <= cols
-                rows, cols = rows[keep], cols[keep]
-                weights = None if weights is None else np.asarray(weights)[keep]
-            ends = zip(view.at(rows), view.at(cols))
-            if weights is None:
-                g.add_edges_from(ends)
-            else:
-                g.add_weighted_edges_from((u, v, w) for (u, v), w in zip(ends, weights.tolist()))
-            return g
+            return _View(obj).networkx()
         return obj
 
     @staticmethod
