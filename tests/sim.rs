@@ -9,6 +9,8 @@
 //! the store usable). Each recovery is recorded too, and images of crashes in the middle of
 //! it must give the same graph.
 //!
+//! - By default each configuration runs one seed (CI's 64-bit pass runs soak seed 0 of
+//!   each as well, so that every CI run cuts power under two workloads per configuration).
 //! - `EVOGRAPH_SIM_SEED=n` runs seed n only (replays a failure: the seed fixes the workload
 //!   and every image's choices; thread scheduling may still move operations in the log).
 //! - `EVOGRAPH_SIM_SOAK=n` runs n seeds per configuration instead of the default;
@@ -579,7 +581,7 @@ fn power_cuts_with_history() {
         weighted: true,
         ..SYNC
     };
-    simulate(cfg, &[61, 62], 160, 300);
+    simulate(cfg, &[61], 160, 300);
     let cfg = Config {
         history: true,
         undirected: true,
@@ -591,7 +593,7 @@ fn power_cuts_with_history() {
 
 #[test]
 fn power_cuts_sync_directed() {
-    simulate(SYNC, &[1, 2], 160, 400);
+    simulate(SYNC, &[1], 160, 400);
 }
 
 #[test]
@@ -602,7 +604,7 @@ fn power_cuts_sync_weighted_undirected_foreground() {
         background: false,
         ..SYNC
     };
-    simulate(cfg, &[4, 5], 160, 400);
+    simulate(cfg, &[4], 160, 400);
 }
 
 /// String keys: names go to `KEYS` (appended and persisted) before the batch naming them,
@@ -613,7 +615,7 @@ fn power_cuts_string_keys() {
         keys: KeyKind::String,
         ..SYNC
     };
-    simulate(cfg, &[31, 32], 160, 400);
+    simulate(cfg, &[31], 160, 400);
 }
 
 /// String keys with words torn, weighted, flushing in the foreground. One test per
@@ -627,7 +629,7 @@ fn power_cuts_string_keys_torn_words() {
         background: false,
         ..SYNC
     };
-    simulate(cfg, &[33, 34], 160, 400);
+    simulate(cfg, &[33], 160, 400);
 }
 
 /// Compressed runs: flushes, seals and merges write packed runs, whose streams a reopen
@@ -638,7 +640,7 @@ fn power_cuts_compressed_runs() {
         compression: Compression::Packed,
         ..SYNC
     };
-    simulate(cfg, &[41, 42], 160, 400);
+    simulate(cfg, &[41], 160, 400);
 }
 
 /// Compressed runs with words torn, weighted and undirected, flushing in the foreground.
@@ -652,7 +654,7 @@ fn power_cuts_compressed_runs_torn_words() {
         background: false,
         ..SYNC
     };
-    simulate(cfg, &[43, 44], 160, 400);
+    simulate(cfg, &[43], 160, 400);
 }
 
 #[test]
@@ -662,7 +664,7 @@ fn power_cuts_pmem_tearing() {
         weighted: true,
         ..SYNC
     };
-    simulate(cfg, &[7, 8], 160, 400);
+    simulate(cfg, &[7], 160, 400);
 }
 
 #[test]
@@ -671,7 +673,7 @@ fn power_cuts_interval() {
         durability: Durability::Interval(2),
         ..SYNC
     };
-    simulate(cfg, &[10, 11], 160, 300);
+    simulate(cfg, &[10], 160, 300);
 }
 
 #[test]
@@ -680,7 +682,7 @@ fn power_cuts_durability_none() {
         durability: Durability::None,
         ..SYNC
     };
-    simulate(cfg, &[10, 11], 160, 300);
+    simulate(cfg, &[10], 160, 300);
 }
 
 /// Injected ENOSPC and EIO at seeded points: the error reaches the caller with the

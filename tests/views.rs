@@ -245,8 +245,17 @@ fn case() -> impl Strategy<Value = (VertexId, Edges, Edges)> {
     })
 }
 
+/// Proptest cases: `base` per run, times `EVOGRAPH_VIEWS_SOAK` (a soak's multiplier).
+fn cases(base: u32) -> u32 {
+    let soak: u32 = std::env::var("EVOGRAPH_VIEWS_SOAK")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    base * soak.max(1)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(32), .. ProptestConfig::default() })]
 
     #[test]
     fn fast_views_read_what_the_snapshot_reads((n, base, delta) in case(), und in any::<bool>(), w in any::<bool>(), copy in copy_budget()) {
@@ -441,7 +450,7 @@ fn deletes_in_several_newer_runs_are_read_through_the_layered_view() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(48), .. ProptestConfig::default() })]
 
     #[test]
     fn layered_views_over_deletes_read_what_the_snapshot_reads((n, base, steps) in deleting_case(), und in any::<bool>(), w in any::<bool>(), copy in copy_budget(), compacted in any::<bool>()) {
