@@ -10,7 +10,7 @@
 //! it must give the same graph.
 //!
 //! - By default each configuration runs one seed (CI's 64-bit pass runs soak seed 0 of
-//!   each as well, so that every CI run cuts power under two workloads per configuration).
+//!   the configurations whose bytes vary most as well).
 //! - `EVOGRAPH_SIM_SEED=n` runs seed n only (replays a failure: the seed fixes the workload
 //!   and every image's choices; thread scheduling may still move operations in the log).
 //! - `EVOGRAPH_SIM_SOAK=n` runs n seeds per configuration instead of the default;
