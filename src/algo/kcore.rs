@@ -139,13 +139,7 @@ pub fn verify<G: GraphView>(g: &G, core: &[i64]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Graph, Options};
-
-    fn graph(undirected: bool, edges: &[(u64, u64)]) -> crate::Snapshot {
-        let g = Graph::in_memory(Options::new().undirected(Some(undirected))).unwrap();
-        g.insert_edges(edges).unwrap();
-        g.snapshot().unwrap()
-    }
+    use crate::algo::testkit::graph;
 
     #[test]
     fn a_clique_with_a_tail_and_a_loop() {

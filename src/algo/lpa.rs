@@ -163,13 +163,7 @@ pub fn verify<G: GraphView>(g: &G, label: &[VertexId]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Graph, Options};
-
-    fn graph(undirected: bool, edges: &[(u64, u64)]) -> crate::Snapshot {
-        let g = Graph::in_memory(Options::new().undirected(Some(undirected))).unwrap();
-        g.insert_edges(edges).unwrap();
-        g.snapshot().unwrap()
-    }
+    use crate::algo::testkit::graph;
 
     #[test]
     fn two_triangles_joined_by_a_path_are_two_communities() {

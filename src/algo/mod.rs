@@ -16,4 +16,6 @@ pub(crate) mod oriented;
 pub mod pr_tolerance;
 #[cfg(test)]
 mod streamed_tests;
+#[cfg(test)]
+mod testkit;
 pub(crate) mod vertex_arrays;
