@@ -1,20 +1,28 @@
 //! The byte format of a history segment: one flushed memtable's commits and changes.
 //!
 //! ```text
-//! header (88 B): 11 little-endian u64 words:
-//!   magic "EVGHIS02", flags (1 weighted, 2 undirected, 16 ids are u64), min_lsn, max_lsn,
+//! header (104 B): 13 little-endian u64 words:
+//!   magic "EVGHIS03", flags (1 weighted, 2 undirected, 16 ids are u64), min_lsn, max_lsn,
 //!   commits, edge changes, vertex changes, store_id, commit (the manifest commit it was
-//!   written for), head crc32c (of the header's first 9 words and the commit table),
-//!   body crc32c (of every byte after the commit table)
+//!   written for), sources (distinct sources among the edge changes), commit width (bytes
+//!   of a change's commit: 1, 2 or 4), head crc32c (of the header's first 11 words and the
+//!   commit table), body crc32c (of every byte after the commit table)
 //! commits:  per commit 4 × u64: lsn (after its last record), time (i64, Unix ns),
 //!           vertices (dense ids handed out by then), vertex_end (where its vertex
 //!           changes end)
-//! edges:    per change, ordered by source, destination, then commit: its commit (u32,
-//!           the position in the table above; padded to 8 bytes after the last), then
-//!           per change src id, dst id (top bit: the edge went)
+//! sources:  per source, ascending: its id, padded to 8 bytes; then per source a u64, where
+//!           its changes end
+//! edges:    per change, ordered by source, destination, then commit: its commit (the
+//!           position in the table above, commit width bytes), padded to 8 bytes; then
+//!           per change its dst id (top bit: the edge went), padded to 8 bytes
 //! weights:  per change: f64 (weighted stores: the weight given, or had when removed)
 //! vertices: per change: id (top bit: deleted), padded to 8 bytes
 //! ```
+//! Format 2 (`EVGHIS02`, written by builds before this one and still read) has an 88-byte
+//! header without the sources and commit width words, every commit a u32 and every change
+//! its src id beside its dst id: 12 bytes a change where format 3 takes 5 (a bulk load of
+//! Kron20, 256 commits: 193 MB then, 92 MB now, written beside its run at every flush).
+//!
 //! The head (header and commit table) has a checksum of its own so that the log and the
 //! choice of which segments a point needs read only heads: 32 bytes per commit, not the
 //! changes. An `id` is a dense vertex id of the store's width. File name:
@@ -26,12 +34,42 @@ use crate::stamp::Stamp;
 use crate::types::{id_from_le, VertexId, ID_BYTES};
 use crate::{Error, Result};
 
-const MAGIC: u64 = u64::from_le_bytes(*b"EVGHIS02");
-const HEADER_WORDS: usize = 11;
-const HEAD_CRC: usize = 9;
-const BODY_CRC: usize = 10;
+const MAGIC: u64 = u64::from_le_bytes(*b"EVGHIS03");
+const MAGIC_V2: u64 = u64::from_le_bytes(*b"EVGHIS02");
 const COMMIT_BYTES: usize = 32;
-const HEADER: usize = HEADER_WORDS * 8;
+/// The largest header (format 3's), what a reader of a head reads first.
+const HEADER: usize = V3.words * 8;
+
+/// Where a format's header words are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Layout {
+    version: u32,
+    words: usize,
+    head_crc: usize,
+    body_crc: usize,
+}
+
+const V2: Layout = Layout {
+    version: 2,
+    words: 11,
+    head_crc: 9,
+    body_crc: 10,
+};
+const V3: Layout = Layout {
+    version: 3,
+    words: 13,
+    head_crc: 11,
+    body_crc: 12,
+};
+
+impl Layout {
+    fn header_len(&self) -> usize {
+        self.words * 8
+    }
+}
+
+/// The segment format this build writes.
+pub const FORMAT: u32 = 3;
 const WEIGHTED: u64 = 1;
 const UNDIRECTED: u64 = 2;
 const WIDE_IDS: u64 = 16;
@@ -68,15 +106,40 @@ pub fn parse_name(name: &str) -> Option<(u64, u64)> {
     Some((hex(a)?, hex(b)?))
 }
 
+/// Bytes a change's commit takes in a segment of `commits` commits.
+fn commit_width(commits: usize) -> usize {
+    match commits {
+        0..=256 => 1,
+        257..=65_536 => 2,
+        _ => 4,
+    }
+}
+
+/// The number of distinct sources among `s`'s edge changes (sorted by source).
+fn sources(s: &Sealed) -> usize {
+    s.edges.chunk_by(|a, b| a.src == b.src).count()
+}
+
 /// The bytes [`encode`] makes of `s`.
 pub fn encoded_len(s: &Sealed, weighted: bool) -> u64 {
     let (ne, nv) = (s.edges.len(), s.vertices.len());
-    let per_edge = 2 * ID_BYTES + if weighted { 8 } else { 0 };
-    (HEADER
-        + s.commits.len() * COMMIT_BYTES
-        + (ne * 4).next_multiple_of(8)
-        + ne * per_edge
-        + (nv * ID_BYTES).next_multiple_of(8)) as u64
+    let body = body_len(ne, nv, sources(s), commit_width(s.commits.len()), weighted);
+    (V3.header_len() + s.commits.len() * COMMIT_BYTES) as u64 + body.unwrap_or(u64::MAX)
+}
+
+/// The bytes after a format 3 commit table, `None` if they overflow.
+fn body_len(ne: usize, nv: usize, ns: usize, width: usize, weighted: bool) -> Option<u64> {
+    let pad = |x: usize| x.checked_next_multiple_of(8);
+    let parts = [
+        pad(ns.checked_mul(ID_BYTES)?)?,
+        ns.checked_mul(8)?,
+        pad(ne.checked_mul(width)?)?,
+        pad(ne.checked_mul(ID_BYTES)?)?,
+        if weighted { ne.checked_mul(8)? } else { 0 },
+        pad(nv.checked_mul(ID_BYTES)?)?,
+    ];
+    let sum = parts.iter().try_fold(0usize, |a, &x| a.checked_add(x))?;
+    Some(sum as u64)
 }
 
 /// The bytes of the segment of `h` holding `s`.
@@ -84,6 +147,7 @@ pub fn encode(h: &Header, s: &Sealed) -> Vec<u8> {
     let flags = THIS_WIDTH
         | if h.weighted { WEIGHTED } else { 0 }
         | if h.undirected { UNDIRECTED } else { 0 };
+    let width = commit_width(s.commits.len());
     let words = [
         MAGIC,
         flags,
@@ -94,11 +158,13 @@ pub fn encode(h: &Header, s: &Sealed) -> Vec<u8> {
         s.vertices.len() as u64,
         h.stamp.store_id,
         h.stamp.seq,
+        sources(s) as u64,
+        width as u64,
         0,
         0,
     ];
     let len = encoded_len(s, h.weighted) as usize;
-    // Sized once: a bulk load's segment is hundreds of MB, and growing it copied it over.
+    // Sized once: a bulk load's segment is tens of MB, and growing it copied it over.
     let mut out: Vec<u8> = Vec::with_capacity(len);
     out.extend(words.iter().flat_map(|w| w.to_le_bytes()));
     let mut v = 0usize;
@@ -112,15 +178,35 @@ pub fn encode(h: &Header, s: &Sealed) -> Vec<u8> {
         }
     }
     debug_assert!(v == s.vertices.len(), "vertex changes by commit");
+    encode_changes(&mut out, s, width, h.weighted);
+    debug_assert_eq!(out.len(), len);
+    let (head, body) = crcs(&out, s.commits.len(), V3);
+    out[V3.head_crc * 8..V3.head_crc * 8 + 8].copy_from_slice(&head.to_le_bytes());
+    out[V3.body_crc * 8..V3.body_crc * 8 + 8].copy_from_slice(&body.to_le_bytes());
+    out
+}
+
+/// Appends format 3's sections after the commit table: sources, commits, destinations,
+/// weights, vertex changes.
+fn encode_changes(out: &mut Vec<u8>, s: &Sealed, width: usize, weighted: bool) {
+    let pad = |out: &mut Vec<u8>| out.resize(out.len().next_multiple_of(8), 0);
+    let groups = || s.edges.chunk_by(|a, b| a.src == b.src);
+    groups().for_each(|g| out.extend_from_slice(bytemuck::bytes_of(&g[0].src)));
+    pad(out);
+    let mut end = 0u64;
+    for g in groups() {
+        end += g.len() as u64;
+        out.extend_from_slice(&end.to_le_bytes());
+    }
+    for c in &s.edges {
+        out.extend_from_slice(&c.commit.to_le_bytes()[..width]);
+    }
+    pad(out);
     s.edges
         .iter()
-        .for_each(|c| out.extend_from_slice(&c.commit.to_le_bytes()));
-    out.resize(out.len().next_multiple_of(8), 0);
-    for c in &s.edges {
-        out.extend_from_slice(bytemuck::bytes_of(&c.src));
-        out.extend_from_slice(bytemuck::bytes_of(&c.dst));
-    }
-    if h.weighted {
+        .for_each(|c| out.extend_from_slice(bytemuck::bytes_of(&c.dst)));
+    pad(out);
+    if weighted {
         s.edges
             .iter()
             .for_each(|c| out.extend_from_slice(&c.weight.to_le_bytes()));
@@ -128,18 +214,17 @@ pub fn encode(h: &Header, s: &Sealed) -> Vec<u8> {
     for &(_, x) in &s.vertices {
         out.extend_from_slice(bytemuck::bytes_of(&x));
     }
-    out.resize(out.len().next_multiple_of(8), 0);
-    debug_assert_eq!(out.len(), len);
-    let (head, body) = crcs(&out, s.commits.len());
-    out[HEAD_CRC * 8..HEAD_CRC * 8 + 8].copy_from_slice(&head.to_le_bytes());
-    out[BODY_CRC * 8..BODY_CRC * 8 + 8].copy_from_slice(&body.to_le_bytes());
-    out
+    pad(out);
 }
 
-/// The head's and the body's checksums of segment bytes `b` (the body may be absent).
-fn crcs(b: &[u8], commits: usize) -> (u64, u64) {
-    let end = HEADER + commits * COMMIT_BYTES;
-    let head = crc32c::crc32c_append(crc32c::crc32c(&b[..HEAD_CRC * 8]), &b[HEADER..end]);
+/// The head's and the body's checksums of segment bytes `b` of format `l` (the body may be
+/// absent).
+fn crcs(b: &[u8], commits: usize, l: Layout) -> (u64, u64) {
+    let end = l.header_len() + commits * COMMIT_BYTES;
+    let head = crc32c::crc32c_append(
+        crc32c::crc32c(&b[..l.head_crc * 8]),
+        &b[l.header_len()..end],
+    );
     (
         head as u64,
         crc32c::crc32c(b.get(end..).unwrap_or(&[])) as u64,
@@ -157,26 +242,40 @@ pub struct Head {
     ends: Vec<usize>,
     /// Edge and vertex changes held.
     counts: (usize, usize),
+    /// Its format, and (format 3) its distinct sources and commit width.
+    layout: Layout,
+    sources: usize,
+    width: usize,
+}
+
+/// The layout magic `m` names; `name` is used in errors.
+fn layout_of(m: u64, name: &str) -> Result<Layout> {
+    let bad = |m: &str| Error::corrupt(format!("history segment {name}: {m}"));
+    match m {
+        MAGIC => Ok(V3),
+        MAGIC_V2 => Ok(V2),
+        _ if m == u64::from_le_bytes(*b"EVGHIS01") => Err(bad("segment format 1, written by a development build of evograph 0.1.0 before its history format settled; this build reads formats 2 and 3 (re-ingest the history to keep it)")),
+        _ => Err(bad("bad magic")),
+    }
 }
 
 /// Reads a segment's head from `b`, which holds at least the head; `name` is used in errors.
 pub fn decode_head(b: &[u8], name: &str) -> Result<Head> {
     let bad = |m: &str| Error::corrupt(format!("history segment {name}: {m}"));
-    if b.len() < HEADER {
+    if b.len() < 8 {
         return Err(bad("shorter than its header"));
     }
     let w = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap());
-    if w(0) == u64::from_le_bytes(*b"EVGHIS01") {
-        return Err(bad("segment format 1, written by a development build of evograph 0.1.0 before its history format settled; this build reads format 2 (re-ingest the history to keep it)"));
-    }
-    if w(0) != MAGIC {
-        return Err(bad("bad magic"));
+    let l = layout_of(w(0), name)?;
+    let hl = l.header_len();
+    if b.len() < hl {
+        return Err(bad("shorter than its header"));
     }
     let nc = usize::try_from(w(4))
         .ok()
-        .filter(|&n| n <= (b.len() - HEADER) / COMMIT_BYTES);
+        .filter(|&n| n <= (b.len() - hl) / COMMIT_BYTES);
     let nc = nc.ok_or_else(|| bad("cut inside its commit table, or a bad count"))?;
-    if crcs(&b[..HEADER + nc * COMMIT_BYTES], nc).0 != w(HEAD_CRC) {
+    if crcs(&b[..hl + nc * COMMIT_BYTES], nc, l).0 != w(l.head_crc) {
         return Err(bad("checksum mismatch in its head"));
     }
     let flags = w(1);
@@ -196,7 +295,14 @@ pub fn decode_head(b: &[u8], name: &str) -> Result<Head> {
             seq: w(8),
         },
     };
-    let word = |at: usize| w(HEADER_WORDS + at);
+    let (sources, width) = match l.version {
+        2 => (0, 4),
+        _ => (w(9) as usize, w(10) as usize),
+    };
+    if width != commit_width(nc) && l.version == 3 {
+        return Err(bad("its commit width does not match its commit count"));
+    }
+    let word = |at: usize| w(l.words + at);
     let (mut commits, mut ends) = (Vec::with_capacity(nc), Vec::with_capacity(nc));
     for k in 0..nc {
         commits.push(Commit {
@@ -213,6 +319,9 @@ pub fn decode_head(b: &[u8], name: &str) -> Result<Head> {
         commits,
         ends,
         counts,
+        layout: l,
+        sources,
+        width,
     })
 }
 
@@ -220,44 +329,99 @@ pub fn decode_head(b: &[u8], name: &str) -> Result<Head> {
 pub fn decode(b: &[u8], name: &str) -> Result<(Header, Sealed)> {
     let bad = |m: &str| Error::corrupt(format!("history segment {name}: {m}"));
     let head = decode_head(b, name)?;
-    let (nc, (ne, nv)) = (head.commits.len(), head.counts);
-    let need = (ne.checked_mul(4).map(|x| x.next_multiple_of(8)))
-        .and_then(|x| {
-            let per = 2 * ID_BYTES + if head.header.weighted { 8 } else { 0 };
-            x.checked_add(ne.checked_mul(per)?)
-        })
-        .and_then(|x| x.checked_add(nv.checked_mul(ID_BYTES)?))
-        .and_then(|x| x.checked_add(HEADER + nc * COMMIT_BYTES))
+    let (nc, (ne, nv), l) = (head.commits.len(), head.counts, head.layout);
+    let body = match l.version {
+        2 => body_len_v2(ne, nv, head.header.weighted),
+        _ => body_len(ne, nv, head.sources, head.width, head.header.weighted),
+    };
+    let need = body
+        .and_then(|x| usize::try_from(x).ok())
+        .and_then(|x| x.checked_add(l.header_len() + nc * COMMIT_BYTES))
         .ok_or_else(|| bad("counts out of range"))?;
     if !b.len().is_multiple_of(8) || need.next_multiple_of(8) != b.len() {
         return Err(bad("length does not match its counts"));
     }
-    let stored = u64::from_le_bytes(b[BODY_CRC * 8..BODY_CRC * 8 + 8].try_into().unwrap());
-    if crcs(b, nc).1 != stored {
+    let stored = u64::from_le_bytes(b[l.body_crc * 8..l.body_crc * 8 + 8].try_into().unwrap());
+    if crcs(b, nc, l).1 != stored {
         return Err(bad("checksum mismatch"));
     }
-    let body = &b[HEADER + nc * COMMIT_BYTES..];
-    let (edges, vertices) = changes(body, &head.ends, ne, nv, head.header.weighted);
+    let body = &b[l.header_len() + nc * COMMIT_BYTES..];
+    let weighted = head.header.weighted;
+    let (edges, vts) = match l.version {
+        2 => changes_v2(body, ne, weighted),
+        _ => changes(body, ne, head.sources, head.width, weighted).map_err(|m| bad(&m))?,
+    };
     if edges.iter().any(|c| c.commit as usize >= nc) {
         return Err(bad("a change names a commit it does not hold"));
     }
     let sealed = Sealed {
         commits: head.commits,
         edges,
-        vertices,
+        vertices: vertex_changes(vts, &head.ends, nv),
     };
     Ok((head.header, sealed))
 }
 
-/// The edge and vertex changes in `b` (the bytes after the commit table); each vertex
-/// change with the commit whose `ends` cover it.
+/// The bytes after a format 2 commit table, `None` if they overflow.
+fn body_len_v2(ne: usize, nv: usize, weighted: bool) -> Option<u64> {
+    let per = 2 * ID_BYTES + if weighted { 8 } else { 0 };
+    let x = ne.checked_mul(4)?.checked_next_multiple_of(8)?;
+    let x = x.checked_add(ne.checked_mul(per)?)?;
+    Some(x.checked_add(nv.checked_mul(ID_BYTES)?)? as u64)
+}
+
+/// Format 3's edge changes in `b` (the bytes after the commit table), checked to list
+/// their sources ascending, each with a change; and the bytes of its vertex changes.
 fn changes(
     b: &[u8],
-    ends: &[usize],
     ne: usize,
-    nv: usize,
+    ns: usize,
+    width: usize,
     weighted: bool,
-) -> (Vec<Change>, Vec<(u32, VertexId)>) {
+) -> std::result::Result<(Vec<Change>, &[u8]), String> {
+    let srcs = &b[..ns * ID_BYTES];
+    let ends_at = (ns * ID_BYTES).next_multiple_of(8);
+    let ends = &b[ends_at..ends_at + ns * 8];
+    let commits = &b[ends_at + ns * 8..];
+    let dsts = &commits[(ne * width).next_multiple_of(8)..];
+    let wts = &dsts[(ne * ID_BYTES).next_multiple_of(8)..];
+    let vts = &wts[if weighted { ne * 8 } else { 0 }..];
+    let mut edges = Vec::with_capacity(ne);
+    let (mut last_src, mut from) = (None, 0usize);
+    for k in 0..ns {
+        let src: VertexId = id_from_le(&srcs[k * ID_BYTES..]);
+        let end = u64::from_le_bytes(ends[k * 8..k * 8 + 8].try_into().unwrap());
+        let end = usize::try_from(end).unwrap_or(usize::MAX);
+        if last_src.is_some_and(|l| l >= src) || end <= from || end > ne {
+            return Err("its sources are out of order or their changes out of range".into());
+        }
+        edges.extend((from..end).map(|i| Change {
+            commit: commit_at(commits, i, width),
+            src,
+            dst: id_from_le(&dsts[i * ID_BYTES..]),
+            weight: match weighted {
+                true => f64::from_le_bytes(wts[i * 8..i * 8 + 8].try_into().unwrap()),
+                false => 0.0,
+            },
+        }));
+        (last_src, from) = (Some(src), end);
+    }
+    match from == ne {
+        true => Ok((edges, vts)),
+        false => Err("its sources do not hold every change".into()),
+    }
+}
+
+/// Change `i`'s commit, `width` bytes at its place in `b`.
+fn commit_at(b: &[u8], i: usize, width: usize) -> u32 {
+    let mut w = [0u8; 4];
+    w[..width].copy_from_slice(&b[i * width..(i + 1) * width]);
+    u32::from_le_bytes(w)
+}
+
+/// Format 2's edge changes in `b` (the bytes after the commit table), and the bytes of its
+/// vertex changes.
+fn changes_v2(b: &[u8], ne: usize, weighted: bool) -> (Vec<Change>, &[u8]) {
     let ids = &b[(ne * 4).next_multiple_of(8)..];
     let wts = &ids[ne * 2 * ID_BYTES..];
     let vts = &wts[if weighted { ne * 8 } else { 0 }..];
@@ -275,6 +439,11 @@ fn changes(
             }
         })
         .collect();
+    (edges, vts)
+}
+
+/// The `nv` vertex changes in `vts`, each with the commit whose `ends` cover it.
+fn vertex_changes(vts: &[u8], ends: &[usize], nv: usize) -> Vec<(u32, VertexId)> {
     let mut vertices = Vec::with_capacity(nv);
     let mut k = 0;
     for i in 0..nv {
@@ -283,7 +452,7 @@ fn changes(
         }
         vertices.push((k as u32, id_from_le(&vts[i * ID_BYTES..])));
     }
-    (edges, vertices)
+    vertices
 }
 
 /// The commit table's own consistency: LSNs rising inside the segment's range, times never
@@ -329,12 +498,20 @@ pub fn write(medium: &dyn Medium, h: &Header, s: &Sealed) -> Result<u64> {
 pub fn read_head(medium: &dyn Medium, name: &str) -> Result<Head> {
     let seg = medium.open(name)?;
     let len = seg.len()? as usize;
+    // Format 3's header is the longer: its length covers format 2's header and the
+    // start of its commit table, read again below with the rest.
     let mut b = vec![0u8; HEADER.min(len)];
     seg.read_at(0, &mut b)?;
     if let Ok(w) = <[u8; 8]>::try_from(b.get(32..40).unwrap_or(&[])) {
         let table = (u64::from_le_bytes(w) as usize).saturating_mul(COMMIT_BYTES);
-        b.resize(HEADER.saturating_add(table).min(len), 0);
-        seg.read_at(HEADER as u64, &mut b[HEADER..])?;
+        let hl = match b[..8] == MAGIC_V2.to_le_bytes() {
+            true => V2.header_len(),
+            false => HEADER,
+        };
+        if b.len() >= hl {
+            b.resize(hl.saturating_add(table).min(len), 0);
+            seg.read_at(hl as u64, &mut b[hl..])?;
+        }
     }
     decode_head(&b, name)
 }
@@ -411,6 +588,11 @@ mod tests {
             let head = decode_head(&b[..HEADER + 3 * COMMIT_BYTES], "x").unwrap();
             assert_eq!((head.header, &head.commits), (h, &s.commits));
             assert!(decode_head(&b[..HEADER + 2 * COMMIT_BYTES], "x").is_err());
+            // Format 2, as builds before format 3 wrote it, still reads back.
+            let old = encode_v2(&h, &s);
+            assert_eq!(decode(&old, "x").unwrap(), (h, s.clone()));
+            let head = decode_head(&old[..V2.header_len() + 3 * COMMIT_BYTES], "x").unwrap();
+            assert_eq!(head.commits, s.commits);
         }
         assert_eq!(parse_name(&file_name(10, 20)), Some((10, 20)));
         assert_eq!(
@@ -418,5 +600,143 @@ mod tests {
             Some((1, 2))
         );
         assert_eq!(parse_name("run-0000000000000001.run"), None);
+    }
+
+    fn header() -> Header {
+        Header {
+            min_lsn: 0,
+            max_lsn: 1 << 20,
+            weighted: false,
+            undirected: false,
+            stamp: Stamp {
+                store_id: 1,
+                seq: 1,
+            },
+        }
+    }
+
+    #[test]
+    fn commits_take_one_two_or_four_bytes_by_their_count() {
+        for (nc, width) in [(1, 1), (256, 1), (257, 2), (65_536, 2), (65_537, 4)] {
+            assert_eq!(commit_width(nc), width);
+            let commits: Vec<Commit> = (0..nc as u64)
+                .map(|k| Commit {
+                    lsn: k + 1,
+                    time: k as i64,
+                    vertices: 10,
+                })
+                .collect();
+            let edges: Vec<Change> = (0..nc as u32)
+                .step_by(97)
+                .chain([nc as u32 - 1])
+                .enumerate()
+                .map(|(i, commit)| Change {
+                    commit,
+                    src: (i / 50) as VertexId,
+                    dst: i as VertexId,
+                    weight: 0.0,
+                })
+                .collect();
+            let s = Sealed {
+                commits,
+                edges,
+                vertices: vec![],
+            };
+            let b = encode(&header(), &s);
+            assert_eq!(b.len() as u64, encoded_len(&s, false));
+            assert_eq!(decode(&b, "x").unwrap().1, s, "{nc} commits");
+            if s.edges.len() > 100 {
+                assert!(b.len() < encode_v2(&header(), &s).len());
+            }
+        }
+    }
+
+    #[test]
+    fn sources_out_of_order_or_short_of_the_changes_are_refused() {
+        let s = sample();
+        let h = Header {
+            weighted: true,
+            ..header()
+        };
+        let b = encode(&h, &s);
+        // The sources section starts after the header and 3 commits: 1 then 8.
+        let at = HEADER + 3 * COMMIT_BYTES;
+        let reseal = |mut d: Vec<u8>| {
+            let (_, body) = crcs(&d, 3, V3);
+            d[V3.body_crc * 8..V3.body_crc * 8 + 8].copy_from_slice(&body.to_le_bytes());
+            d
+        };
+        let mut swapped = b.clone();
+        swapped[at..at + ID_BYTES].copy_from_slice(bytemuck::bytes_of(&(9 as VertexId)));
+        let e = decode(&reseal(swapped), "x").unwrap_err().to_string();
+        assert!(e.contains("out of order"), "{e}");
+        let ends = at + (2 * ID_BYTES).next_multiple_of(8);
+        let mut short = b.clone();
+        short[ends..ends + 8].copy_from_slice(&1u64.to_le_bytes());
+        short[ends + 8..ends + 16].copy_from_slice(&2u64.to_le_bytes());
+        let e = decode(&reseal(short), "x").unwrap_err().to_string();
+        assert!(e.contains("every change"), "{e}");
+    }
+
+    #[test]
+    fn a_segment_file_cut_inside_its_header_is_refused_not_a_panic() {
+        use crate::medium::{memory::MemoryMedium, Medium};
+        let m = MemoryMedium::new();
+        let b = encode(&header(), &sample());
+        for len in [0, 7, 39, 40, 60, 87, 90, HEADER + 10] {
+            let seg = m.create("cut").unwrap();
+            seg.write_at(0, &b[..len]).unwrap();
+            drop(seg);
+            assert!(read_head(&m, "cut").is_err(), "cut at {len}");
+            assert!(read(&m, "cut").is_err(), "cut at {len}");
+            m.remove("cut").unwrap();
+        }
+    }
+
+    /// Format 2's bytes, as builds before format 3 wrote them.
+    fn encode_v2(h: &Header, s: &Sealed) -> Vec<u8> {
+        let flags = THIS_WIDTH
+            | if h.weighted { WEIGHTED } else { 0 }
+            | if h.undirected { UNDIRECTED } else { 0 };
+        let words = [
+            MAGIC_V2,
+            flags,
+            h.min_lsn,
+            h.max_lsn,
+            s.commits.len() as u64,
+            s.edges.len() as u64,
+            s.vertices.len() as u64,
+            h.stamp.store_id,
+            h.stamp.seq,
+            0,
+            0,
+        ];
+        let mut out: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mut v = 0usize;
+        for (k, c) in s.commits.iter().enumerate() {
+            v += (s.vertices[v..].iter())
+                .take_while(|x| x.0 == k as u32)
+                .count();
+            for w in [c.lsn, c.time as u64, c.vertices, v as u64] {
+                out.extend_from_slice(&w.to_le_bytes());
+            }
+        }
+        (s.edges.iter()).for_each(|c| out.extend_from_slice(&c.commit.to_le_bytes()));
+        out.resize(out.len().next_multiple_of(8), 0);
+        for c in &s.edges {
+            out.extend_from_slice(bytemuck::bytes_of(&c.src));
+            out.extend_from_slice(bytemuck::bytes_of(&c.dst));
+        }
+        if h.weighted {
+            (s.edges.iter()).for_each(|c| out.extend_from_slice(&c.weight.to_le_bytes()));
+        }
+        for &(_, x) in &s.vertices {
+            out.extend_from_slice(bytemuck::bytes_of(&x));
+        }
+        out.resize(out.len().next_multiple_of(8), 0);
+        let (head, body) = crcs(&out, s.commits.len(), V2);
+        out[V2.head_crc * 8..V2.head_crc * 8 + 8].copy_from_slice(&head.to_le_bytes());
+        out[V2.body_crc * 8..V2.body_crc * 8 + 8].copy_from_slice(&body.to_le_bytes());
+        out
     }
 }

@@ -60,6 +60,11 @@ pub const FORMAT_VERSION_HISTORY: u32 = 5;
 /// a segment as one whose header never became durable and drop its blocks. A close, which
 /// retires the log, takes the store back to 4 or 5.
 pub const FORMAT_VERSION_PAGED_LOG: u32 = 6;
+/// Format version of a store naming a history segment of format 3 (a source index and
+/// narrow commits instead of a source and a u32 commit per change): builds before it
+/// would call such a segment damaged. Whatever the log's state; a store whose segments
+/// of format 3 retention has all let go goes back to 5 or 6.
+pub const FORMAT_VERSION_SEGMENTS_3: u32 = 7;
 /// The WAL format this build writes (FORMAT.md, "WAL"): segment format 3.
 pub const WAL_FORMAT: u32 = 3;
 
@@ -164,6 +169,18 @@ pub struct HistRef {
     pub commits: u64,
     /// Its newest commit's time (Unix nanoseconds).
     pub last_time: i64,
+    /// Its format (`src/history/segment.rs`): 3, or 2 (absent) when a build before format
+    /// 3 wrote it.
+    #[serde(default = "default_segment_format", skip_serializing_if = "is_two")]
+    pub format: u32,
+}
+
+fn default_segment_format() -> u32 {
+    2
+}
+
+fn is_two(x: &u32) -> bool {
+    *x == 2
 }
 
 /// Everything a store needs to open: options fixed at creation and the committed state.
@@ -264,7 +281,9 @@ fn default_compression() -> String {
 impl Root {
     /// The format version a root with these options must carry.
     pub fn expected_format(&self) -> u32 {
-        if self.log_in_use && self.wal_format >= WAL_FORMAT && self.store_id.is_some() {
+        if self.history_segments.iter().any(|s| s.format >= 3) {
+            FORMAT_VERSION_SEGMENTS_3
+        } else if self.log_in_use && self.wal_format >= WAL_FORMAT && self.store_id.is_some() {
             FORMAT_VERSION_PAGED_LOG
         } else if self.history.is_some() || !self.history_segments.is_empty() {
             FORMAT_VERSION_HISTORY
@@ -695,6 +714,34 @@ mod tests {
         r.next_run_id = seq * 40 + 1;
         r.wal_start_lsn = seq;
         r
+    }
+
+    #[test]
+    fn a_segment_of_format_3_puts_the_store_at_7_and_its_going_takes_it_back() {
+        let mut r = Root::new(false);
+        r.store_id = Some(7);
+        let seg = |format| HistRef {
+            min_lsn: 0,
+            max_lsn: 10,
+            file_len: 200,
+            commits: 2,
+            last_time: 5,
+            format,
+        };
+        r.history_segments = vec![seg(2)];
+        assert_eq!(r.expected_format(), FORMAT_VERSION_HISTORY);
+        r.log_in_use = true;
+        assert_eq!(r.expected_format(), FORMAT_VERSION_PAGED_LOG);
+        r.history_segments.push(seg(3));
+        assert_eq!(r.expected_format(), FORMAT_VERSION_SEGMENTS_3);
+        // Format 2's field is left out, so builds before format 3 read the root as before.
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(json.matches("\"format\":3").count(), 1, "{json}");
+        let back: Root = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.history_segments, r.history_segments);
+        r.history_segments.remove(1);
+        r.log_in_use = false;
+        assert_eq!(r.expected_format(), FORMAT_VERSION_HISTORY);
     }
 
     #[test]

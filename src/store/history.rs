@@ -609,6 +609,7 @@ impl Inner {
             file_len,
             commits: s.commits.len() as u64,
             last_time: s.commits.last().map_or(i64::MIN, |c| c.time),
+            format: segment::FORMAT,
         };
         Ok((r, s.clone()))
     }
@@ -740,6 +741,7 @@ mod tests {
             file_len: 100,
             commits,
             last_time,
+            format: 3,
         };
         let segs = [seg(0, 5, 100), seg(10, 5, 200), seg(20, 5, 300)];
         assert_eq!(to_drop(History::All, &segs), 0);

@@ -127,6 +127,7 @@ impl Inner {
             file_len,
             commits: sealed.commits.len() as u64,
             last_time: s.r.last_time,
+            format: segment::FORMAT,
         };
         Ok((r, sealed))
     }
