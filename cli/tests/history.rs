@@ -156,8 +156,9 @@ fn damaged_history_is_named_by_check_and_refused_by_the_points_that_need_it() {
         .find(|p| p.extension().is_some_and(|x| x == "hist"))
         .expect("a history segment");
     let good = std::fs::read(&seg).unwrap();
-    // The last byte is a change (the body); byte 100 is in the commit table (the head).
-    for (at, what) in [(good.len() - 1, "checksum mismatch"), (100, "in its head")] {
+    // The last byte is a change (the body); byte 120 is in the commit table (the head),
+    // after the 104-byte header.
+    for (at, what) in [(good.len() - 1, "checksum mismatch"), (120, "in its head")] {
         let mut bad = good.clone();
         bad[at] ^= 0x10;
         std::fs::write(&seg, &bad).unwrap();

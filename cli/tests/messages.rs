@@ -261,7 +261,7 @@ fn a_writer_says_when_a_history_segment_is_damaged() {
         .find(|n| n.starts_with("hist-"))
         .unwrap();
     let mut b = std::fs::read(store.join(&hist)).unwrap();
-    b[100] ^= 0x10; // in the commit table: the head's checksum fails
+    b[120] ^= 0x10; // in the commit table (after the 104-byte header): the head's checksum fails
     std::fs::write(store.join(&hist), b).unwrap();
     s.write("more.el", "7 8\n");
     let o = s.ingest("S", "more.el", &[]);
