@@ -144,13 +144,10 @@ fn body_len(ne: usize, nv: usize, ns: usize, width: usize, weighted: bool) -> Op
 
 /// The bytes of the segment of `h` holding `s`.
 pub fn encode(h: &Header, s: &Sealed) -> Vec<u8> {
-    let flags = THIS_WIDTH
-        | if h.weighted { WEIGHTED } else { 0 }
-        | if h.undirected { UNDIRECTED } else { 0 };
     let width = commit_width(s.commits.len());
     let words = [
         MAGIC,
-        flags,
+        flags_of(h),
         h.min_lsn,
         h.max_lsn,
         s.commits.len() as u64,
@@ -167,6 +164,23 @@ pub fn encode(h: &Header, s: &Sealed) -> Vec<u8> {
     // Sized once: a bulk load's segment is tens of MB, and growing it copied it over.
     let mut out: Vec<u8> = Vec::with_capacity(len);
     out.extend(words.iter().flat_map(|w| w.to_le_bytes()));
+    put_commits(&mut out, s);
+    encode_changes(&mut out, s, width, h.weighted);
+    debug_assert_eq!(out.len(), len);
+    let (head, body) = crcs(&out, s.commits.len(), V3);
+    out[V3.head_crc * 8..V3.head_crc * 8 + 8].copy_from_slice(&head.to_le_bytes());
+    out[V3.body_crc * 8..V3.body_crc * 8 + 8].copy_from_slice(&body.to_le_bytes());
+    out
+}
+
+/// A header's flags word.
+fn flags_of(h: &Header) -> u64 {
+    THIS_WIDTH | if h.weighted { WEIGHTED } else { 0 } | if h.undirected { UNDIRECTED } else { 0 }
+}
+
+/// Appends the commit table (the same in formats 2 and 3): each commit with where its
+/// vertex changes end.
+fn put_commits(out: &mut Vec<u8>, s: &Sealed) {
     let mut v = 0usize;
     for (k, c) in s.commits.iter().enumerate() {
         v += s.vertices[v..]
@@ -178,12 +192,6 @@ pub fn encode(h: &Header, s: &Sealed) -> Vec<u8> {
         }
     }
     debug_assert!(v == s.vertices.len(), "vertex changes by commit");
-    encode_changes(&mut out, s, width, h.weighted);
-    debug_assert_eq!(out.len(), len);
-    let (head, body) = crcs(&out, s.commits.len(), V3);
-    out[V3.head_crc * 8..V3.head_crc * 8 + 8].copy_from_slice(&head.to_le_bytes());
-    out[V3.body_crc * 8..V3.body_crc * 8 + 8].copy_from_slice(&body.to_le_bytes());
-    out
 }
 
 /// Appends format 3's sections after the commit table: sources, commits, destinations,
@@ -695,12 +703,9 @@ mod tests {
 
     /// Format 2's bytes, as builds before format 3 wrote them.
     fn encode_v2(h: &Header, s: &Sealed) -> Vec<u8> {
-        let flags = THIS_WIDTH
-            | if h.weighted { WEIGHTED } else { 0 }
-            | if h.undirected { UNDIRECTED } else { 0 };
         let words = [
             MAGIC_V2,
-            flags,
+            flags_of(h),
             h.min_lsn,
             h.max_lsn,
             s.commits.len() as u64,
@@ -712,15 +717,7 @@ mod tests {
             0,
         ];
         let mut out: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let mut v = 0usize;
-        for (k, c) in s.commits.iter().enumerate() {
-            v += (s.vertices[v..].iter())
-                .take_while(|x| x.0 == k as u32)
-                .count();
-            for w in [c.lsn, c.time as u64, c.vertices, v as u64] {
-                out.extend_from_slice(&w.to_le_bytes());
-            }
-        }
+        put_commits(&mut out, s);
         (s.edges.iter()).for_each(|c| out.extend_from_slice(&c.commit.to_le_bytes()));
         out.resize(out.len().next_multiple_of(8), 0);
         for c in &s.edges {
