@@ -440,35 +440,89 @@ impl Inner {
         Ok((parts.build(self), commits[i]))
     }
 
-    /// The makings of the graph right after `commits[i]`: the latest graph (`parts`) with
-    /// the changes of `pieces` after it undone.
+    /// The makings of the graph right after `commits[i]`, built from whichever end is
+    /// nearer: forward from the newest cut among the runs at or before the commit (runs
+    /// flushed before it, read in place, with the changes since laid over them) when the
+    /// history kept reaches back to it, or back from the latest graph (`parts`) with the
+    /// changes after the commit undone. Both give the same graph (`route_tests.rs`).
     pub(super) fn parts_as_of(
         &self,
-        mut parts: SnapshotParts,
+        parts: SnapshotParts,
         pieces: &[Piece],
         commits: &[CommitPoint],
         i: usize,
     ) -> Result<SnapshotParts> {
-        let point = commits[i];
+        let point = commits[i].lsn;
         if i + 1 == commits.len() {
             return Ok(parts);
         }
-        let loaded = self.changes_between(pieces, point.lsn, parts.lsn)?;
+        match forward_cut(&parts.runs, pieces, point) {
+            Some(cut) if point - cut <= parts.lsn - point => {
+                self.parts_forward(parts, pieces, cut, point)
+            }
+            _ => self.parts_undone(parts, pieces, point),
+        }
+    }
+
+    /// The graph at commit `lsn` from the runs wholly before `cut` (no run straddles it),
+    /// read in place, with the net changes of the commits in `cut+1 ..= lsn` laid over
+    /// them: the cost is those changes, however many came after `lsn`.
+    pub(super) fn parts_forward(
+        &self,
+        mut parts: SnapshotParts,
+        pieces: &[Piece],
+        cut: u64,
+        lsn: u64,
+    ) -> Result<SnapshotParts> {
+        parts.runs.retain(|r| r.header.max_lsn <= cut);
+        let mut gone = vertex_states(&parts.runs);
+        if cut < lsn {
+            let loaded = self.changes_between(pieces, cut, lsn)?;
+            let refs: Vec<&Sealed> = loaded.iter().map(|s| &**s).collect();
+            let (edges, vertices) = self.pool.install(|| net::between(&refs, cut, lsn));
+            drop(loaded);
+            if !edges.is_empty() {
+                let ups: Vec<[VertexId; 2]> = (edges.iter())
+                    .map(|e| match e.after {
+                        None => [e.src, e.dst | crate::batch::DEL],
+                        Some(_) => [e.src, e.dst],
+                    })
+                    .collect();
+                let weights: Vec<f64> = match self.weighted {
+                    true => edges.iter().map(|e| e.after.unwrap_or(0.0)).collect(),
+                    false => Vec::new(),
+                };
+                let layer = self.layer_run(&parts.runs, parts.n, &ups, &weights);
+                parts.runs.push(Arc::new(layer));
+            }
+            for v in &vertices {
+                bits::assign(&mut gone, v.v, !v.after);
+            }
+        }
+        mark_unborn(&mut gone, vertices_at(pieces, lsn), parts.n);
+        parts.deleted = Arc::new(gone);
+        Ok(parts)
+    }
+
+    /// The graph at commit `lsn`: the latest graph (`parts`) with the changes after `lsn`
+    /// undone by one DRAM run over the latest runs.
+    pub(super) fn parts_undone(
+        &self,
+        mut parts: SnapshotParts,
+        pieces: &[Piece],
+        lsn: u64,
+    ) -> Result<SnapshotParts> {
+        let loaded = self.changes_between(pieces, lsn, parts.lsn)?;
         let refs: Vec<&Sealed> = loaded.iter().map(|s| &**s).collect();
-        let (edges, vertices) = self
-            .pool
-            .install(|| net::between(&refs, point.lsn, parts.lsn));
+        let (edges, vertices) = self.pool.install(|| net::between(&refs, lsn, parts.lsn));
         drop(loaded);
         let undo = self.undo_run(&parts.runs, parts.n, &edges);
         parts.runs.push(Arc::new(undo));
-        let existed = vertices_at(pieces, point.lsn);
         let mut gone = (*parts.deleted).clone();
         for v in &vertices {
             bits::assign(&mut gone, v.v, !v.before);
         }
-        for v in existed..parts.n as u64 {
-            bits::assign(&mut gone, v as VertexId, true);
-        }
+        mark_unborn(&mut gone, vertices_at(pieces, lsn), parts.n);
         parts.deleted = Arc::new(gone);
         Ok(parts)
     }
@@ -621,6 +675,50 @@ pub(super) fn vertices_at(pieces: &[Piece], lsn: u64) -> u64 {
         .flat_map(|p| p.commits.iter())
         .find(|c| c.lsn == lsn)
         .map_or(0, |c| c.vertices)
+}
+
+/// The newest cut at or before `lsn` ([`run_cut`]) that the history kept in `pieces`
+/// reaches, so that a past graph can be built forward from it.
+pub(super) fn forward_cut(runs: &[Arc<Run>], pieces: &[Piece], lsn: u64) -> Option<u64> {
+    let kept_from = pieces.first().map_or(u64::MAX, |p| p.min_lsn);
+    run_cut(runs, lsn).filter(|&c| c >= kept_from)
+}
+
+/// The newest LSN at or before `lsn` that no run straddles: every run ends at or before
+/// it or starts at or after it, so the runs that end by it hold exactly the graph at it.
+/// `None` when the runs leave no such point (they may hold changes of commits on both
+/// sides of `lsn`, as a merged run does) other than before every run's first change.
+pub(super) fn run_cut(runs: &[Arc<Run>], lsn: u64) -> Option<u64> {
+    let ranges: Vec<(u64, u64)> = (runs.iter())
+        .map(|r| (r.header.min_lsn, r.header.max_lsn))
+        .filter(|r| r.0 < r.1)
+        .collect();
+    let straddled = |c: u64| ranges.iter().any(|&(lo, hi)| lo < c && c < hi);
+    let mut cuts: Vec<u64> = (ranges.iter())
+        .flat_map(|&(lo, hi)| [lo, hi])
+        .chain([0])
+        .filter(|&c| c <= lsn)
+        .collect();
+    cuts.sort_unstable();
+    cuts.into_iter().rev().find(|&c| !straddled(c))
+}
+
+/// The deleted-vertex bits the vertex states of `runs` (oldest first) leave.
+fn vertex_states(runs: &[Arc<Run>]) -> Vec<u64> {
+    let mut gone = Vec::new();
+    for r in runs {
+        for &x in r.vertex_ops.get() {
+            bits::assign(&mut gone, crate::batch::id_of(x), crate::batch::is_del(x));
+        }
+    }
+    gone
+}
+
+/// Marks as deleted every id from `existed` (the ids handed out by the point) below `n`.
+fn mark_unborn(gone: &mut Vec<u64>, existed: u64, n: usize) {
+    for v in existed..n as u64 {
+        bits::assign(gone, v as VertexId, true);
+    }
 }
 
 /// The net vertex changes between two commits with `lo` and `hi` ids handed out: the ones

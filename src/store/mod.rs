@@ -824,3 +824,6 @@ mod run_bound_tests;
 
 #[cfg(test)]
 mod time_tests;
+
+#[cfg(test)]
+mod route_tests;
