@@ -87,12 +87,17 @@ fn net_edges(pieces: &[Piece<'_>], inside: &[Range<u32>]) -> Vec<EdgeChange> {
     let parts: Vec<Vec<EdgeChange>> = ranges
         .into_par_iter()
         .map(|(lo, hi)| {
-            let slices: Vec<&[Change]> = pieces
+            let slices: Vec<Slice<'_>> = pieces
                 .iter()
                 .map(|s| {
                     let a = s.edges.partition_point(|c| c.src < lo);
                     let b = hi.map_or(s.edges.len(), |h| s.edges.partition_point(|c| c.src < h));
-                    &s.edges[a..b]
+                    let w = if s.weights.is_empty() {
+                        &[][..]
+                    } else {
+                        &s.weights[a..b]
+                    };
+                    (&s.edges[a..b], w)
                 })
                 .collect();
             merge_net(&slices, inside)
@@ -101,30 +106,39 @@ fn net_edges(pieces: &[Piece<'_>], inside: &[Range<u32>]) -> Vec<EdgeChange> {
     parts.concat()
 }
 
+/// One piece's changes over a source range, with their weights (empty if unweighted).
+type Slice<'a> = (&'a [Change], &'a [f64]);
+
 /// [`net_edges`] over one source range: `slices[k]` is piece k's changes there.
-fn merge_net(slices: &[&[Change]], inside: &[Range<u32>]) -> Vec<EdgeChange> {
+fn merge_net(slices: &[Slice<'_>], inside: &[Range<u32>]) -> Vec<EdgeChange> {
     let next = |k: usize, from: usize| {
-        (slices[k][from..].iter())
+        (slices[k].0[from..].iter())
             .position(|c| inside[k].contains(&c.commit))
             .map(|i| from + i)
     };
     let key = |k: usize, i: usize| {
-        let c = &slices[k][i];
+        let c = &slices[k].0[i];
         Reverse((c.src, id_of(c.dst), k, i))
+    };
+    let weighted = |k: usize, i: usize| {
+        let w = slices[k].1.get(i).copied().unwrap_or(0.0);
+        (&slices[k].0[i], w)
     };
     let mut heap: BinaryHeap<_> = (0..slices.len())
         .filter_map(|k| next(k, 0).map(|i| key(k, i)))
         .collect();
     let mut out = Vec::new();
-    let mut group: Option<(&Change, &Change)> = None;
+    let mut group: Option<(Weighted<'_>, Weighted<'_>)> = None;
     while let Some(Reverse((_, _, k, i))) = heap.pop() {
         if let Some(j) = next(k, i + 1) {
             heap.push(key(k, j));
         }
-        let c = &slices[k][i];
+        let c = weighted(k, i);
         group = match group {
-            Some((first, last)) if (first.src, id_of(first.dst)) == (c.src, id_of(c.dst)) => {
-                debug_assert!(id_of(last.dst) == id_of(c.dst));
+            Some((first, last))
+                if (first.0.src, id_of(first.0.dst)) == (c.0.src, id_of(c.0.dst)) =>
+            {
+                debug_assert!(id_of(last.0.dst) == id_of(c.0.dst));
                 Some((first, c))
             }
             Some((first, last)) => {
@@ -138,15 +152,18 @@ fn merge_net(slices: &[&[Change]], inside: &[Range<u32>]) -> Vec<EdgeChange> {
     out
 }
 
+/// A change with its weight (0 in an unweighted store).
+type Weighted<'a> = (&'a Change, f64);
+
 /// An edge's net change from its first change in a range to its last: its state just
 /// before the first is its state at the start, just after the last its state at the end.
-fn net_of(first: &Change, last: &Change) -> Option<EdgeChange> {
-    let before = first.removes().then_some(first.weight);
-    let after = (!last.removes()).then_some(last.weight);
+fn net_of(first: Weighted<'_>, last: Weighted<'_>) -> Option<EdgeChange> {
+    let before = first.0.removes().then_some(first.1);
+    let after = (!last.0.removes()).then_some(last.1);
     let same = before.map(f64::to_bits) == after.map(f64::to_bits);
     (!same).then_some(EdgeChange {
-        src: first.src,
-        dst: id_of(first.dst),
+        src: first.0.src,
+        dst: id_of(first.0.dst),
         before,
         after,
     })
@@ -182,11 +199,15 @@ mod tests {
 
     #[test]
     fn net_changes_keep_first_before_and_last_after_and_drop_round_trips() {
-        let ch = |commit, src, dst, weight| Change {
-            commit,
-            src,
-            dst,
-            weight,
+        let ch = |commit, src, dst, weight| (Change { commit, src, dst }, weight);
+        let sealed = |commits, changes: Vec<(Change, f64)>, vertices| {
+            let (edges, weights) = changes.into_iter().unzip();
+            Sealed {
+                commits,
+                edges,
+                weights,
+                vertices,
+            }
         };
         let commits = |lsns: &[u64]| {
             (lsns.iter())
@@ -197,16 +218,16 @@ mod tests {
                 })
                 .collect()
         };
-        let a = Sealed {
-            commits: commits(&[1, 2]),
-            edges: vec![ch(0, 1, 2, 1.0), ch(1, 1, 2 | DEL, 1.0), ch(0, 3, 4, 0.0)],
-            vertices: vec![(0, 5), (1, 6 | DEL)],
-        };
-        let b = Sealed {
-            commits: commits(&[3, 4]),
-            edges: vec![ch(0, 1, 2, 2.0), ch(1, 5, 6 | DEL, 3.0), ch(1, 5, 6, 4.0)],
-            vertices: vec![(0, 5 | DEL), (1, 6)],
-        };
+        let a = sealed(
+            commits(&[1, 2]),
+            vec![ch(0, 1, 2, 1.0), ch(1, 1, 2 | DEL, 1.0), ch(0, 3, 4, 0.0)],
+            vec![(0, 5), (1, 6 | DEL)],
+        );
+        let b = sealed(
+            commits(&[3, 4]),
+            vec![ch(0, 1, 2, 2.0), ch(1, 5, 6 | DEL, 3.0), ch(1, 5, 6, 4.0)],
+            vec![(0, 5 | DEL), (1, 6)],
+        );
         let (e, v) = between(&[&a, &b], 0, 4);
         assert_eq!(
             e,

@@ -29,7 +29,7 @@
 //! `hist-<min_lsn as 16 hex>-<max_lsn as 16 hex>.hist`.
 
 use crate::medium::Medium;
-use crate::memtable::history::{Change, Commit, Sealed};
+use crate::memtable::history::{Change, Changes, Commit, Sealed};
 use crate::stamp::Stamp;
 use crate::types::{id_from_le, VertexId, ID_BYTES};
 use crate::{Error, Result};
@@ -215,9 +215,7 @@ fn encode_changes(out: &mut Vec<u8>, s: &Sealed, width: usize, weighted: bool) {
         .for_each(|c| out.extend_from_slice(bytemuck::bytes_of(&c.dst)));
     pad(out);
     if weighted {
-        s.edges
-            .iter()
-            .for_each(|c| out.extend_from_slice(&c.weight.to_le_bytes()));
+        (0..s.edges.len()).for_each(|i| out.extend_from_slice(&s.weight(i).to_le_bytes()));
     }
     for &(_, x) in &s.vertices {
         out.extend_from_slice(bytemuck::bytes_of(&x));
@@ -359,12 +357,13 @@ pub fn decode(b: &[u8], name: &str) -> Result<(Header, Sealed)> {
         2 => changes_v2(body, ne, weighted),
         _ => changes(body, ne, head.sources, head.width, weighted).map_err(|m| bad(&m))?,
     };
-    if edges.iter().any(|c| c.commit as usize >= nc) {
+    if edges.edges.iter().any(|c| c.commit as usize >= nc) {
         return Err(bad("a change names a commit it does not hold"));
     }
     let sealed = Sealed {
         commits: head.commits,
-        edges,
+        edges: edges.edges,
+        weights: edges.weights,
         vertices: vertex_changes(vts, &head.ends, nv),
     };
     Ok((head.header, sealed))
@@ -386,7 +385,7 @@ fn changes(
     ns: usize,
     width: usize,
     weighted: bool,
-) -> std::result::Result<(Vec<Change>, &[u8]), String> {
+) -> std::result::Result<(Changes, &[u8]), String> {
     let srcs = &b[..ns * ID_BYTES];
     let ends_at = (ns * ID_BYTES).next_multiple_of(8);
     let ends = &b[ends_at..ends_at + ns * 8];
@@ -394,7 +393,7 @@ fn changes(
     let dsts = &commits[(ne * width).next_multiple_of(8)..];
     let wts = &dsts[(ne * ID_BYTES).next_multiple_of(8)..];
     let vts = &wts[if weighted { ne * 8 } else { 0 }..];
-    let mut edges = Vec::with_capacity(ne);
+    let mut edges = Changes::with_capacity(ne, weighted);
     let (mut last_src, mut from) = (None, 0usize);
     for k in 0..ns {
         let src: VertexId = id_from_le(&srcs[k * ID_BYTES..]);
@@ -403,15 +402,14 @@ fn changes(
         if last_src.is_some_and(|l| l >= src) || end <= from || end > ne {
             return Err("its sources are out of order or their changes out of range".into());
         }
-        edges.extend((from..end).map(|i| Change {
+        edges.edges.extend((from..end).map(|i| Change {
             commit: commit_at(commits, i, width),
             src,
             dst: id_from_le(&dsts[i * ID_BYTES..]),
-            weight: match weighted {
-                true => f64::from_le_bytes(wts[i * 8..i * 8 + 8].try_into().unwrap()),
-                false => 0.0,
-            },
         }));
+        if weighted {
+            (edges.weights).extend((from..end).map(|i| weight_at(wts, i)));
+        }
         (last_src, from) = (Some(src), end);
     }
     match from == ne {
@@ -429,7 +427,7 @@ fn commit_at(b: &[u8], i: usize, width: usize) -> u32 {
 
 /// Format 2's edge changes in `b` (the bytes after the commit table), and the bytes of its
 /// vertex changes.
-fn changes_v2(b: &[u8], ne: usize, weighted: bool) -> (Vec<Change>, &[u8]) {
+fn changes_v2(b: &[u8], ne: usize, weighted: bool) -> (Changes, &[u8]) {
     let ids = &b[(ne * 4).next_multiple_of(8)..];
     let wts = &ids[ne * 2 * ID_BYTES..];
     let vts = &wts[if weighted { ne * 8 } else { 0 }..];
@@ -440,14 +438,19 @@ fn changes_v2(b: &[u8], ne: usize, weighted: bool) -> (Vec<Change>, &[u8]) {
                 commit: u32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap()),
                 src: id_from_le(&ids[at..]),
                 dst: id_from_le(&ids[at + ID_BYTES..]),
-                weight: match weighted {
-                    true => f64::from_le_bytes(wts[i * 8..i * 8 + 8].try_into().unwrap()),
-                    false => 0.0,
-                },
             }
         })
         .collect();
-    (edges, vts)
+    let weights = match weighted {
+        true => (0..ne).map(|i| weight_at(wts, i)).collect(),
+        false => Vec::new(),
+    };
+    (Changes { edges, weights }, vts)
+}
+
+/// Weight `i` of the little-endian f64s in `wts`.
+fn weight_at(wts: &[u8], i: usize) -> f64 {
+    f64::from_le_bytes(wts[i * 8..i * 8 + 8].try_into().unwrap())
 }
 
 /// The `nv` vertex changes in `vts`, each with the commit whose `ends` cover it.
@@ -538,12 +541,7 @@ mod tests {
     use crate::batch::DEL;
 
     fn sample() -> Sealed {
-        let ch = |commit, src, dst, weight| Change {
-            commit,
-            src,
-            dst,
-            weight,
-        };
+        let ch = |commit, src, dst| Change { commit, src, dst };
         Sealed {
             commits: vec![
                 Commit {
@@ -562,7 +560,8 @@ mod tests {
                     vertices: 9,
                 },
             ],
-            edges: vec![ch(0, 1, 2, 0.5), ch(0, 1, 3 | DEL, 2.0), ch(2, 8, 1, 1.5)],
+            edges: vec![ch(0, 1, 2), ch(0, 1, 3 | DEL), ch(2, 8, 1)],
+            weights: vec![0.5, 2.0, 1.5],
             vertices: vec![(1, 3 | DEL), (2, 3)],
         }
     }
@@ -572,7 +571,7 @@ mod tests {
         for weighted in [false, true] {
             let mut s = sample();
             if !weighted {
-                s.edges.iter_mut().for_each(|c| c.weight = 0.0);
+                s.weights.clear();
             }
             let h = Header {
                 min_lsn: 10,
@@ -642,12 +641,12 @@ mod tests {
                     commit,
                     src: (i / 50) as VertexId,
                     dst: i as VertexId,
-                    weight: 0.0,
                 })
                 .collect();
             let s = Sealed {
                 commits,
                 edges,
+                weights: vec![],
                 vertices: vec![],
             };
             let b = encode(&header(), &s);
@@ -725,7 +724,7 @@ mod tests {
             out.extend_from_slice(bytemuck::bytes_of(&c.dst));
         }
         if h.weighted {
-            (s.edges.iter()).for_each(|c| out.extend_from_slice(&c.weight.to_le_bytes()));
+            (0..s.edges.len()).for_each(|i| out.extend_from_slice(&s.weight(i).to_le_bytes()));
         }
         for &(_, x) in &s.vertices {
             out.extend_from_slice(bytemuck::bytes_of(&x));

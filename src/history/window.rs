@@ -60,13 +60,13 @@ fn edge_steps(pieces: &[&Sealed], start: u64, last: u64) -> Vec<Step> {
     let mut out = Vec::new();
     for s in pieces {
         let inside = |lsn: u64| lsn > start && lsn <= last;
-        out.extend(s.edges.iter().filter_map(|c| {
+        out.extend(s.edges.iter().enumerate().filter_map(|(i, c)| {
             let lsn = s.commits[c.commit as usize].lsn;
             inside(lsn).then_some(Step {
                 key: (c.src, id_of(c.dst)),
                 lsn,
                 present: !c.removes(),
-                weight: c.weight,
+                weight: s.weight(i),
             })
         }));
     }

@@ -29,8 +29,10 @@ pub struct Commit {
     pub vertices: u64,
 }
 
-/// One effective change of an edge.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// One effective change of an edge. Its weight, in a weighted store, sits beside it
+/// ([`Sealed::weights`]): an unweighted store's changes take 12 bytes each, not 24, and a
+/// seal emits one per buffered update.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Change {
     /// The commit it happened in: its position among the history's commits.
     pub commit: u32,
@@ -38,8 +40,48 @@ pub struct Change {
     pub src: VertexId,
     /// The edge's destination, with [`DEL`] when the edge went.
     pub dst: VertexId,
-    /// The weight the edge got, or had when it went (0 in unweighted stores).
-    pub weight: f64,
+}
+
+/// Effective changes as a seal emits them, with the weights of a weighted store's beside
+/// them (the weight an edge got, or had when it went; empty in an unweighted store).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Changes {
+    /// The changes.
+    pub edges: Vec<Change>,
+    /// Their weights, parallel to `edges` in a weighted store, else empty.
+    pub weights: Vec<f64>,
+}
+
+impl Changes {
+    /// Room for `n` changes (and weights when `weighted`).
+    pub fn with_capacity(n: usize, weighted: bool) -> Changes {
+        Changes {
+            edges: Vec::with_capacity(n),
+            weights: Vec::with_capacity(if weighted { n } else { 0 }),
+        }
+    }
+
+    /// Appends `c` with its weight `w` (dropped when `weighted` is false).
+    #[inline]
+    pub fn push(&mut self, c: Change, w: f64, weighted: bool) {
+        self.edges.push(c);
+        if weighted {
+            self.weights.push(w);
+        }
+    }
+
+    /// `parts` one after another, each part's buffers freed as soon as it is copied, so
+    /// that joining takes the output once more than the largest part, not twice.
+    pub fn join(parts: Vec<Changes>) -> Changes {
+        let n: usize = parts.iter().map(|p| p.edges.len()).sum();
+        let weighted = parts.iter().any(|p| !p.weights.is_empty());
+        let mut out = Changes::with_capacity(n, weighted);
+        for p in parts {
+            out.edges.extend_from_slice(&p.edges);
+            out.weights.extend_from_slice(&p.weights);
+        }
+        out
+    }
 }
 
 impl Change {
@@ -57,6 +99,8 @@ pub struct Sealed {
     /// Edge changes ordered by source, destination, then commit (a weight change's
     /// removal before its addition): the order the seal emits them in, vertex by vertex.
     pub edges: Vec<Change>,
+    /// In a weighted store, each edge change's weight (parallel to `edges`); else empty.
+    pub weights: Vec<f64>,
     /// Vertex updates ordered by commit, arrival order within one: the commit's position
     /// and the vertex, with [`DEL`] when it was deleted (else inserted or revived).
     pub vertices: Vec<(u32, VertexId)>,
@@ -67,15 +111,19 @@ impl Sealed {
     /// the rest renumbered.
     pub fn from_commit(&self, k: usize) -> Sealed {
         let k32 = k as u32;
+        let kept = || (self.edges.iter().enumerate()).filter(|(_, c)| c.commit >= k32);
         Sealed {
             commits: self.commits[k.min(self.commits.len())..].to_vec(),
-            edges: (self.edges.iter())
-                .filter(|c| c.commit >= k32)
-                .map(|c| Change {
+            edges: kept()
+                .map(|(_, c)| Change {
                     commit: c.commit - k32,
                     ..*c
                 })
                 .collect(),
+            weights: match self.weights.is_empty() {
+                true => Vec::new(),
+                false => kept().map(|(i, _)| self.weights[i]).collect(),
+            },
             vertices: (self.vertices.iter())
                 .filter(|v| v.0 >= k32)
                 .map(|&(c, x)| (c - k32, x))
@@ -101,16 +149,30 @@ impl Sealed {
                 commit: c.commit + base,
                 ..*c
             }));
+            out.weights.extend_from_slice(&p.weights);
             (out.vertices).extend(p.vertices.iter().map(|&(c, v)| (c + base, v)));
         }
-        out.edges.par_sort_by_key(|c| (c.src, id_of(c.dst)));
+        if out.weights.is_empty() {
+            out.edges.par_sort_by_key(|c| (c.src, id_of(c.dst)));
+            return out;
+        }
+        let mut both: Vec<(Change, f64)> = out.edges.into_iter().zip(out.weights).collect();
+        both.par_sort_by_key(|(c, _)| (c.src, id_of(c.dst)));
+        (out.edges, out.weights) = both.into_iter().unzip();
         out
+    }
+
+    /// Edge change `i`'s weight (0 in an unweighted store).
+    #[inline]
+    pub fn weight(&self, i: usize) -> f64 {
+        self.weights.get(i).copied().unwrap_or(0.0)
     }
 
     /// DRAM it takes, in bytes.
     pub fn bytes(&self) -> usize {
         self.commits.len() * std::mem::size_of::<Commit>()
             + self.edges.len() * std::mem::size_of::<Change>()
+            + self.weights.len() * 8
             + self.vertices.len() * std::mem::size_of::<(u32, VertexId)>()
     }
 }
@@ -167,7 +229,7 @@ pub(super) fn emit_inserts(
     undirected: bool,
     scratch: &mut Scratch,
     adds: &mut Vec<VertexId>,
-    out: &mut Vec<Change>,
+    out: &mut Changes,
 ) -> usize {
     let keyed = &mut scratch.keyed;
     keyed.clear();
@@ -178,11 +240,10 @@ pub(super) fn emit_inserts(
         let (x, commit) = g[0];
         adds.push(x);
         if !undirected || x >= u.v {
-            out.push(Change {
+            out.edges.push(Change {
                 commit,
                 src: u.v,
                 dst: x,
-                weight: 0.0,
             });
         }
     }
@@ -208,7 +269,7 @@ pub(super) fn emit(
     prior: &[(&DirData, usize)],
     undirected: bool,
     scratch: &mut Scratch,
-    (out, res): (&mut Vec<Change>, &mut Resolved),
+    (out, res): (&mut Changes, &mut Resolved),
 ) {
     debug_assert_eq!(
         u.entries.len(),
@@ -235,19 +296,18 @@ pub(super) fn emit(
             let i = i as usize;
             let commit = u.commits[i];
             let w = if weighted { u.weights[i] } else { 0.0 };
-            let change = |dst, weight| Change {
+            let change = |dst| Change {
                 commit,
                 src: u.v,
                 dst,
-                weight,
             };
             match (is_del(u.entries[i]), state) {
-                (false, None) => out.push(change(x, w)),
+                (false, None) => out.push(change(x), w, weighted),
                 (false, Some(old)) if weighted && old.to_bits() != w.to_bits() => {
-                    out.push(change(x | DEL, old));
-                    out.push(change(x, w));
+                    out.push(change(x | DEL), old, weighted);
+                    out.push(change(x), w, weighted);
                 }
-                (true, Some(old)) => out.push(change(x | DEL, old)),
+                (true, Some(old)) => out.push(change(x | DEL), old, weighted),
                 _ => continue,
             }
             state = (!is_del(u.entries[i])).then_some(w);

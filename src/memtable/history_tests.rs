@@ -55,19 +55,20 @@ fn apply_model(g: &mut Graph, edges: &[[VertexId; 2]], weights: &[f64], undirect
     }
 }
 
-/// Applies one commit's changes to `g`, checking that each changes something.
-fn apply_changes(g: &mut Graph, changes: &[Change]) {
-    for c in changes {
+/// Applies one commit's changes (each with its weight) to `g`, checking that each changes
+/// something.
+fn apply_changes(g: &mut Graph, changes: &[(Change, f64)]) {
+    for (c, w) in changes {
         let k = (c.src, id_of(c.dst));
         if c.removes() {
             assert_eq!(
                 g.remove(&k),
-                Some(c.weight.to_bits()),
+                Some(w.to_bits()),
                 "{c:?} removes an edge that is there"
             );
         } else {
             assert!(
-                g.insert(k, c.weight.to_bits()).is_none(),
+                g.insert(k, w.to_bits()).is_none(),
                 "{c:?} adds an edge that is absent"
             );
         }
@@ -122,11 +123,18 @@ fn check(seed: u64, undirected: bool, weighted: bool) {
         after.push(model.clone());
     }
     let (_, hist) = m.seal_with_history(&older, 2);
+    let hist = hist.expect("a memtable keeping history seals it");
+    assert_eq!(
+        hist.weights.len(),
+        if weighted { hist.edges.len() } else { 0 }
+    );
+    let weights: Vec<f64> = (0..hist.edges.len()).map(|i| hist.weight(i)).collect();
     let Sealed {
         commits,
         edges,
         vertices,
-    } = hist.expect("a memtable keeping history seals it");
+        ..
+    } = hist;
     assert_eq!(commits.len(), 25);
     assert!(commits.windows(2).all(|p| p[0].lsn < p[1].lsn));
     assert_eq!(
@@ -146,10 +154,9 @@ fn check(seed: u64, undirected: bool, weighted: bool) {
     );
     let mut g = edges_of(&older[0], undirected);
     for (c, want) in after.iter().enumerate() {
-        let mine: Vec<Change> = edges
-            .iter()
-            .filter(|x| x.commit == c as u32)
-            .copied()
+        let mine: Vec<(Change, f64)> = (edges.iter().zip(&weights))
+            .filter(|x| x.0.commit == c as u32)
+            .map(|(&x, &w)| (x, w))
             .collect();
         apply_changes(&mut g, &mine);
         assert_eq!(

@@ -8,7 +8,7 @@
 //! to resolve or sort.
 
 use super::block_log::{BlockLog, Grouped, BLOCK};
-use super::history::{self, Change};
+use super::history::{self, Changes};
 use super::transpose::Transposer;
 use super::Memtable;
 use crate::batch::{id_of, is_del};
@@ -41,7 +41,7 @@ pub(super) fn seal(
     older: &[Arc<Run>],
     meta: RunMeta,
     history: bool,
-) -> (Run, Vec<Change>) {
+) -> (Run, Changes) {
     let vops = last_vertex_ops(&m.vertex_ops);
     let mut sink = Collect {
         space: meta.vertex_space,
@@ -64,7 +64,7 @@ pub(super) fn seal_to_file(
     meta: RunMeta,
     medium: &Arc<dyn Medium>,
     history: bool,
-) -> Result<(Run, Unpersisted, Vec<Change>)> {
+) -> Result<(Run, Unpersisted, Changes)> {
     let vops = last_vertex_ops(&m.vertex_ops);
     let mut sink = ToFile {
         w: RunWriter::create(medium, meta.id, meta.compression)?,
@@ -156,7 +156,7 @@ fn seal_directions(
     min_task: usize,
     history: bool,
     sink: &mut impl Sink,
-) -> Result<Vec<Change>> {
+) -> Result<Changes> {
     let weighted = m.weighted;
     let updates = Source::Updates {
         older,
@@ -205,7 +205,7 @@ fn seal_dir<S>(
     weighted: bool,
     min_task: usize,
     mut sink: S,
-) -> Result<Vec<Change>>
+) -> Result<Changes>
 where
     S: FnMut(Vec<DirPart>) -> Result<()> + Send,
 {
@@ -219,12 +219,12 @@ where
     let mut ready: Option<Vec<DirPart>> = None;
     // Each task's changes, concatenated once at the end: copying them wave by wave into
     // one growing vector cost a bulk load's history two more copies and their page faults.
-    let mut changes: Vec<Vec<Change>> = Vec::new();
+    let mut changes: Vec<Changes> = Vec::new();
     loop {
         let wave: Vec<(usize, BlockLog)> = it.by_ref().take(WAVE).collect();
         if wave.is_empty() {
             ready.map_or(Ok(()), sink)?;
-            return Ok(changes.concat());
+            return Ok(Changes::join(changes));
         }
         let handed = ready.take();
         let ((parts, emitted), res) = rayon::join(
@@ -244,7 +244,7 @@ fn seal_wave(
     src: Source<'_>,
     weighted: bool,
     min_task: usize,
-) -> (Vec<DirPart>, Vec<Vec<Change>>) {
+) -> (Vec<DirPart>, Vec<Changes>) {
     // Each log is dropped once grouped, so the wave holds one copy of its entries.
     let grouped: Vec<(usize, Grouped)> = wave
         .into_par_iter()
@@ -257,11 +257,11 @@ fn seal_wave(
         .iter()
         .flat_map(|(b, g)| g.split(per_task).map(move |r| (*b, g, r)))
         .collect();
-    let done: Vec<(DirPart, Vec<Change>)> = tasks
+    let done: Vec<(DirPart, Changes)> = tasks
         .into_par_iter()
         .map(|(b, g, lvs)| match src {
             Source::Updates { older, history } => seal_range(b, g, lvs, older, weighted, history),
-            Source::Transposed => (take_transposed(b, g, lvs, weighted), Vec::new()),
+            Source::Transposed => (take_transposed(b, g, lvs, weighted), Changes::default()),
         })
         .collect();
     done.into_iter().unzip()
@@ -330,7 +330,7 @@ fn emit_history(
     fresh: bool,
     undirected: bool,
     (scratch, res): (&mut history::Scratch, &mut history::Resolved),
-    (part, changes): (&mut DirPart, &mut Vec<Change>),
+    (part, changes): (&mut DirPart, &mut Changes),
 ) {
     if fresh {
         let n = history::emit_inserts(u, undirected, scratch, &mut part.adds, changes);
@@ -353,14 +353,14 @@ fn seal_range(
     older: &[Arc<Run>],
     weighted: bool,
     history: Option<bool>,
-) -> (DirPart, Vec<Change>) {
+) -> (DirPart, Changes) {
     let mut part = DirPart::default();
     // One change per update at most but for weight changes: sized once, not doubled.
     let expect = match history {
         Some(_) => lvs.clone().map(|lv| grouped.entries(lv).len()).sum(),
         None => 0,
     };
-    let mut changes = Vec::with_capacity(expect);
+    let mut changes = Changes::with_capacity(expect, weighted);
     let mut hist_scratch = history::Scratch::default();
     let mut resolved = history::Resolved::default();
     let mut scratch = Resolve::default();

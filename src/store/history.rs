@@ -58,8 +58,7 @@ impl Recent {
     }
 
     fn put(&mut self, lsns: (u64, u64), s: Arc<Sealed>, budget: usize) {
-        let bytes = s.edges.len() * std::mem::size_of::<crate::memtable::history::Change>()
-            + s.vertices.len() * std::mem::size_of::<(u32, VertexId)>();
+        let bytes = s.bytes();
         if bytes > budget || self.entries.iter().any(|e| e.0 == lsns) {
             return;
         }
