@@ -176,3 +176,35 @@ fn a_seal_emits_exactly_the_effective_changes_of_each_commit() {
         }
     }
 }
+
+/// A memtable keeping history counts, beyond its buffers, room for every change its seal
+/// can emit (one per buffered update, with its weight), so that the budget holds the
+/// sealed history as well: the seal's changes never take more than was counted.
+#[test]
+fn a_memtable_keeping_history_counts_the_changes_its_seal_emits() {
+    for weighted in [false, true] {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+        let (e, ws) = commit(&mut rng, 5000);
+        let ws = if weighted { ws } else { Vec::new() };
+        let mut plain = Memtable::new(false, weighted, 0, SPACE);
+        plain.apply_edges(&e, &ws);
+        let mut kept = Memtable::new(false, weighted, 0, SPACE).keeping_history(true);
+        kept.apply_edges(&e, &ws);
+        kept.max_lsn = e.len() as u64;
+        kept.end_commit(e.len() as u64, 1, SPACE as u64);
+        let counted = kept.bytes() - plain.bytes();
+        let (_, hist) = kept.seal_with_history(&[], 1);
+        let hist = hist.expect("kept");
+        assert!(!hist.edges.is_empty());
+        assert!(
+            hist.bytes() <= counted,
+            "weighted {weighted}: a seal emitted {} bytes of history, {counted} counted",
+            hist.bytes()
+        );
+        let per = std::mem::size_of::<Change>() + if weighted { 8 } else { 0 };
+        assert!(
+            counted >= e.len() * per,
+            "weighted {weighted}: {counted} counted"
+        );
+    }
+}
