@@ -476,22 +476,9 @@ impl Inner {
         parts.runs.retain(|r| r.header.max_lsn <= cut);
         let mut gone = vertex_states(&parts.runs);
         if cut < lsn {
-            let loaded = self.changes_between(pieces, cut, lsn)?;
-            let refs: Vec<&Sealed> = loaded.iter().map(|s| &**s).collect();
-            let (edges, vertices) = self.pool.install(|| net::between(&refs, cut, lsn));
-            drop(loaded);
+            let (edges, vertices) = self.net_between(pieces, cut, lsn)?;
             if !edges.is_empty() {
-                let ups: Vec<[VertexId; 2]> = (edges.iter())
-                    .map(|e| match e.after {
-                        None => [e.src, e.dst | crate::batch::DEL],
-                        Some(_) => [e.src, e.dst],
-                    })
-                    .collect();
-                let weights: Vec<f64> = match self.weighted {
-                    true => edges.iter().map(|e| e.after.unwrap_or(0.0)).collect(),
-                    false => Vec::new(),
-                };
-                let layer = self.layer_run(&parts.runs, parts.n, &ups, &weights);
+                let layer = self.state_run(&parts.runs, parts.n, &edges, End::Later);
                 parts.runs.push(Arc::new(layer));
             }
             for v in &vertices {
@@ -511,11 +498,8 @@ impl Inner {
         pieces: &[Piece],
         lsn: u64,
     ) -> Result<SnapshotParts> {
-        let loaded = self.changes_between(pieces, lsn, parts.lsn)?;
-        let refs: Vec<&Sealed> = loaded.iter().map(|s| &**s).collect();
-        let (edges, vertices) = self.pool.install(|| net::between(&refs, lsn, parts.lsn));
-        drop(loaded);
-        let undo = self.undo_run(&parts.runs, parts.n, &edges);
+        let (edges, vertices) = self.net_between(pieces, lsn, parts.lsn)?;
+        let undo = self.state_run(&parts.runs, parts.n, &edges, End::Earlier);
         parts.runs.push(Arc::new(undo));
         let mut gone = (*parts.deleted).clone();
         for v in &vertices {
@@ -526,20 +510,38 @@ impl Inner {
         Ok(parts)
     }
 
-    /// A run that turns the latest graph `latest` back by the net `edges`: the state each
-    /// had at the earlier commit, resolved against the latest runs.
-    fn undo_run(&self, latest: &[Arc<Run>], n: usize, edges: &[net::EdgeChange]) -> Run {
+    /// The net changes of the commits in `lo+1 ..= hi` among `pieces`, their segments
+    /// read for the purpose and let go once netted.
+    fn net_between(
+        &self,
+        pieces: &[Piece],
+        lo: u64,
+        hi: u64,
+    ) -> Result<(Vec<net::EdgeChange>, Vec<net::VertexChange>)> {
+        let loaded = self.changes_between(pieces, lo, hi)?;
+        let refs: Vec<&Sealed> = loaded.iter().map(|s| &**s).collect();
+        Ok(self.pool.install(|| net::between(&refs, lo, hi)))
+    }
+
+    /// A run that sets each of the net `edges` to its state at `end` over the runs `below`,
+    /// resolved against them: forward from a cut (the later end) or back from the latest
+    /// graph (the earlier end).
+    fn state_run(&self, below: &[Arc<Run>], n: usize, edges: &[net::EdgeChange], end: End) -> Run {
+        let state = |e: &net::EdgeChange| match end {
+            End::Earlier => e.before,
+            End::Later => e.after,
+        };
         let ups: Vec<[VertexId; 2]> = (edges.iter())
-            .map(|e| match e.before {
+            .map(|e| match state(e) {
                 None => [e.src, e.dst | crate::batch::DEL],
                 Some(_) => [e.src, e.dst],
             })
             .collect();
         let weights: Vec<f64> = match self.weighted {
-            true => edges.iter().map(|e| e.before.unwrap_or(0.0)).collect(),
+            true => edges.iter().map(|e| state(e).unwrap_or(0.0)).collect(),
             false => Vec::new(),
         };
-        self.layer_run(latest, n, &ups, &weights)
+        self.layer_run(below, n, &ups, &weights)
     }
 
     /// A DRAM run of the updates `ups` (with `weights` in a weighted store) over `below`,
@@ -674,6 +676,15 @@ pub(super) fn vertices_at(pieces: &[Piece], lsn: u64) -> u64 {
         .flat_map(|p| p.commits.iter())
         .find(|c| c.lsn == lsn)
         .map_or(0, |c| c.vertices)
+}
+
+/// Which end of a stretch of net changes a run sets the edges to.
+#[derive(Clone, Copy)]
+enum End {
+    /// Their state at the earlier commit: undoing.
+    Earlier,
+    /// Their state at the later commit: laying forward.
+    Later,
 }
 
 /// The newest cut at or before `lsn` ([`run_cut`]) that the history kept in `pieces`
