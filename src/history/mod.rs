@@ -18,6 +18,8 @@
 pub(crate) mod lifetime;
 pub(crate) mod net;
 pub(crate) mod segment;
+pub(crate) mod versions;
+pub(crate) mod versions_file;
 pub(crate) mod window;
 
 use std::fmt;

@@ -460,6 +460,13 @@ impl Drop for RunFile {
         if self.obsolete.load(Ordering::Acquire) {
             // A leftover file is harmless: open deletes runs the manifest does not name.
             let _ = self.medium.remove(&self.name);
+            // The run's versions go with it (`history::versions_file`), if it had any.
+            if let Some(id) = Run::parse_file_name(&self.name) {
+                let ver = format!("ver-{id:016x}.ver");
+                if self.medium.exists(&ver) {
+                    let _ = self.medium.remove(&ver);
+                }
+            }
         }
     }
 }

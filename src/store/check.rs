@@ -162,6 +162,11 @@ impl Inner {
                     Err(e) => format!("unreadable ({e})"),
                 };
                 format!("{what}; the next writer's open removes it")
+            } else if let Some(id) = crate::history::versions_file::parse_name(&name) {
+                if root.runs.iter().any(|r| r.id == id) {
+                    continue;
+                }
+                "the versions of a run no longer named; the next writer's open removes them".into()
             } else if Run::parse_tmp_name(&name).is_some() {
                 "a run write cut short; the next writer's open removes it".into()
             } else if super::is_store_file(&name) || segment::parse_name(&name).is_some() {

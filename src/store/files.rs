@@ -220,6 +220,14 @@ pub(super) fn survey(medium: &dyn Medium, root: &Root) -> Result<Survey> {
             out.unfinished.push(name);
             continue;
         }
+        // A run's versions are derived after its commit: those of a run no longer named,
+        // or cut short, go.
+        if let Some(id) = crate::history::versions_file::parse_name(name.trim_end_matches(".tmp")) {
+            if name.ends_with(".tmp") || !root.runs.iter().any(|r| r.id == id) {
+                out.unfinished.push(name);
+            }
+            continue;
+        }
         let Some(id) = Run::parse_file_name(&name) else {
             continue;
         };

@@ -455,6 +455,10 @@ impl Inner {
         if i + 1 == commits.len() {
             return Ok(parts);
         }
+        let versioned = self.parts_versioned(parts.clone(), pieces, point)?;
+        if let Some(v) = versioned {
+            return Ok(v);
+        }
         match forward_cut(&parts.runs, pieces, point) {
             Some(cut) if point - cut <= parts.lsn - point => {
                 self.parts_forward(parts, pieces, cut, point)
@@ -714,7 +718,7 @@ pub(super) fn run_cut(runs: &[Arc<Run>], lsn: u64) -> Option<u64> {
 }
 
 /// The deleted-vertex bits the vertex states of `runs` (oldest first) leave.
-fn vertex_states(runs: &[Arc<Run>]) -> Vec<u64> {
+pub(super) fn vertex_states(runs: &[Arc<Run>]) -> Vec<u64> {
     let mut gone = Vec::new();
     for r in runs {
         for &x in r.vertex_ops.get() {
@@ -725,7 +729,7 @@ fn vertex_states(runs: &[Arc<Run>]) -> Vec<u64> {
 }
 
 /// Marks as deleted every id from `existed` (the ids handed out by the point) below `n`.
-fn mark_unborn(gone: &mut Vec<u64>, existed: u64, n: usize) {
+pub(super) fn mark_unborn(gone: &mut Vec<u64>, existed: u64, n: usize) {
     for v in existed..n as u64 {
         bits::assign(gone, v as VertexId, true);
     }

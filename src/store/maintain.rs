@@ -233,6 +233,7 @@ impl Inner {
                 Merges::Levels => self.compact_levels(&mut m)?,
                 Merges::Overdue => self.merge_overdue(&mut m)?,
             }
+            self.write_versions(&m);
             if !sealed {
                 return Ok(());
             }
@@ -331,6 +332,7 @@ impl Inner {
                 Until::Done,
             )
             .inspect_err(|e| self.poison(e))?;
+            self.write_versions(&m);
         }
         Ok(())
     }

@@ -84,6 +84,7 @@ mod replay;
 mod retention;
 mod rolling;
 mod stats;
+mod versions;
 mod window;
 mod write;
 

@@ -41,6 +41,7 @@ fn is_data_file(name: &str) -> bool {
         || wal::segment::parse_name(name).is_some()
         || wal::segment::is_spare(name)
         || crate::history::segment::parse_name(name).is_some()
+        || crate::history::versions_file::parse_name(name.trim_end_matches(".tmp")).is_some()
 }
 
 /// Whether the directory `dir` holds an evograph store, whole or damaged: a `MANIFEST` (or

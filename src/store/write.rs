@@ -512,6 +512,7 @@ impl Inner {
 
 /// The makings of a [`Snapshot`]: runs, deleted vertices, ids and names, and the LSN up to
 /// which it holds every record.
+#[derive(Clone)]
 pub(super) struct SnapshotParts {
     pub runs: Vec<Arc<crate::run::Run>>,
     pub deleted: Arc<Vec<u64>>,

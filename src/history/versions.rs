@@ -1,0 +1,556 @@
+//! Versions of a run: when each of its entries came, and what came and went before it.
+//!
+//! A run holds the net effect of its LSN range: its adds (edges absent before the range and
+//! present after it) and tombstones (present before, absent after). Its versions say, per
+//! direction, for each add the commit that added it last (`born`), for each tombstone the
+//! commit that removed the edge last (`died`), and every earlier change of an edge inside
+//! the range (`events`: an edge added and removed again, an add before the one that stuck).
+//! Commits are ordinals into the versions' own commit table: `k >= 1` is `commits[k - 1]`,
+//! `0` is before all of them (a change older than the history kept).
+//!
+//! The graph as of commit `P` inside the range is then the runs before the range read in
+//! place with this run *filtered*: its adds born by `P`, its tombstones dead by `P`, and
+//! each changed edge set to its state after the last of its changes by `P` ([`layer_at`]).
+//! That costs one pass over the run, however many changes came after `P`, where undoing
+//! them costs what they do. The latest graph never reads versions: they sit in their own
+//! file beside the run (`versions_file`), derived from the run and the history segments of
+//! its range, and a point whose run has none is built as before.
+//!
+//! Invariants asserted where they must hold ([`build`] refuses a run they do not hold
+//! for): an edge's changes alternate, add and removal; an add's last change is an add and
+//! a tombstone's a removal; every in-list entry is the transpose of exactly one out-list
+//! entry.
+
+use crate::batch::{id_of, is_del};
+use crate::memtable::history::Sealed;
+use crate::run::build::{self, DirPart, RunMeta};
+use crate::run::{Compression, DirData, Run, Sec};
+use crate::types::VertexId;
+use rayon::prelude::*;
+
+/// The top bit of an event's commit ordinal: the edge went.
+pub(crate) const REMOVED: u32 = 1 << 31;
+
+/// One direction's versions, parallel to the run's direction.
+#[derive(Default)]
+pub(crate) struct DirVersions {
+    /// Per add, in the run's order: the ordinal of the commit that added it last.
+    pub born: Sec<u32>,
+    /// Per tombstone, in the run's order: the ordinal of the commit that removed it last.
+    pub died: Sec<u32>,
+    /// Earlier changes, sorted by (vertex, neighbor, commit): the vertex.
+    pub ev_v: Sec<VertexId>,
+    /// Their neighbors.
+    pub ev_nbr: Sec<VertexId>,
+    /// Their commit ordinals, [`REMOVED`] set when the edge went.
+    pub ev_at: Sec<u32>,
+}
+
+/// A run's versions.
+#[derive(Default)]
+pub(crate) struct Versions {
+    /// The run they describe, and its range.
+    pub run_id: u64,
+    pub min_lsn: u64,
+    pub max_lsn: u64,
+    /// The LSNs of the commits ordinals name (`k` names `commits[k - 1]`).
+    pub commits: Sec<u64>,
+    pub out: DirVersions,
+    /// `None` when the run has no in-direction (undirected stores).
+    pub inn: Option<DirVersions>,
+    /// Vertex changes inside the range, in commit order: the ordinal...
+    pub vx_at: Sec<u32>,
+    /// ...and the vertex, with [`crate::batch::DEL`] when it was deleted.
+    pub vx: Sec<VertexId>,
+}
+
+/// An edge change as a build gathers it: (vertex, neighbor, ordinal | REMOVED, sequence).
+type Gathered = (VertexId, VertexId, u32, u64);
+
+/// One direction's columns as a build makes them: born, died, earlier events.
+type Columns = (Vec<u32>, Vec<u32>, Vec<Gathered>);
+
+/// The versions of `run` from the history `pieces` (in LSN order) holding the changes of
+/// its range; `Err` says why they cannot be built (the run and the history disagree, or
+/// the store is weighted or undirected, which versions do not cover yet).
+pub(crate) fn build(run: &Run, pieces: &[&Sealed]) -> Result<Versions, String> {
+    let h = &run.header;
+    if h.flags & crate::run::format::WEIGHTED != 0 || run.inn.is_none() {
+        return Err("versions cover unweighted, directed stores only".into());
+    }
+    let (commits, ords) = commit_table(pieces, h.min_lsn, h.max_lsn);
+    if commits.len() >= REMOVED as usize {
+        return Err("too many commits in one run's range".into());
+    }
+    let changes = gather(pieces, &ords);
+    let (born, died, evs) = out_versions(&run.out, &changes)?;
+    drop(changes);
+    let inn = run.inn.as_ref().expect("checked above");
+    let (born_in, died_in, evs_in) = transpose(&run.out, inn, (&born, &died), &evs)?;
+    let (vx_at, vx) = vertex_changes(pieces, &ords);
+    let dir = |born: Vec<u32>, died: Vec<u32>, evs: Vec<Gathered>| DirVersions {
+        born: Sec::owned(born),
+        died: Sec::owned(died),
+        ev_v: Sec::owned(evs.iter().map(|e| e.0).collect()),
+        ev_nbr: Sec::owned(evs.iter().map(|e| e.1).collect()),
+        ev_at: Sec::owned(evs.iter().map(|e| e.2).collect()),
+    };
+    Ok(Versions {
+        run_id: h.id,
+        min_lsn: h.min_lsn,
+        max_lsn: h.max_lsn,
+        commits: Sec::owned(commits),
+        out: dir(born, died, evs),
+        inn: Some(dir(born_in, died_in, evs_in)),
+        vx_at: Sec::owned(vx_at),
+        vx: Sec::owned(vx),
+    })
+}
+
+/// The LSNs of the commits inside `lo+1 ..= hi` among `pieces`, and per piece the ordinal
+/// of each of its commits (0 for one outside the range).
+fn commit_table(pieces: &[&Sealed], lo: u64, hi: u64) -> (Vec<u64>, Vec<Vec<u32>>) {
+    let mut lsns = Vec::new();
+    let ords = (pieces.iter())
+        .map(|p| {
+            (p.commits.iter())
+                .map(|c| match c.lsn > lo && c.lsn <= hi {
+                    true => {
+                        lsns.push(c.lsn);
+                        lsns.len() as u32
+                    }
+                    false => 0,
+                })
+                .collect()
+        })
+        .collect();
+    (lsns, ords)
+}
+
+/// Every edge change inside the range, sorted by (source, destination, commit) with the
+/// order of one commit's changes kept.
+fn gather(pieces: &[&Sealed], ords: &[Vec<u32>]) -> Vec<Gathered> {
+    let mut out: Vec<Gathered> = Vec::new();
+    for (p, ord) in pieces.iter().zip(ords) {
+        let base = out.len() as u64;
+        out.extend(
+            (p.edges.iter().enumerate())
+                .filter(|(_, c)| ord[c.commit as usize] != 0)
+                .map(|(i, c)| {
+                    let at = ord[c.commit as usize] | if is_del(c.dst) { REMOVED } else { 0 };
+                    (c.src, id_of(c.dst), at, base + i as u64)
+                }),
+        );
+    }
+    out.par_sort_unstable_by_key(|e| (e.0, e.1, e.2 & !REMOVED, e.3));
+    out
+}
+
+/// The out-direction's born and died columns and earlier events, vertex range by range.
+fn out_versions(d: &DirData, changes: &[Gathered]) -> Result<Columns, String> {
+    let n = d.n_index();
+    let chunk = (n / (rayon::current_num_threads() * 8)).max(4096);
+    let ranges: Vec<(usize, usize)> = (0..n.div_ceil(chunk))
+        .map(|c| (c * chunk, ((c + 1) * chunk).min(n)))
+        .collect();
+    let parts: Vec<Columns> = (ranges.par_iter())
+        .map(|&(a, b)| out_range(d, changes, a, b, a == 0, b == n))
+        .collect::<Result<_, String>>()?;
+    let (mut born, mut died, mut evs) = (Vec::new(), Vec::new(), Vec::new());
+    for (b, t, e) in parts {
+        born.extend_from_slice(&b);
+        died.extend_from_slice(&t);
+        evs.extend_from_slice(&e);
+    }
+    if n == 0 {
+        evs = changes.to_vec();
+    }
+    Ok((born, died, evs))
+}
+
+/// [`out_versions`] for index positions `a..b`; the first range also takes changes of
+/// vertices below the index, the last those above it.
+fn out_range(
+    d: &DirData,
+    changes: &[Gathered],
+    a: usize,
+    b: usize,
+    first: bool,
+    last: bool,
+) -> Result<Columns, String> {
+    let lo = if first { 0 } else { d.vid_at(a) };
+    let mut at = if first {
+        0
+    } else {
+        changes.partition_point(|c| c.0 < lo)
+    };
+    let end = match last {
+        true => changes.len(),
+        false => changes.partition_point(|c| c.0 < d.vid_at(b)),
+    };
+    let (mut born, mut died, mut evs) = (Vec::new(), Vec::new(), Vec::new());
+    let mut buf = Vec::new();
+    for i in a..b {
+        let v = d.vid_at(i);
+        let from = at + changes[at..end].partition_point(|c| c.0 < v);
+        evs.extend_from_slice(&changes[at..from]);
+        at = from + changes[from..end].partition_point(|c| c.0 == v);
+        let adds = d.adds_into(i, &mut buf);
+        let (nb, nd) = (born.len(), died.len());
+        born.resize(nb + adds.len(), 0);
+        died.resize(nd + d.tombs_at(i).len(), 0);
+        let cols = (&mut born[nb..], &mut died[nd..]);
+        vertex_versions(adds, d.tombs_at(i), &changes[from..at], cols, &mut evs)?;
+    }
+    evs.extend_from_slice(&changes[at..end]);
+    Ok((born, died, evs))
+}
+
+/// One vertex: each neighbor's changes `ch` (sorted by neighbor, then commit) set the born
+/// of its add or the died of its tombstone to the last of them; the rest go to `evs`.
+fn vertex_versions(
+    adds: &[VertexId],
+    tombs: &[VertexId],
+    ch: &[Gathered],
+    (born, died): (&mut [u32], &mut [u32]),
+    evs: &mut Vec<Gathered>,
+) -> Result<(), String> {
+    for g in ch.chunk_by(|x, y| x.1 == y.1) {
+        alternates(g)?;
+        let (x, last) = (g[0].1, g[g.len() - 1]);
+        let removed = last.2 & REMOVED != 0;
+        if let Ok(k) = adds.binary_search(&x) {
+            if removed {
+                return Err(format!(
+                    "edge {} -> {x}: an add whose last change removed it",
+                    g[0].0
+                ));
+            }
+            born[k] = last.2;
+            evs.extend_from_slice(&g[..g.len() - 1]);
+        } else if let Ok(k) = tombs.binary_search(&x) {
+            if !removed {
+                return Err(format!(
+                    "edge {} -> {x}: a tombstone whose last change added it",
+                    g[0].0
+                ));
+            }
+            died[k] = last.2 & !REMOVED;
+            evs.extend_from_slice(&g[..g.len() - 1]);
+        } else if (g[0].2 & REMOVED) == (last.2 & REMOVED) {
+            return Err(format!(
+                "edge {} -> {x}: changed on net but in neither list",
+                g[0].0
+            ));
+        } else {
+            evs.extend_from_slice(g);
+        }
+    }
+    Ok(())
+}
+
+/// The invariant of effective changes: an edge's changes alternate, add and removal.
+fn alternates(g: &[Gathered]) -> Result<(), String> {
+    match g.windows(2).all(|w| (w[0].2 ^ w[1].2) & REMOVED != 0) {
+        true => Ok(()),
+        false => Err(format!(
+            "edge {} -> {}: changes that do not alternate",
+            g[0].0, g[0].1
+        )),
+    }
+}
+
+/// The in-direction's columns from the out-direction's: each in-list entry is the
+/// transpose of one out-list entry, so walking the out-lists in source order fills every
+/// in-list in its own (source) order.
+fn transpose(
+    out: &DirData,
+    inn: &DirData,
+    (born, died): (&[u32], &[u32]),
+    evs: &[Gathered],
+) -> Result<Columns, String> {
+    let starts = list_starts(inn);
+    let tstarts: Vec<u64> = match inn.toffs.get().is_empty() {
+        true => vec![0; inn.n_index() + 1],
+        false => inn.toffs.get().to_vec(),
+    };
+    let (mut cur, mut tcur) = (starts.clone(), tstarts.clone());
+    let mut born_in = vec![0u32; inn.n_adds() as usize];
+    let mut died_in = vec![0u32; inn.n_tombs() as usize];
+    let (mut k, mut t, mut buf) = (0usize, 0usize, Vec::new());
+    for i in 0..out.n_index() {
+        let v = out.vid_at(i);
+        for &w in out.adds_into(i, &mut buf) {
+            let j = inn
+                .index_of(w)
+                .ok_or_else(|| format!("{v} -> {w} has no in-list"))?;
+            born_in[slot(&mut cur, j, starts[j + 1])?] = born[k];
+            k += 1;
+        }
+        for &w in out.tombs_at(i) {
+            let j = inn
+                .index_of(w)
+                .ok_or_else(|| format!("{v} -> {w} has no in-tombstone"))?;
+            died_in[slot(&mut tcur, j, tstarts[j + 1])?] = died[t];
+            t += 1;
+        }
+    }
+    if cur[..cur.len() - 1] != starts[1..] || tcur[..tcur.len() - 1] != tstarts[1..] {
+        return Err("the in-lists are not the transpose of the out-lists".into());
+    }
+    let mut evs_in: Vec<Gathered> = evs.iter().map(|e| (e.1, e.0, e.2, e.3)).collect();
+    evs_in.par_sort_unstable_by_key(|e| (e.0, e.1, e.2 & !REMOVED, e.3));
+    Ok((born_in, died_in, evs_in))
+}
+
+/// The next free position of in-list `j`, which ends at `end`.
+fn slot(cur: &mut [u64], j: usize, end: u64) -> Result<usize, String> {
+    let at = cur[j];
+    if at >= end {
+        return Err("an in-list shorter than its transpose".into());
+    }
+    cur[j] += 1;
+    Ok(at as usize)
+}
+
+/// Where each indexed vertex's neighbors start among a direction's, and the end.
+fn list_starts(d: &DirData) -> Vec<u64> {
+    if !d.is_packed() {
+        return d.offs.get().to_vec();
+    }
+    let mut s = Vec::with_capacity(d.n_index() + 1);
+    let mut at = 0u64;
+    s.push(0);
+    for i in 0..d.n_index() {
+        at += d.degree_at(i) as u64;
+        s.push(at);
+    }
+    s
+}
+
+/// The vertex changes inside the range, in commit order.
+fn vertex_changes(pieces: &[&Sealed], ords: &[Vec<u32>]) -> (Vec<u32>, Vec<VertexId>) {
+    (pieces.iter().zip(ords))
+        .flat_map(|(p, ord)| p.vertices.iter().map(move |&(c, x)| (ord[c as usize], x)))
+        .filter(|&(o, _)| o != 0)
+        .unzip()
+}
+
+/// The run `run` read as of the commit with LSN `lsn` inside its range, as a DRAM run of
+/// the same range start and partition: its entries filtered by their versions `ver`,
+/// resolved against the runs before it as `run` is. `id` names the new run.
+pub(crate) fn layer_at(run: &Run, ver: &Versions, lsn: u64, id: u64) -> Run {
+    let q = ver.commits.get().partition_point(|&c| c <= lsn) as u32;
+    let space = run.header.vertex_space;
+    let out = dir_at(&run.out, &ver.out, q, space);
+    let inn = (run.inn.as_ref())
+        .zip(ver.inn.as_ref())
+        .map(|(d, v)| dir_at(d, v, q, space));
+    let meta = RunMeta {
+        id,
+        level: run.header.level,
+        min_lsn: run.header.min_lsn,
+        max_lsn: lsn,
+        vertex_space: space,
+        weighted: false,
+        part_shift: run.header.part_shift(),
+        compression: Compression::None,
+        stamp: run.header.stamp.unwrap_or_default(),
+        last_time: None,
+    };
+    build::finish(meta, out, inn, vertex_ops_at(run, ver, q))
+}
+
+/// One direction as of ordinal `q`, vertex range by range.
+fn dir_at(d: &DirData, v: &DirVersions, q: u32, space: u64) -> DirData {
+    let n = d.n_index();
+    let chunk = (n / (rayon::current_num_threads() * 8)).max(4096);
+    let ranges: Vec<(usize, usize)> = (0..n.div_ceil(chunk).max(1))
+        .map(|c| (c * chunk, ((c + 1) * chunk).min(n)))
+        .collect();
+    let parts: Vec<DirPart> = (ranges.par_iter())
+        .map(|&(a, b)| range_at(d, v, q, (a, b), (a == 0, b == n)))
+        .collect();
+    build::assemble(parts, space, false)
+}
+
+/// [`dir_at`] for index positions `a..b` (and, at the ends, the changes of vertices the
+/// index does not hold below or above it).
+fn range_at(
+    d: &DirData,
+    ver: &DirVersions,
+    q: u32,
+    (a, b): (usize, usize),
+    (first, last): (bool, bool),
+) -> DirPart {
+    let ev_v = ver.ev_v.get();
+    let lo = if first {
+        0
+    } else {
+        ev_v.partition_point(|&x| x < d.vid_at(a))
+    };
+    let hi = match last {
+        true => ev_v.len(),
+        false => ev_v.partition_point(|&x| x < d.vid_at(b)),
+    };
+    let offs = list_starts_range(d, a, b);
+    let toffs = d.toffs.get();
+    let mut part = DirPart::default();
+    let mut s = Scratch::default();
+    let mut e = lo;
+    for i in a..b.max(a) {
+        let v = d.vid_at(i);
+        while e < hi && ev_v[e] < v {
+            e = s.events_only(ver, q, e, hi, &mut part);
+        }
+        let end = e + ev_v[e..hi].partition_point(|&x| x == v);
+        let born = &ver.born.get()[offs[i - a] as usize..offs[i - a + 1] as usize];
+        let died = match toffs.is_empty() {
+            true => &[][..],
+            false => &ver.died.get()[toffs[i] as usize..toffs[i + 1] as usize],
+        };
+        let adds = d.adds_into(i, &mut s.buf).to_vec();
+        s.vertex(&adds, born, d.tombs_at(i), died, (ver, e, end), q);
+        part.push(v, &s.adds, &s.tombs);
+        e = end;
+    }
+    while e < hi {
+        e = s.events_only(ver, q, e, hi, &mut part);
+    }
+    part
+}
+
+/// Neighbor starts of index positions `a..=b`.
+fn list_starts_range(d: &DirData, a: usize, b: usize) -> Vec<u64> {
+    if !d.is_packed() {
+        return d.offs.get()[a..=b].to_vec();
+    }
+    // A packed direction's positions in `born` are running sums of degrees from the start.
+    let before: u64 = (0..a).map(|i| d.degree_at(i) as u64).sum();
+    let mut s = vec![before];
+    for i in a..b {
+        s.push(s[s.len() - 1] + d.degree_at(i) as u64);
+    }
+    s
+}
+
+/// Per-vertex work space of a filter.
+#[derive(Default)]
+struct Scratch {
+    buf: Vec<VertexId>,
+    adds: Vec<VertexId>,
+    tombs: Vec<VertexId>,
+    more_adds: Vec<VertexId>,
+    more_tombs: Vec<VertexId>,
+}
+
+impl Scratch {
+    /// A vertex the run's index does not hold but whose edges changed inside the range
+    /// (events `e..` of it): pushed as of `q`; returns where its events end.
+    fn events_only(
+        &mut self,
+        ver: &DirVersions,
+        q: u32,
+        e: usize,
+        hi: usize,
+        part: &mut DirPart,
+    ) -> usize {
+        let ev_v = ver.ev_v.get();
+        let v = ev_v[e];
+        let end = e + ev_v[e..hi].partition_point(|&x| x == v);
+        self.vertex(&[], &[], &[], &[], (ver, e, end), q);
+        part.push(v, &self.adds, &self.tombs);
+        end
+    }
+
+    /// One vertex as of `q`: its adds born by then, its tombstones dead by then, and each
+    /// neighbor with earlier events set to its state after the last of them by then.
+    fn vertex(
+        &mut self,
+        adds: &[VertexId],
+        born: &[u32],
+        tombs: &[VertexId],
+        died: &[u32],
+        (ver, e, end): (&DirVersions, usize, usize),
+        q: u32,
+    ) {
+        self.adds.clear();
+        self.tombs.clear();
+        self.adds
+            .extend(adds.iter().zip(born).filter(|p| *p.1 <= q).map(|p| *p.0));
+        self.tombs
+            .extend(tombs.iter().zip(died).filter(|p| *p.1 <= q).map(|p| *p.0));
+        if e == end {
+            return;
+        }
+        self.more_adds.clear();
+        self.more_tombs.clear();
+        let (nbr, at) = (&ver.ev_nbr.get()[e..end], &ver.ev_at.get()[e..end]);
+        let mut g = 0;
+        while g < nbr.len() {
+            let x = nbr[g];
+            let n = nbr[g..].partition_point(|&y| y == x);
+            let fin = match (adds.binary_search(&x), tombs.binary_search(&x)) {
+                (Ok(k), _) => Some(born[k]),
+                (_, Ok(k)) => Some(died[k]),
+                _ => None,
+            };
+            if fin.is_none_or(|f| f > q) {
+                self.settle(x, &at[g..g + n], q);
+            }
+            g += n;
+        }
+        merge_into(&mut self.adds, &self.more_adds);
+        merge_into(&mut self.tombs, &self.more_tombs);
+    }
+
+    /// Neighbor `x` whose last change by `q` (if any) is among `at`: present or absent as
+    /// that change left it, or as it was before the first one.
+    fn settle(&mut self, x: VertexId, at: &[u32], q: u32) {
+        let started = at[0] & REMOVED != 0;
+        let by = at.partition_point(|&a| a & !REMOVED <= q);
+        let now = match by {
+            0 => started,
+            k => at[k - 1] & REMOVED == 0,
+        };
+        match (started, now) {
+            (false, true) => self.more_adds.push(x),
+            (true, false) => self.more_tombs.push(x),
+            _ => {}
+        }
+    }
+}
+
+/// `a` (sorted) with the sorted `b` merged in.
+fn merge_into(a: &mut Vec<VertexId>, b: &[VertexId]) {
+    if b.is_empty() {
+        return;
+    }
+    a.extend_from_slice(b);
+    a.sort_unstable();
+}
+
+/// The vertex states the run sets as of `q`: each vertex changed inside the range as its
+/// last change by then left it (or as it was before its first), the others as the run
+/// leaves them.
+fn vertex_ops_at(run: &Run, ver: &Versions, q: u32) -> Vec<VertexId> {
+    let mut changed: Vec<(VertexId, usize)> = (ver.vx.get().iter().enumerate())
+        .map(|(i, &x)| (id_of(x), i))
+        .collect();
+    changed.sort_unstable();
+    let (at, vx) = (ver.vx_at.get(), ver.vx.get());
+    let mut ops: Vec<VertexId> = Vec::new();
+    for g in changed.chunk_by(|a, b| a.0 == b.0) {
+        let by = g.partition_point(|&(_, i)| at[i] <= q);
+        let x = match by {
+            0 => vx[g[0].1] ^ crate::batch::DEL,
+            k => vx[g[k - 1].1],
+        };
+        ops.push(x);
+    }
+    let unchanged = (run.vertex_ops.get().iter())
+        .filter(|&&x| changed.binary_search_by_key(&id_of(x), |c| c.0).is_err());
+    ops.extend(unchanged);
+    ops.sort_unstable_by_key(|&x| id_of(x));
+    ops
+}

@@ -1,0 +1,108 @@
+//! The store's side of run versions ([`crate::history::versions`]): a writer derives them
+//! for each committed run after its commit, and a point inside a run's range reads the run
+//! filtered by them instead of undoing every later change.
+//!
+//! Versions are derived data, never a commit's business: a flush or merge commits its run
+//! (and history segment) as before, then writes the run's versions file. A crash before that
+//! file is whole leaves a run without versions, which the next writer derives again; a
+//! reader that finds none (or a damaged one) builds the point by the other routes. The file
+//! goes with its run (`RunFile`'s drop, and open's survey of files no run names).
+
+use super::history::Piece;
+use super::write::SnapshotParts;
+use super::{Inner, Maint};
+use crate::history::versions::{self, Versions};
+use crate::history::versions_file;
+use crate::memtable::history::Sealed;
+use crate::run::Run;
+use crate::Result;
+use std::sync::Arc;
+
+impl Inner {
+    /// Writes the versions of every committed run that has none yet, while the store keeps
+    /// history. A failure is reported to no one: the run is read without versions (slower,
+    /// never wrong), and the next flush tries again. The caller holds `maint` (`_m`), so
+    /// no merge retires a run while its versions are derived.
+    pub(super) fn write_versions(&self, _m: &Maint) {
+        if self.opts.read_only || !self.keeps_history() || self.weighted || self.undirected {
+            return;
+        }
+        let store_id = self.store_id();
+        for run in self.file_runs() {
+            let name = versions_file::file_name(run.header.id);
+            if run.header.min_lsn >= run.header.max_lsn || self.medium.exists(&name) {
+                continue;
+            }
+            let Ok(Some(v)) = self.derive_versions(&run) else {
+                continue;
+            };
+            if versions_file::write(&*self.medium, &v, store_id).is_err() {
+                let _ = self.medium.remove(&format!("{name}.tmp"));
+            }
+        }
+    }
+
+    /// The versions of `run` from the committed history segments of its range; `None` when
+    /// no segment covers any of it (history was not kept then).
+    fn derive_versions(&self, run: &Run) -> Result<Option<Versions>> {
+        let (lo, hi) = (run.header.min_lsn, run.header.max_lsn);
+        let segments = self.history.lock().unwrap().segments.clone();
+        let loaded: Vec<Arc<Sealed>> = (segments.iter())
+            .filter(|s| s.r.max_lsn > lo && s.r.min_lsn < hi)
+            .map(|s| self.segment_changes(s))
+            .collect::<Result<_>>()?;
+        if loaded.is_empty() {
+            return Ok(None);
+        }
+        run.verify()?;
+        let refs: Vec<&Sealed> = loaded.iter().map(|s| &**s).collect();
+        Ok(self.pool.install(|| versions::build(run, &refs)).ok())
+    }
+
+    /// The store id files are stamped with (0 for stores from before stamps).
+    fn store_id(&self) -> u64 {
+        self.manifest.lock().unwrap().root().store_id.unwrap_or(0)
+    }
+
+    /// The graph at commit `lsn` from the runs read in place: those wholly before it as
+    /// they are, each run whose range holds it filtered by its versions, those after it
+    /// left out. `None` when a run that holds `lsn` has no usable versions (a DRAM run, or
+    /// one whose versions are not written yet or are damaged).
+    pub(super) fn parts_versioned(
+        &self,
+        mut parts: SnapshotParts,
+        pieces: &[Piece],
+        lsn: u64,
+    ) -> Result<Option<SnapshotParts>> {
+        let store_id = self.store_id();
+        let mut runs = Vec::with_capacity(parts.runs.len());
+        for r in &parts.runs {
+            let (lo, hi) = (r.header.min_lsn, r.header.max_lsn);
+            if hi <= lsn {
+                runs.push(r.clone());
+                continue;
+            }
+            if lo >= lsn {
+                continue;
+            }
+            if r.in_dram() {
+                return Ok(None);
+            }
+            let Ok(Some(v)) = versions_file::read(&*self.medium, r, store_id) else {
+                return Ok(None);
+            };
+            r.verify()?;
+            let id = self
+                .next_run_id
+                .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+            runs.push(Arc::new(
+                self.pool.install(|| versions::layer_at(r, &v, lsn, id)),
+            ));
+        }
+        let mut gone = super::history::vertex_states(&runs);
+        super::history::mark_unborn(&mut gone, super::history::vertices_at(pieces, lsn), parts.n);
+        parts.runs = runs;
+        parts.deleted = Arc::new(gone);
+        Ok(Some(parts))
+    }
+}
