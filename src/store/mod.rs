@@ -225,6 +225,8 @@ struct Inner {
     log_claimed: AtomicBool,
     wal: Option<Wal>,
     next_run_id: AtomicU64,
+    /// Runs whose versions this handle could not derive (`versions.rs`): not tried again.
+    versions_refused: Mutex<std::collections::HashSet<u64>>,
     /// Partition shift of the partition runs merges write (0: none); the store's own if
     /// it has partition runs, else [`Options::partition_bits`].
     part_shift: u32,

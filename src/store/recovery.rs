@@ -307,6 +307,7 @@ fn assemble(
         wal,
         run_bytes: Default::default(),
         next_run_id: AtomicU64::new(next_run_id),
+        versions_refused: Default::default(),
         part_shift,
         poisoned: Mutex::new(None),
         shutdown: AtomicBool::new(false),

@@ -21,7 +21,8 @@ use std::sync::Arc;
 impl Inner {
     /// Writes the versions of every committed run that has none yet, while the store keeps
     /// history. A failure is reported to no one: the run is read without versions (slower,
-    /// never wrong), and the next flush tries again. The caller holds `maint` (`_m`), so
+    /// never wrong). A run whose versions cannot be derived is not tried again by this
+    /// handle; one whose file could not be written is, at the next flush. The caller holds `maint` (`_m`), so
     /// no merge retires a run while its versions are derived.
     pub(super) fn write_versions(&self, _m: &Maint) {
         if self.opts.read_only || !self.keeps_history() || self.weighted || self.undirected {
@@ -30,10 +31,15 @@ impl Inner {
         let store_id = self.store_id();
         for run in self.file_runs() {
             let name = versions_file::file_name(run.header.id);
-            if run.header.min_lsn >= run.header.max_lsn || self.medium.exists(&name) {
+            let refused = |id| self.versions_refused.lock().unwrap().contains(&id);
+            if run.header.min_lsn >= run.header.max_lsn
+                || refused(run.header.id)
+                || self.medium.exists(&name)
+            {
                 continue;
             }
             let Ok(Some(v)) = self.derive_versions(&run) else {
+                self.versions_refused.lock().unwrap().insert(run.header.id);
                 continue;
             };
             if versions_file::write(&*self.medium, &v, store_id).is_err() {
