@@ -156,6 +156,7 @@ fn damaged_history_is_named_by_check_and_refused_by_the_points_that_need_it() {
         .find(|p| p.extension().is_some_and(|x| x == "hist"))
         .expect("a history segment");
     let good = std::fs::read(&seg).unwrap();
+    let at3 = sorted(&ok(&["export", &s, "--at", "3"]));
     // The last byte is a change (the body); byte 120 is in the commit table (the head),
     // after the 104-byte header.
     for (at, what) in [(good.len() - 1, "checksum mismatch"), (120, "in its head")] {
@@ -170,8 +171,19 @@ fn damaged_history_is_named_by_check_and_refused_by_the_points_that_need_it() {
             text.contains("history segment") && text.contains(what),
             "{text}"
         );
-        let err = fails(&["export", &s, "--at", "3"], "history segment");
+        // A diff reads the changes; a point reads the commit table, and the run filtered
+        // by its versions (derived when the segment was sound) instead of the changes.
+        let err = fails(
+            &["diff", &s, "--from", "3", "--to", "10"],
+            "history segment",
+        );
         assert!(err.contains(what), "{err}");
+        if at == 120 {
+            let err = fails(&["export", &s, "--at", "3"], "history segment");
+            assert!(err.contains(what), "{err}");
+        } else {
+            assert_eq!(sorted(&ok(&["export", &s, "--at", "3"])), at3);
+        }
         // The latest graph does not need history.
         assert_eq!(sorted(&ok(&["export", &s])), sorted("2 3\n3 4\n1 2\n4 5\n"));
     }

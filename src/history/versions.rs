@@ -18,8 +18,8 @@
 //!
 //! Invariants asserted where they must hold ([`build`] refuses a run they do not hold
 //! for): an edge's changes alternate, add and removal; an add's last change is an add and
-//! a tombstone's a removal; every in-list entry is the transpose of exactly one out-list
-//! entry.
+//! a tombstone's a removal. Each direction is derived on its own from the changes of the
+//! vertices the run holds (a partition run holds one vertex range's lists in each).
 
 use crate::batch::{id_of, is_del};
 use crate::memtable::history::Sealed;
@@ -64,44 +64,61 @@ pub(crate) struct Versions {
     pub vx: Sec<VertexId>,
 }
 
-/// An edge change as a build gathers it: (vertex, neighbor, ordinal | REMOVED, sequence).
-type Gathered = (VertexId, VertexId, u32, u64);
+/// An edge change as a build gathers it, keyed by the vertex whose list it is in:
+/// (vertex, neighbor, ordinal | REMOVED).
+type Gathered = (VertexId, VertexId, u32);
 
 /// One direction's columns as a build makes them: born, died, earlier events.
 type Columns = (Vec<u32>, Vec<u32>, Vec<Gathered>);
 
+/// Which lists a build gathers changes for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lists {
+    /// Out-lists: keyed by source.
+    Out,
+    /// In-lists: keyed by destination.
+    In,
+    /// Both ends' (an undirected store's one adjacency): each change keyed by either end.
+    Both,
+}
+
 /// The versions of `run` from the history `pieces` (in LSN order) holding the changes of
 /// its range; `Err` says why they cannot be built (the run and the history disagree, or
-/// the store is weighted or undirected, which versions do not cover yet).
+/// the store is weighted, which versions do not cover yet).
 pub(crate) fn build(run: &Run, pieces: &[&Sealed]) -> Result<Versions, String> {
     let h = &run.header;
-    if h.flags & crate::run::format::WEIGHTED != 0 || run.inn.is_none() {
-        return Err("versions cover unweighted, directed stores only".into());
+    if h.flags & crate::run::format::WEIGHTED != 0 {
+        return Err("versions cover unweighted stores only".into());
     }
     let (commits, ords) = commit_table(pieces, h.min_lsn, h.max_lsn);
     if commits.len() >= REMOVED as usize {
         return Err("too many commits in one run's range".into());
     }
-    let changes = gather(pieces, &ords);
-    let (born, died, evs) = out_versions(&run.out, &changes)?;
-    drop(changes);
-    let inn = run.inn.as_ref().expect("checked above");
-    let (born_in, died_in, evs_in) = transpose(&run.out, inn, (&born, &died), &evs)?;
-    let (vx_at, vx) = vertex_changes(pieces, &ords);
-    let dir = |born: Vec<u32>, died: Vec<u32>, evs: Vec<Gathered>| DirVersions {
-        born: Sec::owned(born),
-        died: Sec::owned(died),
-        ev_v: Sec::owned(evs.iter().map(|e| e.0).collect()),
-        ev_nbr: Sec::owned(evs.iter().map(|e| e.1).collect()),
-        ev_at: Sec::owned(evs.iter().map(|e| e.2).collect()),
+    let span = h.span();
+    let dir = |d: &DirData, lists: Lists| -> Result<DirVersions, String> {
+        let changes = gather(pieces, &ords, lists, &span);
+        let (born, died, evs) = dir_versions(d, &changes)?;
+        drop(changes);
+        Ok(DirVersions {
+            born: Sec::owned(born),
+            died: Sec::owned(died),
+            ev_v: Sec::owned(evs.iter().map(|e| e.0).collect()),
+            ev_nbr: Sec::owned(evs.iter().map(|e| e.1).collect()),
+            ev_at: Sec::owned(evs.iter().map(|e| e.2).collect()),
+        })
     };
+    let (out, inn) = match &run.inn {
+        Some(i) => (dir(&run.out, Lists::Out)?, Some(dir(i, Lists::In)?)),
+        None => (dir(&run.out, Lists::Both)?, None),
+    };
+    let (vx_at, vx) = vertex_changes(pieces, &ords, &span);
     Ok(Versions {
         run_id: h.id,
         min_lsn: h.min_lsn,
         max_lsn: h.max_lsn,
         commits: Sec::owned(commits),
-        out: dir(born, died, evs),
-        inn: Some(dir(born_in, died_in, evs_in)),
+        out,
+        inn,
         vx_at: Sec::owned(vx_at),
         vx: Sec::owned(vx),
     })
@@ -127,34 +144,54 @@ fn commit_table(pieces: &[&Sealed], lo: u64, hi: u64) -> (Vec<u64>, Vec<Vec<u32>
     (lsns, ords)
 }
 
-/// Every edge change inside the range, sorted by (source, destination, commit) with the
-/// order of one commit's changes kept.
-fn gather(pieces: &[&Sealed], ords: &[Vec<u32>]) -> Vec<Gathered> {
+/// Every edge change inside the range whose list lies in the run's vertex `span`, keyed
+/// as `lists` says and sorted by (vertex, neighbor, commit), the order of one commit's
+/// changes kept (a stable sort).
+fn gather(
+    pieces: &[&Sealed],
+    ords: &[Vec<u32>],
+    lists: Lists,
+    span: &std::ops::Range<u64>,
+) -> Vec<Gathered> {
     let mut out: Vec<Gathered> = Vec::new();
+    let mut keep = |v: VertexId, nbr: VertexId, at: u32| {
+        if span.contains(&(v as u64)) {
+            out.push((v, nbr, at));
+        }
+    };
     for (p, ord) in pieces.iter().zip(ords) {
-        let base = out.len() as u64;
-        out.extend(
-            (p.edges.iter().enumerate())
-                .filter(|(_, c)| ord[c.commit as usize] != 0)
-                .map(|(i, c)| {
-                    let at = ord[c.commit as usize] | if is_del(c.dst) { REMOVED } else { 0 };
-                    (c.src, id_of(c.dst), at, base + i as u64)
-                }),
-        );
+        for c in &p.edges {
+            let o = ord[c.commit as usize];
+            if o == 0 {
+                continue;
+            }
+            let (src, dst) = (c.src, id_of(c.dst));
+            let at = o | if is_del(c.dst) { REMOVED } else { 0 };
+            match lists {
+                Lists::Out => keep(src, dst, at),
+                Lists::In => keep(dst, src, at),
+                Lists::Both => {
+                    keep(src, dst, at);
+                    if src != dst {
+                        keep(dst, src, at);
+                    }
+                }
+            }
+        }
     }
-    out.par_sort_unstable_by_key(|e| (e.0, e.1, e.2 & !REMOVED, e.3));
+    out.par_sort_by_key(|e| (e.0, e.1, e.2 & !REMOVED));
     out
 }
 
-/// The out-direction's born and died columns and earlier events, vertex range by range.
-fn out_versions(d: &DirData, changes: &[Gathered]) -> Result<Columns, String> {
+/// A direction's born and died columns and earlier events, vertex range by range.
+fn dir_versions(d: &DirData, changes: &[Gathered]) -> Result<Columns, String> {
     let n = d.n_index();
     let chunk = (n / (rayon::current_num_threads() * 8)).max(4096);
     let ranges: Vec<(usize, usize)> = (0..n.div_ceil(chunk))
         .map(|c| (c * chunk, ((c + 1) * chunk).min(n)))
         .collect();
     let parts: Vec<Columns> = (ranges.par_iter())
-        .map(|&(a, b)| out_range(d, changes, a, b, a == 0, b == n))
+        .map(|&(a, b)| dir_range(d, changes, a, b, a == 0, b == n))
         .collect::<Result<_, String>>()?;
     let (mut born, mut died, mut evs) = (Vec::new(), Vec::new(), Vec::new());
     for (b, t, e) in parts {
@@ -168,9 +205,9 @@ fn out_versions(d: &DirData, changes: &[Gathered]) -> Result<Columns, String> {
     Ok((born, died, evs))
 }
 
-/// [`out_versions`] for index positions `a..b`; the first range also takes changes of
+/// [`dir_versions`] for index positions `a..b`; the first range also takes changes of
 /// vertices below the index, the last those above it.
-fn out_range(
+fn dir_range(
     d: &DirData,
     changes: &[Gathered],
     a: usize,
@@ -237,11 +274,6 @@ fn vertex_versions(
             }
             died[k] = last.2 & !REMOVED;
             evs.extend_from_slice(&g[..g.len() - 1]);
-        } else if (g[0].2 & REMOVED) == (last.2 & REMOVED) {
-            return Err(format!(
-                "edge {} -> {x}: changed on net but in neither list",
-                g[0].0
-            ));
         } else {
             evs.extend_from_slice(g);
         }
@@ -260,79 +292,15 @@ fn alternates(g: &[Gathered]) -> Result<(), String> {
     }
 }
 
-/// The in-direction's columns from the out-direction's: each in-list entry is the
-/// transpose of one out-list entry, so walking the out-lists in source order fills every
-/// in-list in its own (source) order.
-fn transpose(
-    out: &DirData,
-    inn: &DirData,
-    (born, died): (&[u32], &[u32]),
-    evs: &[Gathered],
-) -> Result<Columns, String> {
-    let starts = list_starts(inn);
-    let tstarts: Vec<u64> = match inn.toffs.get().is_empty() {
-        true => vec![0; inn.n_index() + 1],
-        false => inn.toffs.get().to_vec(),
-    };
-    let (mut cur, mut tcur) = (starts.clone(), tstarts.clone());
-    let mut born_in = vec![0u32; inn.n_adds() as usize];
-    let mut died_in = vec![0u32; inn.n_tombs() as usize];
-    let (mut k, mut t, mut buf) = (0usize, 0usize, Vec::new());
-    for i in 0..out.n_index() {
-        let v = out.vid_at(i);
-        for &w in out.adds_into(i, &mut buf) {
-            let j = inn
-                .index_of(w)
-                .ok_or_else(|| format!("{v} -> {w} has no in-list"))?;
-            born_in[slot(&mut cur, j, starts[j + 1])?] = born[k];
-            k += 1;
-        }
-        for &w in out.tombs_at(i) {
-            let j = inn
-                .index_of(w)
-                .ok_or_else(|| format!("{v} -> {w} has no in-tombstone"))?;
-            died_in[slot(&mut tcur, j, tstarts[j + 1])?] = died[t];
-            t += 1;
-        }
-    }
-    if cur[..cur.len() - 1] != starts[1..] || tcur[..tcur.len() - 1] != tstarts[1..] {
-        return Err("the in-lists are not the transpose of the out-lists".into());
-    }
-    let mut evs_in: Vec<Gathered> = evs.iter().map(|e| (e.1, e.0, e.2, e.3)).collect();
-    evs_in.par_sort_unstable_by_key(|e| (e.0, e.1, e.2 & !REMOVED, e.3));
-    Ok((born_in, died_in, evs_in))
-}
-
-/// The next free position of in-list `j`, which ends at `end`.
-fn slot(cur: &mut [u64], j: usize, end: u64) -> Result<usize, String> {
-    let at = cur[j];
-    if at >= end {
-        return Err("an in-list shorter than its transpose".into());
-    }
-    cur[j] += 1;
-    Ok(at as usize)
-}
-
-/// Where each indexed vertex's neighbors start among a direction's, and the end.
-fn list_starts(d: &DirData) -> Vec<u64> {
-    if !d.is_packed() {
-        return d.offs.get().to_vec();
-    }
-    let mut s = Vec::with_capacity(d.n_index() + 1);
-    let mut at = 0u64;
-    s.push(0);
-    for i in 0..d.n_index() {
-        at += d.degree_at(i) as u64;
-        s.push(at);
-    }
-    s
-}
-
-/// The vertex changes inside the range, in commit order.
-fn vertex_changes(pieces: &[&Sealed], ords: &[Vec<u32>]) -> (Vec<u32>, Vec<VertexId>) {
+/// The vertex changes inside the range of vertices in the run's `span`, in commit order.
+fn vertex_changes(
+    pieces: &[&Sealed],
+    ords: &[Vec<u32>],
+    span: &std::ops::Range<u64>,
+) -> (Vec<u32>, Vec<VertexId>) {
     (pieces.iter().zip(ords))
         .flat_map(|(p, ord)| p.vertices.iter().map(move |&(c, x)| (ord[c as usize], x)))
-        .filter(|&(o, _)| o != 0)
+        .filter(|&(o, x)| o != 0 && span.contains(&(id_of(x) as u64)))
         .unzip()
 }
 
@@ -490,13 +458,16 @@ impl Scratch {
         while g < nbr.len() {
             let x = nbr[g];
             let n = nbr[g..].partition_point(|&y| y == x);
-            let fin = match (adds.binary_search(&x), tombs.binary_search(&x)) {
-                (Ok(k), _) => Some(born[k]),
-                (_, Ok(k)) => Some(died[k]),
-                _ => None,
+            let evs = &at[g..g + n];
+            // The edge's state before the range, which the runs before it hold: absent for
+            // an add, present for a tombstone, else as the range leaves it.
+            let (fin, before) = match (adds.binary_search(&x), tombs.binary_search(&x)) {
+                (Ok(k), _) => (Some(born[k]), false),
+                (_, Ok(k)) => (Some(died[k]), true),
+                _ => (None, evs[n - 1] & REMOVED == 0),
             };
             if fin.is_none_or(|f| f > q) {
-                self.settle(x, &at[g..g + n], q);
+                self.settle(x, evs, q, before);
             }
             g += n;
         }
@@ -504,16 +475,18 @@ impl Scratch {
         merge_into(&mut self.tombs, &self.more_tombs);
     }
 
-    /// Neighbor `x` whose last change by `q` (if any) is among `at`: present or absent as
-    /// that change left it, or as it was before the first one.
-    fn settle(&mut self, x: VertexId, at: &[u32], q: u32) {
-        let started = at[0] & REMOVED != 0;
+    /// Neighbor `x` whose last change by `q` (if any) is among `at`, and which the runs
+    /// before this one hold if `before`: present or absent as that change left it, or as
+    /// it was before the first one (which is not `before` when the history kept starts
+    /// inside the range and the edge's earlier changes are gone), as an add or tombstone
+    /// over those runs.
+    fn settle(&mut self, x: VertexId, at: &[u32], q: u32, before: bool) {
         let by = at.partition_point(|&a| a & !REMOVED <= q);
         let now = match by {
-            0 => started,
+            0 => at[0] & REMOVED != 0,
             k => at[k - 1] & REMOVED == 0,
         };
-        match (started, now) {
+        match (before, now) {
             (false, true) => self.more_adds.push(x),
             (true, false) => self.more_tombs.push(x),
             _ => {}

@@ -124,7 +124,13 @@ fn a_compacted_run_leaves_no_cut_inside_its_range() {
 /// a run's versions damaged (then it is built the other way).
 #[test]
 fn a_point_read_through_versions_equals_the_point_built_back() {
-    let g = store(false, false);
+    for undirected in [false, true] {
+        versions_agree(undirected);
+    }
+}
+
+fn versions_agree(undirected: bool) {
+    let g = store(undirected, false);
     let inner = &g.inner;
     let pieces = inner.pieces().unwrap();
     let latest = inner.snapshot_parts().unwrap();

@@ -25,7 +25,7 @@ impl Inner {
     /// handle; one whose file could not be written is, at the next flush. The caller holds `maint` (`_m`), so
     /// no merge retires a run while its versions are derived.
     pub(super) fn write_versions(&self, _m: &Maint) {
-        if self.opts.read_only || !self.keeps_history() || self.weighted || self.undirected {
+        if self.opts.read_only || !self.keeps_history() || self.weighted {
             return;
         }
         let store_id = self.store_id();
