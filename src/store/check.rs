@@ -197,6 +197,9 @@ impl Inner {
         let runs: Vec<Arc<Run>> = snap.runs().to_vec();
         rep.runs = runs.len();
         self.check_runs(&runs, snap.num_vertices() as u64, &mut rep);
+        if rep.problems.is_empty() {
+            self.check_versions(&runs, &mut rep.problems);
+        }
         if !rep.problems.is_empty() {
             return Ok(rep);
         }

@@ -158,6 +158,12 @@ fn versions_agree(undirected: bool) {
     let name = crate::history::versions_file::file_name(compacted.header.id);
     let f = inner.medium.open(&name).unwrap();
     f.write_at(200, &[0xff; 8]).unwrap();
+    let report = g.check().unwrap();
+    assert!(
+        report.problems.iter().any(|p| p.contains(&name)),
+        "check names the damaged versions: {:?}",
+        report.problems
+    );
     let inside = commits
         .iter()
         .find(|c| c.lsn < compacted.header.max_lsn)

@@ -112,3 +112,53 @@ impl Inner {
         Ok(Some(parts))
     }
 }
+
+impl Inner {
+    /// `check`: each run's versions file, if it has one, read whole (both checksums, the
+    /// run it names, its lengths) and derived again from the history to compare. A
+    /// problem here loses nothing (points read the segments without them), but says so.
+    pub(super) fn check_versions(&self, runs: &[Arc<Run>], problems: &mut Vec<String>) {
+        let store_id = self.store_id();
+        for r in runs.iter().filter(|r| !r.in_dram()) {
+            let name = versions_file::file_name(r.header.id);
+            let why = match versions_file::read(&*self.medium, r, store_id) {
+                Ok(None) => continue,
+                Err(e) => e.to_string(),
+                Ok(Some(v)) => match self.derive_versions(r) {
+                    Ok(Some(again)) if same_versions(&v, &again) => continue,
+                    // Commits let go since it was derived: the file says more, not less.
+                    Ok(Some(again)) if again.commits.get().len() < v.commits.get().len() => {
+                        continue
+                    }
+                    Ok(None) => continue,
+                    Ok(Some(_)) => "it disagrees with the history segments of its range".into(),
+                    Err(e) => format!("it cannot be derived again ({e})"),
+                },
+            };
+            problems.push(format!(
+                "{name}: {why}; points inside run {}'s range read the history without it (remove the file: the next flush derives it again)",
+                r.header.id
+            ));
+        }
+    }
+}
+
+/// Whether two versions of one run say the same.
+fn same_versions(a: &Versions, b: &Versions) -> bool {
+    let dir = |x: &versions::DirVersions, y: &versions::DirVersions| {
+        x.born.get() == y.born.get()
+            && x.died.get() == y.died.get()
+            && x.ev_v.get() == y.ev_v.get()
+            && x.ev_nbr.get() == y.ev_nbr.get()
+            && x.ev_at.get() == y.ev_at.get()
+    };
+    a.commits.get() == b.commits.get()
+        && dir(&a.out, &b.out)
+        && match (&a.inn, &b.inn) {
+            (Some(x), Some(y)) => dir(x, y),
+            (None, None) => true,
+            _ => false,
+        }
+        && a.vx_at.get() == b.vx_at.get()
+        && a.vx.get() == b.vx.get()
+}
