@@ -365,6 +365,7 @@ fn range_at(
     let toffs = d.toffs.get();
     let mut part = DirPart::default();
     let mut s = Scratch::default();
+    let mut buf = Vec::new();
     let mut e = lo;
     for i in a..b.max(a) {
         let v = d.vid_at(i);
@@ -377,9 +378,15 @@ fn range_at(
             true => &[][..],
             false => &ver.died.get()[toffs[i] as usize..toffs[i + 1] as usize],
         };
-        let adds = d.adds_into(i, &mut s.buf).to_vec();
-        s.vertex(&adds, born, d.tombs_at(i), died, (ver, e, end), q);
-        part.push(v, &s.adds, &s.tombs);
+        let adds = d.adds_into(i, &mut buf);
+        s.vertex(
+            v,
+            (adds, born),
+            (d.tombs_at(i), died),
+            (ver, e, end),
+            q,
+            &mut part,
+        );
         e = end;
     }
     while e < hi {
@@ -405,8 +412,6 @@ fn list_starts_range(d: &DirData, a: usize, b: usize) -> Vec<u64> {
 /// Per-vertex work space of a filter.
 #[derive(Default)]
 struct Scratch {
-    buf: Vec<VertexId>,
-    adds: Vec<VertexId>,
     tombs: Vec<VertexId>,
     more_adds: Vec<VertexId>,
     more_tombs: Vec<VertexId>,
@@ -426,44 +431,38 @@ impl Scratch {
         let ev_v = ver.ev_v.get();
         let v = ev_v[e];
         let end = e + ev_v[e..hi].partition_point(|&x| x == v);
-        self.vertex(&[], &[], &[], &[], (ver, e, end), q);
-        part.push(v, &self.adds, &self.tombs);
+        self.vertex(v, (&[], &[]), (&[], &[]), (ver, e, end), q, part);
         end
     }
 
-    /// One vertex as of `q`: its adds born by then, its tombstones dead by then, and each
-    /// neighbor with earlier events set to its state after the last of them by then.
+    /// One vertex `v` as of `q`, pushed to `part`: its adds born by then, its tombstones
+    /// dead by then, and each neighbor with earlier events set to its state after the last
+    /// of them by then.
     fn vertex(
         &mut self,
-        adds: &[VertexId],
-        born: &[u32],
-        tombs: &[VertexId],
-        died: &[u32],
+        v: VertexId,
+        (adds, born): (&[VertexId], &[u32]),
+        (tombs, died): (&[VertexId], &[u32]),
         (ver, e, end): (&DirVersions, usize, usize),
         q: u32,
+        part: &mut DirPart,
     ) {
-        self.adds.clear();
-        self.tombs.clear();
-        self.adds
-            .extend(adds.iter().zip(born).filter(|p| *p.1 <= q).map(|p| *p.0));
-        self.tombs
-            .extend(tombs.iter().zip(died).filter(|p| *p.1 <= q).map(|p| *p.0));
-        if e == end {
-            return;
-        }
         self.more_adds.clear();
         self.more_tombs.clear();
         let (nbr, at) = (&ver.ev_nbr.get()[e..end], &ver.ev_at.get()[e..end]);
-        let mut g = 0;
+        // Groups come in neighbor order: cursors into the adds and tombstones move forward.
+        let (mut ka, mut kt, mut g) = (0, 0, 0);
         while g < nbr.len() {
             let x = nbr[g];
-            let n = nbr[g..].partition_point(|&y| y == x);
+            let n = 1 + nbr[g + 1..].iter().take_while(|&&y| y == x).count();
             let evs = &at[g..g + n];
+            ka += adds[ka..].partition_point(|&y| y < x);
+            kt += tombs[kt..].partition_point(|&y| y < x);
             // The edge's state before the range, which the runs before it hold: absent for
             // an add, present for a tombstone, else as the range leaves it.
-            let (fin, before) = match (adds.binary_search(&x), tombs.binary_search(&x)) {
-                (Ok(k), _) => (Some(born[k]), false),
-                (_, Ok(k)) => (Some(died[k]), true),
+            let (fin, before) = match (adds.get(ka) == Some(&x), tombs.get(kt) == Some(&x)) {
+                (true, _) => (Some(born[ka]), false),
+                (_, true) => (Some(died[kt]), true),
                 _ => (None, evs[n - 1] & REMOVED == 0),
             };
             if fin.is_none_or(|f| f > q) {
@@ -471,8 +470,11 @@ impl Scratch {
             }
             g += n;
         }
-        merge_into(&mut self.adds, &self.more_adds);
-        merge_into(&mut self.tombs, &self.more_tombs);
+        self.tombs.clear();
+        filter_merge(&mut self.tombs, (tombs, died), &self.more_tombs, q);
+        let start = part.adds.len();
+        filter_merge(&mut part.adds, (adds, born), &self.more_adds, q);
+        part.close(v, part.adds.len() - start, &self.tombs);
     }
 
     /// Neighbor `x` whose last change by `q` (if any) is among `at`, and which the runs
@@ -494,13 +496,42 @@ impl Scratch {
     }
 }
 
-/// `a` (sorted) with the sorted `b` merged in.
-fn merge_into(a: &mut Vec<VertexId>, b: &[VertexId]) {
-    if b.is_empty() {
-        return;
+/// Appends to `out` the ids of `ids` whose commit in `at` is `q` or before, with the sorted
+/// `more` (none of them kept from `ids`) merged in: ascending, as `ids` is.
+fn filter_merge(
+    out: &mut Vec<VertexId>,
+    (ids, at): (&[VertexId], &[u32]),
+    more: &[VertexId],
+    q: u32,
+) {
+    let start = out.len();
+    out.resize(start + ids.len() + more.len(), 0);
+    let dst = &mut out[start..];
+    let mut k = 0;
+    if more.is_empty() {
+        // No branch to mispredict: every id is written, and the next write covers it
+        // unless it is kept.
+        for (&x, &b) in ids.iter().zip(at) {
+            dst[k] = x;
+            k += (b <= q) as usize;
+        }
+    } else {
+        let mut j = 0;
+        for (&x, &b) in ids.iter().zip(at) {
+            while j < more.len() && more[j] < x {
+                dst[k] = more[j];
+                k += 1;
+                j += 1;
+            }
+            dst[k] = x;
+            k += (b <= q) as usize;
+        }
+        for &m in &more[j..] {
+            dst[k] = m;
+            k += 1;
+        }
     }
-    a.extend_from_slice(b);
-    a.sort_unstable();
+    out.truncate(start + k);
 }
 
 /// The vertex states the run sets as of `q`: each vertex changed inside the range as its
