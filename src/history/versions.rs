@@ -30,6 +30,15 @@ use rayon::prelude::*;
 
 /// The top bit of an event's commit ordinal: the edge went.
 pub(crate) const REMOVED: u32 = 1 << 31;
+/// An event's flag: it is the run's own add or tombstone of the edge (the last of its
+/// changes, whose commit `born` or `died` also holds), listed after the edge's earlier
+/// changes so that a reader needs no search for it.
+pub(crate) const ENTRY: u32 = 1 << 30;
+/// An event's flag: the runs before this one hold the edge (it was present before the
+/// range).
+pub(crate) const HELD: u32 = 1 << 29;
+/// The commit ordinal bits of an event.
+pub(crate) const ORD: u32 = HELD - 1;
 
 /// One direction's versions, parallel to the run's direction.
 #[derive(Default)]
@@ -42,7 +51,9 @@ pub(crate) struct DirVersions {
     pub ev_v: Sec<VertexId>,
     /// Their neighbors.
     pub ev_nbr: Sec<VertexId>,
-    /// Their commit ordinals, [`REMOVED`] set when the edge went.
+    /// Their commit ordinals ([`ORD`] bits), with [`REMOVED`] set when the edge went,
+    /// [`ENTRY`] on the change that is the run's own add or tombstone, [`HELD`] on each
+    /// change of an edge the runs before this one hold.
     pub ev_at: Sec<u32>,
 }
 
@@ -91,7 +102,7 @@ pub(crate) fn build(run: &Run, pieces: &[&Sealed]) -> Result<Versions, String> {
         return Err("versions cover unweighted stores only".into());
     }
     let (commits, ords) = commit_table(pieces, h.min_lsn, h.max_lsn);
-    if commits.len() >= REMOVED as usize {
+    if commits.len() >= ORD as usize {
         return Err("too many commits in one run's range".into());
     }
     let span = h.span();
@@ -256,7 +267,7 @@ fn vertex_versions(
         alternates(g)?;
         let (x, last) = (g[0].1, g[g.len() - 1]);
         let removed = last.2 & REMOVED != 0;
-        if let Ok(k) = adds.binary_search(&x) {
+        let held = if let Ok(k) = adds.binary_search(&x) {
             if removed {
                 return Err(format!(
                     "edge {} -> {x}: an add whose last change removed it",
@@ -264,7 +275,7 @@ fn vertex_versions(
                 ));
             }
             born[k] = last.2;
-            evs.extend_from_slice(&g[..g.len() - 1]);
+            false
         } else if let Ok(k) = tombs.binary_search(&x) {
             if !removed {
                 return Err(format!(
@@ -273,9 +284,19 @@ fn vertex_versions(
                 ));
             }
             died[k] = last.2 & !REMOVED;
-            evs.extend_from_slice(&g[..g.len() - 1]);
+            true
         } else {
-            evs.extend_from_slice(g);
+            // Neither: it ends as it began.
+            evs.extend(
+                g.iter()
+                    .map(|e| (e.0, e.1, e.2 | if removed { 0 } else { HELD })),
+            );
+            continue;
+        };
+        if g.len() > 1 {
+            let flag =
+                |i: usize| if held { HELD } else { 0 } | if i + 1 == g.len() { ENTRY } else { 0 };
+            evs.extend(g.iter().enumerate().map(|(i, e)| (e.0, e.1, e.2 | flag(i))));
         }
     }
     Ok(())
@@ -450,23 +471,15 @@ impl Scratch {
         self.more_adds.clear();
         self.more_tombs.clear();
         let (nbr, at) = (&ver.ev_nbr.get()[e..end], &ver.ev_at.get()[e..end]);
-        // Groups come in neighbor order: cursors into the adds and tombstones move forward.
-        let (mut ka, mut kt, mut g) = (0, 0, 0);
+        let mut g = 0;
         while g < nbr.len() {
             let x = nbr[g];
             let n = 1 + nbr[g + 1..].iter().take_while(|&&y| y == x).count();
             let evs = &at[g..g + n];
-            ka += adds[ka..].partition_point(|&y| y < x);
-            kt += tombs[kt..].partition_point(|&y| y < x);
-            // The edge's state before the range, which the runs before it hold: absent for
-            // an add, present for a tombstone, else as the range leaves it.
-            let (fin, before) = match (adds.get(ka) == Some(&x), tombs.get(kt) == Some(&x)) {
-                (true, _) => (Some(born[ka]), false),
-                (_, true) => (Some(died[kt]), true),
-                _ => (None, evs[n - 1] & REMOVED == 0),
-            };
-            if fin.is_none_or(|f| f > q) {
-                self.settle(x, evs, q, before);
+            let last = evs[n - 1];
+            // An edge whose own entry came by `q` is the entry's filter's business.
+            if last & ENTRY == 0 || last & ORD > q {
+                self.settle(x, evs, q, last & HELD != 0);
             }
             g += n;
         }
@@ -483,7 +496,7 @@ impl Scratch {
     /// inside the range and the edge's earlier changes are gone), as an add or tombstone
     /// over those runs.
     fn settle(&mut self, x: VertexId, at: &[u32], q: u32, before: bool) {
-        let by = at.partition_point(|&a| a & !REMOVED <= q);
+        let by = at.partition_point(|&a| a & ORD <= q);
         let now = match by {
             0 => at[0] & REMOVED != 0,
             k => at[k - 1] & REMOVED == 0,
