@@ -190,7 +190,33 @@ fn gather(
             }
         }
     }
-    out.par_sort_by_key(|e| (e.0, e.1, e.2 & !REMOVED));
+    let key = |e: &Gathered| (e.0, e.1, e.2 & !REMOVED);
+    match out.is_sorted_by_key(key) {
+        // A flushed run's changes, keyed by source, come as its segment holds them.
+        true => out,
+        false => sort_by_vertex(out),
+    }
+}
+
+/// `changes` sorted by (vertex, neighbor, commit), stably: a counting sort by vertex,
+/// then each vertex's few changes sorted by neighbor and commit.
+fn sort_by_vertex(changes: Vec<Gathered>) -> Vec<Gathered> {
+    let space = changes.iter().map(|e| e.0 as usize + 1).max().unwrap_or(0);
+    let mut at = vec![0usize; space + 1];
+    for e in &changes {
+        at[e.0 as usize + 1] += 1;
+    }
+    for i in 1..at.len() {
+        at[i] += at[i - 1];
+    }
+    let mut out = vec![(0, 0, 0); changes.len()];
+    for e in changes {
+        let p = &mut at[e.0 as usize];
+        out[*p] = e;
+        *p += 1;
+    }
+    out.par_chunk_by_mut(|a, b| a.0 == b.0)
+        .for_each(|c| c.sort_by_key(|e| (e.1, e.2 & !REMOVED)));
     out
 }
 
@@ -211,7 +237,7 @@ fn dir_versions(d: &DirData, changes: &[Gathered]) -> Result<Columns, String> {
         evs.extend_from_slice(&e);
     }
     if n == 0 {
-        evs = changes.to_vec();
+        unlisted(changes, &mut evs)?;
     }
     Ok((born, died, evs))
 }
@@ -241,7 +267,7 @@ fn dir_range(
     for i in a..b {
         let v = d.vid_at(i);
         let from = at + changes[at..end].partition_point(|c| c.0 < v);
-        evs.extend_from_slice(&changes[at..from]);
+        unlisted(&changes[at..from], &mut evs)?;
         at = from + changes[from..end].partition_point(|c| c.0 == v);
         let adds = d.adds_into(i, &mut buf);
         let (nb, nd) = (born.len(), died.len());
@@ -250,8 +276,17 @@ fn dir_range(
         let cols = (&mut born[nb..], &mut died[nd..]);
         vertex_versions(adds, d.tombs_at(i), &changes[from..at], cols, &mut evs)?;
     }
-    evs.extend_from_slice(&changes[at..end]);
+    unlisted(&changes[at..end], &mut evs)?;
     Ok((born, died, evs))
+}
+
+/// The changes of vertices the run's index does not hold (every edge of theirs ends as it
+/// began), flagged as any vertex's are.
+fn unlisted(changes: &[Gathered], evs: &mut Vec<Gathered>) -> Result<(), String> {
+    for g in changes.chunk_by(|x, y| x.0 == y.0) {
+        vertex_versions(&[], &[], g, (&mut [], &mut []), evs)?;
+    }
+    Ok(())
 }
 
 /// One vertex: each neighbor's changes `ch` (sorted by neighbor, then commit) set the born
@@ -393,7 +428,7 @@ fn range_at(
         while e < hi && ev_v[e] < v {
             e = s.events_only(ver, q, e, hi, &mut part);
         }
-        let end = e + ev_v[e..hi].partition_point(|&x| x == v);
+        let end = e + ev_v[e..hi].iter().take_while(|&&x| x == v).count();
         let born = &ver.born.get()[offs[i - a] as usize..offs[i - a + 1] as usize];
         let died = match toffs.is_empty() {
             true => &[][..],
@@ -451,7 +486,7 @@ impl Scratch {
     ) -> usize {
         let ev_v = ver.ev_v.get();
         let v = ev_v[e];
-        let end = e + ev_v[e..hi].partition_point(|&x| x == v);
+        let end = e + ev_v[e..hi].iter().take_while(|&&x| x == v).count();
         self.vertex(v, (&[], &[]), (&[], &[]), (ver, e, end), q, part);
         end
     }

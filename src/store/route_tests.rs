@@ -132,6 +132,7 @@ fn a_point_read_through_versions_equals_the_point_built_back() {
 fn versions_agree(undirected: bool) {
     let g = store(undirected, false);
     let inner = &g.inner;
+    inner.write_versions_now(&inner.maint.lock().unwrap());
     let pieces = inner.pieces().unwrap();
     let latest = inner.snapshot_parts().unwrap();
     let commits = Inner::commits_of(&pieces, latest.lsn);
