@@ -457,12 +457,14 @@ impl Inner {
         if i + 1 == commits.len() {
             return Ok(parts);
         }
-        // A segment is read whole whatever share of it a route needs.
+        // A segment is read whole whatever share of it a route needs, and the changes
+        // between the route's two ends are netted and laid over the runs.
         let changes = |lo: u64, hi: u64| -> u64 {
             (pieces.iter())
                 .filter(|p| p.max_lsn > lo && p.min_lsn < hi)
                 .map(|p| p.max_lsn - p.min_lsn)
                 .sum::<u64>()
+                .saturating_add(hi - lo)
                 .saturating_mul(CHANGE_COST)
         };
         let undo = changes(point, parts.lsn);
