@@ -491,17 +491,7 @@ fn check_commits(
 /// commit that names it.
 pub fn write(medium: &dyn Medium, h: &Header, s: &Sealed) -> Result<u64> {
     let bytes = encode(h, s);
-    let name = file_name(h.min_lsn, h.max_lsn);
-    let tmp = format!("{name}.tmp");
-    if medium.exists(&tmp) {
-        medium.remove(&tmp)?;
-    }
-    let seg = medium.create(&tmp)?;
-    seg.write_at(0, &bytes)?;
-    seg.persist()?;
-    drop(seg);
-    medium.rename(&tmp, &name)?;
-    medium.sync_dir()?;
+    crate::medium::write_whole(medium, &file_name(h.min_lsn, h.max_lsn), &bytes)?;
     Ok(bytes.len() as u64)
 }
 

@@ -392,8 +392,9 @@ fn dir_at(d: &DirData, v: &DirVersions, q: u32, space: u64) -> DirData {
     let ranges: Vec<(usize, usize)> = (0..n.div_ceil(chunk).max(1))
         .map(|c| (c * chunk, ((c + 1) * chunk).min(n)))
         .collect();
+    let starts = list_starts(d);
     let parts: Vec<DirPart> = (ranges.par_iter())
-        .map(|&(a, b)| range_at(d, v, q, (a, b), (a == 0, b == n)))
+        .map(|&(a, b)| range_at(d, v, &starts, q, (a, b), (a == 0, b == n)))
         .collect();
     build::assemble(parts, space, false)
 }
@@ -403,6 +404,7 @@ fn dir_at(d: &DirData, v: &DirVersions, q: u32, space: u64) -> DirData {
 fn range_at(
     d: &DirData,
     ver: &DirVersions,
+    offs: &[u64],
     q: u32,
     (a, b): (usize, usize),
     (first, last): (bool, bool),
@@ -417,7 +419,6 @@ fn range_at(
         true => ev_v.len(),
         false => ev_v.partition_point(|&x| x < d.vid_at(b)),
     };
-    let offs = list_starts_range(d, a, b);
     let toffs = d.toffs.get();
     let mut part = DirPart::default();
     let mut s = Scratch::default();
@@ -429,7 +430,7 @@ fn range_at(
             e = s.events_only(ver, q, e, hi, &mut part);
         }
         let end = e + ev_v[e..hi].iter().take_while(|&&x| x == v).count();
-        let born = &ver.born.get()[offs[i - a] as usize..offs[i - a + 1] as usize];
+        let born = &ver.born.get()[offs[i] as usize..offs[i + 1] as usize];
         let died = match toffs.is_empty() {
             true => &[][..],
             false => &ver.died.get()[toffs[i] as usize..toffs[i + 1] as usize],
@@ -451,18 +452,18 @@ fn range_at(
     part
 }
 
-/// Neighbor starts of index positions `a..=b`.
-fn list_starts_range(d: &DirData, a: usize, b: usize) -> Vec<u64> {
+/// Where each indexed vertex's neighbors (and so its `born` entries) start, and the end:
+/// the offsets of a plain direction, running sums of degrees for a packed one.
+fn list_starts(d: &DirData) -> std::borrow::Cow<'_, [u64]> {
     if !d.is_packed() {
-        return d.offs.get()[a..=b].to_vec();
+        return std::borrow::Cow::Borrowed(d.offs.get());
     }
-    // A packed direction's positions in `born` are running sums of degrees from the start.
-    let before: u64 = (0..a).map(|i| d.degree_at(i) as u64).sum();
-    let mut s = vec![before];
-    for i in a..b {
-        s.push(s[s.len() - 1] + d.degree_at(i) as u64);
+    let mut s = Vec::with_capacity(d.n_index() + 1);
+    s.push(0);
+    for i in 0..d.n_index() {
+        s.push(s[i] + d.degree_at(i) as u64);
     }
-    s
+    std::borrow::Cow::Owned(s)
 }
 
 /// Per-vertex work space of a filter.

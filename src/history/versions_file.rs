@@ -95,18 +95,7 @@ pub(crate) fn encode(v: &Versions, store_id: u64) -> Vec<u8> {
 
 /// Writes `v` for the store `store_id`: under a temporary name, persisted, then renamed.
 pub(crate) fn write(medium: &dyn Medium, v: &Versions, store_id: u64) -> Result<()> {
-    let bytes = encode(v, store_id);
-    let name = file_name(v.run_id);
-    let tmp = format!("{name}.tmp");
-    if medium.exists(&tmp) {
-        medium.remove(&tmp)?;
-    }
-    let f = medium.create(&tmp)?;
-    f.write_at(0, &bytes)?;
-    f.persist()?;
-    drop(f);
-    medium.rename(&tmp, &name)?;
-    medium.sync_dir()
+    crate::medium::write_whole(medium, &file_name(v.run_id), &encode(v, store_id))
 }
 
 /// The versions of `run` from the medium, mapped in place: `None` when there is no file;

@@ -48,6 +48,22 @@ pub enum Persistence {
     Volatile,
 }
 
+/// Writes `bytes` as file `name` whole or not at all: under `name.tmp` (one a crash left
+/// is replaced), persisted, renamed, and the directory synced. For files written once,
+/// whole, and named only when durable (history segments, run versions).
+pub(crate) fn write_whole(medium: &dyn Medium, name: &str, bytes: &[u8]) -> Result<()> {
+    let tmp = format!("{name}.tmp");
+    if medium.exists(&tmp) {
+        medium.remove(&tmp)?;
+    }
+    let f = medium.create(&tmp)?;
+    f.write_at(0, bytes)?;
+    f.persist()?;
+    drop(f);
+    medium.rename(&tmp, name)?;
+    medium.sync_dir()
+}
+
 /// A durable byte store holding named segment files.
 pub trait Medium: Send + Sync + 'static {
     /// Short name for reports ("file", "pmem", "battery", "memory", "sim").
