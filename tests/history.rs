@@ -10,7 +10,7 @@ mod common;
 use common::{assert_matches, read_weights, Model};
 use evograph::history::History;
 use evograph::store::{Options, Point};
-use evograph::{Durability, Graph, Record};
+use evograph::{Durability, Graph, Record, RunVersions};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -216,10 +216,16 @@ fn expected(
     (before, out)
 }
 
-fn run(steps: Vec<Step>, undirected: bool, weighted: bool, background: bool) {
+/// One random case; `flush_versions`: runs get versions at every flush, not only from
+/// compactions.
+fn run(steps: Vec<Step>, undirected: bool, weighted: bool, background: bool, flush_versions: bool) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
-    let o = || opts(undirected, weighted, background);
+    let versions = match flush_versions {
+        true => RunVersions::Flush,
+        false => RunVersions::Compact,
+    };
+    let o = || opts(undirected, weighted, background).run_versions(versions);
     let mut g = Graph::open(&path, o()).unwrap();
     let mut model = Model::new(undirected);
     // The model as of every batch's ticket (a batch that changes nothing names the commit
@@ -317,8 +323,9 @@ proptest! {
         steps in prop::collection::vec(step(false), 1..25),
         u in any::<bool>(),
         bg in any::<bool>(),
+        fv in any::<bool>(),
     ) {
-        run(steps, u, false, bg);
+        run(steps, u, false, bg, fv);
     }
 
     #[test]
@@ -326,8 +333,9 @@ proptest! {
         steps in prop::collection::vec(step(true), 1..25),
         u in any::<bool>(),
         bg in any::<bool>(),
+        fv in any::<bool>(),
     ) {
-        run(steps, u, true, bg);
+        run(steps, u, true, bg, fv);
     }
 }
 

@@ -220,3 +220,26 @@ mod tests {
         }
     }
 }
+
+/// When a writer derives run versions (`--run-versions`), as [`evograph::RunVersions`].
+#[derive(Clone, Copy, Default, clap::ValueEnum)]
+pub enum RunVersions {
+    /// By `compact` only: ingest pays nothing for them.
+    #[default]
+    Compact,
+    /// After every flush and merge as well: points are fast all along; each flush waits
+    /// for its run's versions.
+    Flush,
+    /// Never: points are built from the runs and the history segments.
+    Never,
+}
+
+impl From<RunVersions> for evograph::RunVersions {
+    fn from(v: RunVersions) -> Self {
+        match v {
+            RunVersions::Compact => evograph::RunVersions::Compact,
+            RunVersions::Flush => evograph::RunVersions::Flush,
+            RunVersions::Never => evograph::RunVersions::Never,
+        }
+    }
+}

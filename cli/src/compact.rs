@@ -12,12 +12,20 @@ pub struct Args {
     /// Worker threads (0: one per core).
     #[arg(long, default_value_t = 0, value_parser = crate::args::int::<usize>(0, 1024), allow_negative_numbers = true)]
     threads: usize,
+    /// Whether to derive run versions, in a store that keeps history: compact (the
+    /// default: each run without them gets them, so points inside its range read it
+    /// filtered instead of undoing later changes) or never.
+    #[arg(long, value_enum, default_value_t)]
+    run_versions: crate::args::RunVersions,
 }
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let g = evograph::Graph::open(
         &a.store,
-        evograph::Options::new().create(false).threads(a.threads),
+        evograph::Options::new()
+            .create(false)
+            .threads(a.threads)
+            .run_versions(a.run_versions.into()),
     )?;
     crate::warn_open(&g);
     let before = g.stats()?.medium_bytes;

@@ -61,6 +61,13 @@ pub struct Args {
     /// `--at` (run, export, stats, query), `evograph diff` and `evograph log`.
     #[arg(long)]
     history: Option<evograph::history::History>,
+    /// When run versions are derived, in a store that keeps history: compact (by
+    /// `evograph compact` only, the default), flush (after every flush and merge: points
+    /// are fast all along, and each flush waits for its run's versions) or never. A point
+    /// inside a run that has versions reads the run filtered by them; without, it undoes
+    /// the later changes.
+    #[arg(long, value_enum, default_value_t)]
+    run_versions: crate::args::RunVersions,
     /// Vertex keys of a new store: u64 (unsigned integers) or string (names such as
     /// package or user names, read from edge lists and ops streams; a header line needs
     /// --header). Recorded in the store: an existing store keeps its kind.
@@ -297,6 +304,7 @@ fn ingest(
         .fanout(a.fanout)
         .partition_bits(a.partition_bits)
         .history(a.history.unwrap_or_default())
+        .run_versions(a.run_versions.into())
         // `ingest` makes the store it is pointed at if there is none.
         .create(true);
     let t_open = Instant::now();

@@ -412,6 +412,10 @@ fn bench_history_reports_its_figures() {
         "history.gap_at_points.middle_round.kernels.gap-bfs.ratio",
         "history.gap_at_points.last_round.kernels.gap-pr.ratio",
         "history.diff.ns_per_change",
+        "history.versions.compact_s",
+        "history.versions.bytes.versions",
+        "history.versions.open_at_s.middle_round.seconds",
+        "history.versions.gap_at_points.middle_round.kernels.gap-bfs.ratio",
     ] {
         assert!(number(&j, f) > 0.0, "{f}");
     }

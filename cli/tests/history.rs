@@ -143,11 +143,25 @@ fn input_times_never_go_backwards() {
 
 #[test]
 fn damaged_history_is_named_by_check_and_refused_by_the_points_that_need_it() {
+    damaged_history_is_named_and_refused(false);
+}
+
+#[test]
+fn damaged_history_is_named_by_check_and_a_point_reads_run_versions_instead() {
+    damaged_history_is_named_and_refused(true);
+}
+
+/// A history segment damaged after ingest (and, if `versioned`, after a compaction derived
+/// run versions from it while it was sound).
+fn damaged_history_is_named_and_refused(versioned: bool) {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     std::fs::write(d.join("u.ops"), DAYS).unwrap();
     let s = p(d, "S");
     ok(&["ingest", &s, &p(d, "u.ops"), "--history", "all"]);
+    if versioned {
+        ok(&["compact", &s]);
+    }
     let out = ok(&["check", &s]);
     assert!(out.contains("history: 1 segments, 4 commits"), "{out}");
     let seg = std::fs::read_dir(&s)
@@ -172,7 +186,7 @@ fn damaged_history_is_named_by_check_and_refused_by_the_points_that_need_it() {
             "{text}"
         );
         // A diff reads the changes; a point reads the commit table, and, when the run has
-        // versions (`EVOGRAPH_RUN_VERSIONS=1`, derived while the segment was sound), the run
+        // versions (derived by a compaction while the segment was sound), the run
         // filtered by them instead of the changes.
         let err = fails(
             &["diff", &s, "--from", "3", "--to", "10"],
@@ -182,6 +196,10 @@ fn damaged_history_is_named_by_check_and_refused_by_the_points_that_need_it() {
         let versions = std::fs::read_dir(&s)
             .unwrap()
             .any(|e| e.unwrap().path().extension().is_some_and(|x| x == "ver"));
+        assert_eq!(
+            versions, versioned,
+            "a versions file after ingest and compact"
+        );
         if at == 120 || !versions {
             let err = fails(&["export", &s, "--at", "3"], "history segment");
             assert!(err.contains(what), "{err}");

@@ -14,7 +14,7 @@
 //! runs stays bounded, and a merge above level 0 rewrites one partition at a time.
 
 use super::policy::{self, Output};
-use super::{Frozen, Inner, Maint, Runs};
+use super::{Frozen, Inner, Maint, RunVersions, Runs};
 
 use crate::manifest::{self, HistRef, RunRef};
 use crate::memtable::history::Sealed;
@@ -233,7 +233,7 @@ impl Inner {
                 Merges::Levels => self.compact_levels(&mut m)?,
                 Merges::Overdue => self.merge_overdue(&mut m)?,
             }
-            self.write_versions(&m);
+            self.write_versions(&m, RunVersions::Flush);
             if !sealed {
                 return Ok(());
             }
@@ -332,8 +332,8 @@ impl Inner {
                 Until::Done,
             )
             .inspect_err(|e| self.poison(e))?;
-            self.write_versions(&m);
         }
+        self.write_versions(&m, RunVersions::Compact);
         Ok(())
     }
 

@@ -154,7 +154,7 @@ fn a_point_read_through_versions_equals_the_point_built_back() {
 fn a_partitioned_store_reads_a_point_through_versions_only_where_it_can() {
     let g = store_with(false, false, 2);
     let inner = &g.inner;
-    inner.write_versions_now(&inner.maint.lock().unwrap());
+    inner.write_versions(&inner.maint.lock().unwrap(), super::RunVersions::Compact);
     let pieces = inner.pieces().unwrap();
     let latest = inner.snapshot_parts().unwrap();
     let commits = Inner::commits_of(&pieces, latest.lsn);
@@ -179,7 +179,7 @@ fn a_partitioned_store_reads_a_point_through_versions_only_where_it_can() {
 fn versions_agree(undirected: bool) {
     let g = store(undirected, false);
     let inner = &g.inner;
-    inner.write_versions_now(&inner.maint.lock().unwrap());
+    inner.write_versions(&inner.maint.lock().unwrap(), super::RunVersions::Compact);
     let pieces = inner.pieces().unwrap();
     let latest = inner.snapshot_parts().unwrap();
     let commits = Inner::commits_of(&pieces, latest.lsn);

@@ -10,19 +10,13 @@
 
 use super::history::Piece;
 use super::write::SnapshotParts;
-use super::{Inner, Maint};
+use super::{Inner, Maint, RunVersions};
 use crate::history::versions::{self, Versions};
 use crate::history::versions_file;
 use crate::memtable::history::Sealed;
 use crate::run::Run;
 use crate::Result;
 use std::sync::Arc;
-
-/// The environment variable that turns the derivation of versions on (`1`). Off by
-/// default: derived after a flush from the segments, a Kron20 load's versions took 4.6 s,
-/// longer than the load (a flush's writer waits for them); derived inside the seal, where
-/// each vertex's changes are at hand, they need not.
-pub(crate) const DERIVE_VERSIONS: &str = "EVOGRAPH_RUN_VERSIONS";
 
 /// What deriving a run's versions came to.
 enum Derived {
@@ -37,20 +31,18 @@ enum Derived {
 
 impl Inner {
     /// Writes the versions of every committed run that has none yet, while the store keeps
-    /// history. A failure is reported to no one: the run is read without versions (slower,
-    /// never wrong). A run whose versions cannot be derived is not tried again by this
-    /// handle; one whose file could not be written is, at the next flush. The caller holds `maint` (`_m`), so
-    /// no merge retires a run while its versions are derived.
-    pub(super) fn write_versions(&self, _m: &Maint) {
-        if std::env::var_os(DERIVE_VERSIONS).is_none_or(|v| v != "1") {
-            return;
-        }
-        self.write_versions_now(_m);
-    }
-
-    /// [`Inner::write_versions`], whatever [`DERIVE_VERSIONS`] says.
-    pub(super) fn write_versions_now(&self, _m: &Maint) {
-        if self.opts.read_only || !self.keeps_history() || self.weighted {
+    /// history, if [`RunVersions`] asks for them after `step`. A failure is reported to no
+    /// one: the run is read without versions (slower, never wrong). A run whose versions
+    /// cannot be derived is not tried again by this handle; one whose file could not be
+    /// written is, at the next step. The caller holds `maint` (`_m`), so no merge retires a
+    /// run while its versions are derived.
+    pub(super) fn write_versions(&self, _m: &Maint, step: RunVersions) {
+        let wanted = match self.opts.run_versions {
+            RunVersions::Never => false,
+            RunVersions::Compact => step == RunVersions::Compact,
+            RunVersions::Flush => true,
+        };
+        if !wanted || self.opts.read_only || !self.keeps_history() || self.weighted {
             return;
         }
         let store_id = self.store_id();

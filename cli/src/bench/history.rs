@@ -154,6 +154,8 @@ pub fn run(
     let changes = log.commits.iter().map(|c| c.1).sum::<u64>();
     let wal_bytes: u64 = (log.commits.iter()).map(|c| 32 + 16 + 8 + 8 * c.1).sum();
     let diffs = diff_costs(&ga, &log)?;
+    drop(ga);
+    let versioned = with_versions(&all_dir, dir, &points, a, threads)?;
     let (n, h) = (median(none), median(all));
     Ok(json!({
         "rounds": ROUNDS, "share": SHARE, "commits": log.commits.len(),
@@ -161,11 +163,56 @@ pub fn run(
         "latest_kernels": latest,
         "open_at_s": at,
         "gap_at_points": versus,
+        "versions": versioned,
         "bytes": {"segments": log.segment_bytes, "wal_estimate": wal_bytes,
             "ratio": log.segment_bytes as f64 / wal_bytes.max(1) as f64,
             "records": changes},
         "diff": diffs,
     }))
+}
+
+/// `compact` on the store keeping history, which derives its runs' versions (timed, start
+/// to close), then the points again: opened, and every GAP kernel as of each against a
+/// compacted store of its graph; with the versions files' bytes against the runs'.
+fn with_versions(
+    all_dir: &Path,
+    dir: &Path,
+    points: &[(&'static str, u64)],
+    a: &super::Args,
+    threads: usize,
+) -> evograph::Result<serde_json::Value> {
+    eprintln!("bench: compact (deriving run versions), then the points again");
+    let t = Instant::now();
+    let g = Graph::open(all_dir, Options::new().threads(threads))?;
+    g.compact()?;
+    g.close()?;
+    let derive = t.elapsed().as_secs_f64();
+    let bytes = |ext: &str| -> evograph::Result<u64> {
+        let mut n = 0;
+        for e in std::fs::read_dir(all_dir).map_err(|e| evograph::Error::io("read", all_dir, e))? {
+            let path = e
+                .map_err(|e| evograph::Error::io("read", all_dir, e))?
+                .path();
+            if path.extension().is_some_and(|x| x == ext) {
+                n += (path.metadata())
+                    .map_err(|e| evograph::Error::io("stat", &path, e))?
+                    .len();
+            }
+        }
+        Ok(n)
+    };
+    let (ver, run) = (bytes("ver")?, bytes("run")?);
+    let g = Graph::open(all_dir, Options::new().read_only(true).threads(threads))?;
+    let at = open_at(&g, points, a.trials.max(5))?;
+    let mut versus = serde_json::Map::new();
+    for &(name, lsn) in points {
+        let v = versus_compacted(&g, lsn, dir, threads, a.trials.max(3))?;
+        versus.insert(name.into(), json!({"lsn": lsn, "kernels": v}));
+    }
+    Ok(
+        json!({"compact_s": derive, "bytes": {"versions": ver, "runs": run},
+        "open_at_s": at, "gap_at_points": versus}),
+    )
 }
 
 /// The points the issue of versioned runs measures: the last commit of the bulk load
