@@ -26,7 +26,9 @@ use evograph::history::History;
 use evograph::internals::medium::sim::{Fault, SimMedium, Tear};
 use evograph::internals::medium::Medium;
 use evograph::store::Point;
-use evograph::{Compression, Durability, Graph, GraphView, KeyKind, Options, Record, Snapshot};
+use evograph::{
+    Compression, Durability, Graph, GraphView, KeyKind, Options, Record, RunVersions, Snapshot,
+};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,6 +46,10 @@ struct Config {
     /// The store keeps all its history: every recovered image must also read the graph as
     /// of earlier commits as the model had it.
     history: bool,
+    /// When run versions are derived (by compactions, or after every flush as well): a
+    /// power cut may land inside a versions file's write, and a point read through a
+    /// recovered one must be the model's.
+    versions: RunVersions,
 }
 
 #[derive(Clone, Debug)]
@@ -151,6 +157,7 @@ fn opts(cfg: Config, background: bool) -> Options {
         } else {
             History::None
         })
+        .run_versions(cfg.versions)
 }
 
 /// How recovery opens an image: the store says what it is, but for its keys, which a
@@ -570,6 +577,7 @@ const SYNC: Config = Config {
     keys: KeyKind::U64,
     compression: Compression::None,
     history: false,
+    versions: RunVersions::Compact,
 };
 
 /// History kept through power cuts: weighted (weight changes are history too), with
@@ -588,7 +596,13 @@ fn power_cuts_with_history() {
         background: false,
         ..SYNC
     };
-    simulate(cfg, &[63], 160, 300);
+    simulate(cfg, &[63], 160, 300); // Directed, unweighted: every flush and merge derives its run's versions.
+    let cfg = Config {
+        history: true,
+        versions: RunVersions::Flush,
+        ..SYNC
+    };
+    simulate(cfg, &[65], 160, 300);
 }
 
 #[test]
@@ -711,6 +725,13 @@ fn injected_faults_lose_nothing_acknowledged() {
             // History segments are written before the commit naming them: a fault may
             // hit one after its run persisted.
             history: seed % 2 == 1,
+            // Versions files are written after their run's commit: a fault there loses
+            // nothing and leaves the run without them.
+            versions: if seed % 4 == 1 {
+                RunVersions::Flush
+            } else {
+                RunVersions::Compact
+            },
             ..SYNC
         };
         let wl = workload(&mut rng, cfg, 120);

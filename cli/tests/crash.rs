@@ -48,7 +48,7 @@ fn sigkill_mid_ingest_loses_no_acknowledged_record() {
 }
 
 /// The same keeping all history: segments are written with every flush and dropped by
-/// none, and a kill anywhere keeps the past as it was.
+/// none, each run's versions after it, and a kill anywhere keeps the past as it was.
 #[test]
 fn sigkill_mid_ingest_keeps_history() {
     kill_points("file", 20, 14, KeyKind::U64, Kept::History);
@@ -75,15 +75,21 @@ fn sigkill_mid_ingest_on_pmem_loses_no_acknowledged_record() {
     kill_points("pmem", 20, 20, KeyKind::U64, Kept::Latest);
 }
 
-/// The graph as of the commit the last verified trial ended at (`began`) is still the
-/// graph it was then, whatever the kill since did.
-fn check_past(g: &Graph, began: &Option<(u64, Model)>, seed: u64, trial: u64) {
-    let Some((lsn, was)) = began else { return };
+/// The graph as of each of the last verified trial's commits in `past` (its last, and one
+/// inside it) is still the graph it was then, whatever the kill since did.
+fn check_past(g: &Graph, past: &[(u64, Model)], seed: u64, trial: u64) {
+    for (lsn, was) in past {
+        check_point(g, *lsn, was, seed, trial);
+    }
+}
+
+/// [`check_past`] at commit `lsn`, whose graph was `was`.
+fn check_point(g: &Graph, lsn: u64, was: &Model, seed: u64, trial: u64) {
     let (s, at) = g
-        .snapshot_at(evograph::store::Point::Lsn(*lsn))
+        .snapshot_at(evograph::store::Point::Lsn(lsn))
         .unwrap_or_else(|e| panic!("seed {seed} trial {trial}: the graph as of LSN {lsn}: {e}"));
     assert_eq!(
-        at.lsn, *lsn,
+        at.lsn, lsn,
         "seed {seed} trial {trial}: commit {lsn} is gone"
     );
     let (vertices, edges) = read(&s);
@@ -95,13 +101,36 @@ fn check_past(g: &Graph, began: &Option<(u64, Model)>, seed: u64, trial: u64) {
     );
 }
 
+/// A commit inside the trial that began at commit `start` on the graph `before` with
+/// records `recs`, and the graph there: LSNs count records, so the first `lsn - start`.
+fn middle_commit(g: &Graph, start: u64, before: &Model, recs: &[Record]) -> Option<(u64, Model)> {
+    let log = g.log().unwrap();
+    let inside: Vec<u64> = (log.commits.iter())
+        .map(|c| c.0.lsn)
+        .filter(|&l| l > start)
+        .collect();
+    let lsn = *inside.get(inside.len().checked_sub(1)? / 2)?;
+    let mut m = before.clone();
+    recs[..(lsn - start) as usize]
+        .iter()
+        .for_each(|r| m.apply(r));
+    Some((lsn, m))
+}
+
 /// Starts `ingest` of `input` into `store` as a trial of `kept` runs it.
 fn spawn_ingest(store: &Path, input: &Path, t: &Trial, changes: &Path) -> std::process::Child {
     kill::ingest_command(store, input, BATCH, t.in_flight, t.medium)
         .args(["--keys", t.keys.as_str()])
         .args(["--partition-bits", &t.partition_bits.to_string()])
         .args(match t.kept {
-            Kept::History => vec!["--history".as_ref(), "all".as_ref()],
+            // Versions derived after every flush and merge: kills land inside their
+            // derivation and their file's write too.
+            Kept::History => vec![
+                "--history".as_ref(),
+                "all".as_ref(),
+                "--run-versions".as_ref(),
+                "flush".as_ref(),
+            ],
             Kept::Latest => vec![],
             Kept::LatestMaintained => {
                 vec![
@@ -169,8 +198,9 @@ fn kill_points(
     // Whether a trial has reopened the store: from then on it must exist.
     let mut store_made = false;
     let mut trials_log = std::fs::File::create(dir.join("trials.log")).unwrap();
-    // With history: the last commit a verified trial ended at, and the graph there.
-    let mut began: Option<(u64, Model)> = None;
+    // With history: commits of the last verified trial (its last, and one in its middle:
+    // a point inside a run, read through the run's versions), and the graph at each.
+    let mut past: Vec<(u64, Model)> = Vec::new();
     for trial in 0..kills {
         let n = 20_000 + rng.below(20_000) as usize;
         let input = dir.join(format!("t{trial}.ops"));
@@ -219,12 +249,20 @@ fn kill_points(
         store_made = true;
         acked_trials += (killed.acked > 0) as u64;
         let ctx = format!("seed {seed} trial {trial}");
+        let before = model.clone();
         model = verify_trial(&g, &model, &recs, &killed, &t).unwrap_or_else(|why| {
             panic!("{ctx}: {why}\nstore and inputs kept in {0}; replay with EVOGRAPH_CRASH_SEED={seed} EVOGRAPH_CRASH_REPLAY={0}/trials.log", dir.display())
         });
         if kept == Kept::History {
-            check_past(&g, &began, seed, trial);
-            began = g.last_commit().map(|c| (c.lsn, model.clone()));
+            check_past(&g, &past, seed, trial);
+            // The last trial's last commit, where this one began.
+            let start = past.first().map_or(0, |p| p.0);
+            past = g
+                .last_commit()
+                .map(|c| (c.lsn, model.clone()))
+                .into_iter()
+                .collect();
+            past.extend(middle_commit(&g, start, &before, &recs));
         }
         g.close().unwrap();
     }
