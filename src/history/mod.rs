@@ -17,6 +17,7 @@
 
 pub(crate) mod lifetime;
 pub(crate) mod net;
+pub(crate) mod ordinals;
 pub(crate) mod segment;
 pub(crate) mod versions;
 pub(crate) mod versions_file;

@@ -21,6 +21,7 @@
 //! a tombstone's a removal. Each direction is derived on its own from the changes of the
 //! vertices the run holds (a partition run holds one vertex range's lists in each).
 
+use super::ordinals::{with_ordinals, Ordinals};
 use crate::batch::{id_of, is_del};
 use crate::memtable::history::Sealed;
 use crate::run::build::{self, DirPart, RunMeta};
@@ -43,10 +44,9 @@ pub(crate) const ORD: u32 = HELD - 1;
 /// One direction's versions, parallel to the run's direction.
 #[derive(Default)]
 pub(crate) struct DirVersions {
-    /// Per add, in the run's order: the ordinal of the commit that added it last.
-    pub born: Sec<u32>,
-    /// Per tombstone, in the run's order: the ordinal of the commit that removed it last.
-    pub died: Sec<u32>,
+    /// Per add, the ordinal of the commit that added it last; per tombstone, of the one
+    /// that removed it last; in the run's order, as narrow as the commits allow.
+    pub ords: Ordinals,
     /// Earlier changes, sorted by (vertex, neighbor, commit): the vertex.
     pub ev_v: Sec<VertexId>,
     /// Their neighbors.
@@ -106,13 +106,13 @@ pub(crate) fn build(run: &Run, pieces: &[&Sealed]) -> Result<Versions, String> {
         return Err("too many commits in one run's range".into());
     }
     let span = h.span();
+    let n_commits = commits.len();
     let dir = |d: &DirData, lists: Lists| -> Result<DirVersions, String> {
         let changes = gather(pieces, &ords, lists, &span);
         let (born, died, evs) = dir_versions(d, &changes)?;
         drop(changes);
         Ok(DirVersions {
-            born: Sec::owned(born),
-            died: Sec::owned(died),
+            ords: Ordinals::narrow(born, died, n_commits),
             ev_v: Sec::owned(evs.iter().map(|e| e.0).collect()),
             ev_nbr: Sec::owned(evs.iter().map(|e| e.1).collect()),
             ev_at: Sec::owned(evs.iter().map(|e| e.2).collect()),
@@ -394,16 +394,21 @@ fn dir_at(d: &DirData, v: &DirVersions, q: u32, space: u64) -> DirData {
         .collect();
     let starts = list_starts(d);
     let parts: Vec<DirPart> = (ranges.par_iter())
-        .map(|&(a, b)| range_at(d, v, &starts, q, (a, b), (a == 0, b == n)))
+        .map(|&(a, b)| {
+            with_ordinals!(&v.ords, |c| {
+                let cols = (v, c.born.get(), c.died.get());
+                range_at(d, cols, &starts, q, (a, b), (a == 0, b == n))
+            })
+        })
         .collect();
     build::assemble(parts, space, false)
 }
 
 /// [`dir_at`] for index positions `a..b` (and, at the ends, the changes of vertices the
 /// index does not hold below or above it).
-fn range_at(
+fn range_at<B: Copy + Into<u32>>(
     d: &DirData,
-    ver: &DirVersions,
+    (ver, born, died): (&DirVersions, &[B], &[B]),
     offs: &[u64],
     q: u32,
     (a, b): (usize, usize),
@@ -427,13 +432,13 @@ fn range_at(
     for i in a..b.max(a) {
         let v = d.vid_at(i);
         while e < hi && ev_v[e] < v {
-            e = s.events_only(ver, q, e, hi, &mut part);
+            e = s.events_only::<B>(ver, q, e, hi, &mut part);
         }
         let end = e + ev_v[e..hi].iter().take_while(|&&x| x == v).count();
-        let born = &ver.born.get()[offs[i] as usize..offs[i + 1] as usize];
+        let born = &born[offs[i] as usize..offs[i + 1] as usize];
         let died = match toffs.is_empty() {
             true => &[][..],
-            false => &ver.died.get()[toffs[i] as usize..toffs[i + 1] as usize],
+            false => &died[toffs[i] as usize..toffs[i + 1] as usize],
         };
         let adds = d.adds_into(i, &mut buf);
         s.vertex(
@@ -447,7 +452,7 @@ fn range_at(
         e = end;
     }
     while e < hi {
-        e = s.events_only(ver, q, e, hi, &mut part);
+        e = s.events_only::<B>(ver, q, e, hi, &mut part);
     }
     part
 }
@@ -477,7 +482,7 @@ struct Scratch {
 impl Scratch {
     /// A vertex the run's index does not hold but whose edges changed inside the range
     /// (events `e..` of it): pushed as of `q`; returns where its events end.
-    fn events_only(
+    fn events_only<B: Copy + Into<u32>>(
         &mut self,
         ver: &DirVersions,
         q: u32,
@@ -488,18 +493,18 @@ impl Scratch {
         let ev_v = ver.ev_v.get();
         let v = ev_v[e];
         let end = e + ev_v[e..hi].iter().take_while(|&&x| x == v).count();
-        self.vertex(v, (&[], &[]), (&[], &[]), (ver, e, end), q, part);
+        self.vertex::<B>(v, (&[], &[]), (&[], &[]), (ver, e, end), q, part);
         end
     }
 
     /// One vertex `v` as of `q`, pushed to `part`: its adds born by then, its tombstones
     /// dead by then, and each neighbor with earlier events set to its state after the last
     /// of them by then.
-    fn vertex(
+    fn vertex<B: Copy + Into<u32>>(
         &mut self,
         v: VertexId,
-        (adds, born): (&[VertexId], &[u32]),
-        (tombs, died): (&[VertexId], &[u32]),
+        (adds, born): (&[VertexId], &[B]),
+        (tombs, died): (&[VertexId], &[B]),
         (ver, e, end): (&DirVersions, usize, usize),
         q: u32,
         part: &mut DirPart,
@@ -547,9 +552,9 @@ impl Scratch {
 
 /// Appends to `out` the ids of `ids` whose commit in `at` is `q` or before, with the sorted
 /// `more` (none of them kept from `ids`) merged in: ascending, as `ids` is.
-fn filter_merge(
+fn filter_merge<B: Copy + Into<u32>>(
     out: &mut Vec<VertexId>,
-    (ids, at): (&[VertexId], &[u32]),
+    (ids, at): (&[VertexId], &[B]),
     more: &[VertexId],
     q: u32,
 ) {
@@ -562,7 +567,7 @@ fn filter_merge(
         // unless it is kept.
         for (&x, &b) in ids.iter().zip(at) {
             dst[k] = x;
-            k += (b <= q) as usize;
+            k += (b.into() <= q) as usize;
         }
     } else {
         let mut j = 0;
@@ -573,7 +578,7 @@ fn filter_merge(
                 j += 1;
             }
             dst[k] = x;
-            k += (b <= q) as usize;
+            k += (b.into() <= q) as usize;
         }
         for &m in &more[j..] {
             dst[k] = m;

@@ -2,14 +2,16 @@
 //!
 //! ```text
 //! header (128 B): 16 little-endian u64 words:
-//!   magic "EVGVER01", flags (1 has in-direction, 16 ids are u64), run id, min_lsn,
+//!   magic "EVGVER01", flags (1 has in-direction, 16 ids are u64, bits 2-3 the width
+//!   of born and died: 0 u32, 1 u16, 2 u8), run id, min_lsn,
 //!   max_lsn, commits, out born, out died, out events, in born, in died, in events,
 //!   vertex changes, store id, body crc32c (every byte after the header), header crc32c
 //!   (of the 15 words before it)
 //! sections, each padded to 8 bytes, in this order:
 //!   commits: u64 LSN per commit (ordinal k names the k-th)
 //!   per direction (out, then in if present):
-//!     born: u32 per add, died: u32 per tombstone,
+//!     born: an ordinal per add, died: one per tombstone (u8 below 256 commits, u16
+//!       below 65,536, else u32),
 //!     event vertices: id per event, event neighbors: id per event,
 //!     event commits: u32 per event (top bit: the edge went)
 //!   vertex changes: u32 commit per change, then id per change (top bit: deleted)
@@ -20,6 +22,7 @@
 //! columns are as long as the run's lists; otherwise the point is built without it. File
 //! name: `ver-<run id as 16 hex>.ver`.
 
+use super::ordinals::{with_ordinals, BornDied, Ordinals};
 use super::versions::{DirVersions, Versions};
 use crate::medium::{Mapped, Medium};
 use crate::run::{Run, Sec};
@@ -31,6 +34,9 @@ const WORDS: usize = 16;
 const HEADER: usize = WORDS * 8;
 const HAS_IN: u64 = 1;
 const WIDE: u64 = 16;
+/// Where the flags keep the width of the ordinal columns (0: u32, 1: u16, 2: u8).
+const ORD_SHIFT: u32 = 2;
+const ORD_MASK: u64 = 3;
 
 /// The name of run `id`'s versions file.
 pub(crate) fn file_name(id: u64) -> String {
@@ -46,11 +52,8 @@ pub(crate) fn parse_name(name: &str) -> Option<u64> {
 /// The element counts of one direction's sections: born, died, events.
 fn dir_counts(d: Option<&DirVersions>) -> [u64; 3] {
     d.map_or([0; 3], |d| {
-        [
-            d.born.get().len() as u64,
-            d.died.get().len() as u64,
-            d.ev_v.get().len() as u64,
-        ]
+        let (born, died) = d.ords.lens();
+        [born as u64, died as u64, d.ev_v.get().len() as u64]
     })
 }
 
@@ -64,8 +67,10 @@ pub(crate) fn encode(v: &Versions, store_id: u64) -> Vec<u8> {
     let mut b = vec![0u8; HEADER];
     put(&mut b, v.commits.get());
     for d in std::iter::once(&v.out).chain(v.inn.as_ref()) {
-        put(&mut b, d.born.get());
-        put(&mut b, d.died.get());
+        with_ordinals!(&d.ords, |c| {
+            put(&mut b, c.born.get());
+            put(&mut b, c.died.get());
+        });
         put(&mut b, d.ev_v.get());
         put(&mut b, d.ev_nbr.get());
         put(&mut b, d.ev_at.get());
@@ -73,7 +78,14 @@ pub(crate) fn encode(v: &Versions, store_id: u64) -> Vec<u8> {
     put(&mut b, v.vx_at.get());
     put(&mut b, v.vx.get());
     let (o, i) = (dir_counts(Some(&v.out)), dir_counts(v.inn.as_ref()));
-    let flags = if v.inn.is_some() { HAS_IN } else { 0 } | if ID_BYTES == 8 { WIDE } else { 0 };
+    let code = match v.out.ords.width() {
+        4 => 0,
+        2 => 1,
+        _ => 2,
+    };
+    let flags = if v.inn.is_some() { HAS_IN } else { 0 }
+        | if ID_BYTES == 8 { WIDE } else { 0 }
+        | code << ORD_SHIFT;
     let mut w = [0u64; WORDS];
     w[..6].copy_from_slice(&[
         MAGIC,
@@ -153,12 +165,33 @@ fn decode(m: Mapped, run: &Run, store_id: u64) -> std::result::Result<Versions, 
         }
     };
     let commits = Sec::mapped(m.clone(), take(w[5], 8)?, w[5] as usize);
+    let width = match (w[1] >> ORD_SHIFT) & ORD_MASK {
+        0 => 4,
+        1 => 2,
+        2 => 1,
+        _ => return Err("an unknown width of its ordinals".into()),
+    };
     let mut dir = |c: &[u64]| -> std::result::Result<DirVersions, String> {
         let u32s = |off: usize, n: u64| Sec::<u32>::mapped(m.clone(), off, n as usize);
         let ids = |off: usize, n: u64| Sec::<VertexId>::mapped(m.clone(), off, n as usize);
+        let (born, died) = (take(c[0], width)?, take(c[1], width)?);
+        let (nb, nd) = (c[0] as usize, c[1] as usize);
+        let ords = match width {
+            1 => Ordinals::U8(BornDied {
+                born: Sec::mapped(m.clone(), born, nb),
+                died: Sec::mapped(m.clone(), died, nd),
+            }),
+            2 => Ordinals::U16(BornDied {
+                born: Sec::mapped(m.clone(), born, nb),
+                died: Sec::mapped(m.clone(), died, nd),
+            }),
+            _ => Ordinals::U32(BornDied {
+                born: Sec::mapped(m.clone(), born, nb),
+                died: Sec::mapped(m.clone(), died, nd),
+            }),
+        };
         Ok(DirVersions {
-            born: u32s(take(c[0], 4)?, c[0]),
-            died: u32s(take(c[1], 4)?, c[1]),
+            ords,
             ev_v: ids(take(c[2], ID_BYTES)?, c[2]),
             ev_nbr: ids(take(c[2], ID_BYTES)?, c[2]),
             ev_at: u32s(take(c[2], 4)?, c[2]),
@@ -188,7 +221,8 @@ fn decode(m: Mapped, run: &Run, store_id: u64) -> std::result::Result<Versions, 
 /// Whether the columns are as long as `run`'s lists.
 fn fits(v: &Versions, run: &Run) -> std::result::Result<(), String> {
     let fit = |d: &DirVersions, r: &crate::run::DirData| {
-        d.born.get().len() as u64 == r.n_adds() && d.died.get().len() as u64 == r.n_tombs()
+        let (born, died) = d.ords.lens();
+        born as u64 == r.n_adds() && died as u64 == r.n_tombs()
     };
     let ok = fit(&v.out, &run.out)
         && match (&v.inn, &run.inn) {

@@ -225,3 +225,40 @@ fn versions_agree(undirected: bool) {
     let back = inner.parts_undone(inner.snapshot_parts().unwrap(), &pieces, inside.lsn);
     same(&at, &back.unwrap().build(inner), "damaged versions");
 }
+
+/// A run whose range holds more than 255 commits keeps its ordinals two bytes wide, and
+/// reads through them as the point built back does.
+#[test]
+fn versions_of_a_run_of_many_commits_are_two_bytes_wide() {
+    let opts = Options::new()
+        .background(false)
+        .memtable_bytes(1 << 30)
+        .history(History::All);
+    let g = Graph::in_memory(opts).unwrap();
+    let mut seed = 11;
+    for _ in 0..300 {
+        g.apply(&batch(&mut seed, false)).unwrap();
+    }
+    // One run over every commit, its versions derived by the compaction.
+    g.compact().unwrap();
+    let inner = &g.inner;
+    let latest = inner.snapshot_parts().unwrap();
+    assert_eq!(latest.runs.len(), 1, "one compacted run");
+    let v = crate::history::versions_file::read(&*inner.medium, &latest.runs[0], inner.store_id())
+        .unwrap()
+        .expect("compact derived the run's versions");
+    assert_eq!((v.commits.get().len(), v.out.ords.width()), (300, 2));
+    let pieces = inner.pieces().unwrap();
+    let commits = Inner::commits_of(&pieces, latest.lsn);
+    for c in commits.iter().step_by(7) {
+        let parts = || inner.snapshot_parts().unwrap();
+        let ver = inner.parts_versioned(parts(), &pieces, c.lsn).unwrap();
+        let back = inner.parts_undone(parts(), &pieces, c.lsn).unwrap();
+        let what = format!("LSN {}", c.lsn);
+        same(
+            &ver.expect("read through versions").build(inner),
+            &back.build(inner),
+            &what,
+        );
+    }
+}

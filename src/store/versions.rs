@@ -98,7 +98,7 @@ impl Inner {
     }
 
     /// The store id files are stamped with (0 for stores from before stamps).
-    fn store_id(&self) -> u64 {
+    pub(super) fn store_id(&self) -> u64 {
         self.manifest.lock().unwrap().root().store_id.unwrap_or(0)
     }
 
@@ -210,8 +210,7 @@ fn every_partition_reaches(runs: &[Arc<Run>], lsn: u64, shift: u32, n: usize) ->
 /// Whether two versions of one run say the same.
 fn same_versions(a: &Versions, b: &Versions) -> bool {
     let dir = |x: &versions::DirVersions, y: &versions::DirVersions| {
-        x.born.get() == y.born.get()
-            && x.died.get() == y.died.get()
+        x.ords.widened() == y.ords.widened()
             && x.ev_v.get() == y.ev_v.get()
             && x.ev_nbr.get() == y.ev_nbr.get()
             && x.ev_at.get() == y.ev_at.get()
