@@ -67,7 +67,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         vertices: snap.live_vertices() as u64,
         open_seconds,
     };
-    let history = history_line(&g)?;
+    let history = history_line(&g, &s)?;
     if a.json {
         print_json(&s, &counts, history);
         return Ok(ExitCode::SUCCESS);
@@ -83,7 +83,10 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
 }
 
 /// What history the store keeps and costs, as a line and as JSON; `None` when none.
-fn history_line(g: &evograph::Graph) -> evograph::Result<Option<(String, serde_json::Value)>> {
+fn history_line(
+    g: &evograph::Graph,
+    s: &evograph::store::Stats,
+) -> evograph::Result<Option<(String, serde_json::Value)>> {
     if !g.history().keeps() {
         return Ok(None);
     }
@@ -97,13 +100,21 @@ fn history_line(g: &evograph::Graph) -> evograph::Result<Option<(String, serde_j
         0 => String::new(),
         n => format!(", {n} bytes still held for commits let go (freed by the next writer's open)"),
     };
+    let runs: usize = s.levels.iter().map(|l| l.runs).sum();
     let line = format!(
-        "{}: {} commits kept{span}, {} segments of {} bytes: {} bytes for the commits kept{let_go}",
+        "{}: {} commits kept{span}, {} segments of {} bytes: {} bytes for the commits kept{let_go}; run versions for {} of {runs} run(s), {} bytes{}",
         l.setting,
         l.commits.len(),
         l.segments,
         l.segment_bytes,
-        b.kept
+        b.kept,
+        s.versions_files,
+        s.versions_bytes,
+        match (s.weighted, s.versions_files < runs) {
+            (true, _) => " (weighted stores have none yet)",
+            (false, true) => " (`evograph compact` derives them, DRAM permitting)",
+            (false, false) => "",
+        }
     );
     let json = serde_json::json!({
         "setting": l.setting.to_string(),
@@ -114,6 +125,8 @@ fn history_line(g: &evograph::Graph) -> evograph::Result<Option<(String, serde_j
         "segment_bytes": l.segment_bytes,
         "kept_bytes": b.kept,
         "let_go_bytes": b.let_go,
+        "versions_files": s.versions_files,
+        "versions_bytes": s.versions_bytes,
     });
     Ok(Some((line, json)))
 }

@@ -162,6 +162,12 @@ fn damaged_history_is_named_and_refused(versioned: bool) {
     if versioned {
         ok(&["compact", &s]);
     }
+    let runs = match versioned {
+        true => "run versions for 1 of 1 run(s)",
+        false => "run versions for 0 of 1 run(s)",
+    };
+    let out = ok(&["stats", &s]);
+    assert!(out.contains(runs), "{out}");
     let out = ok(&["check", &s]);
     assert!(out.contains("history: 1 segments, 4 commits"), "{out}");
     let seg = std::fs::read_dir(&s)

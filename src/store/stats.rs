@@ -208,6 +208,11 @@ pub struct Stats {
     pub medium_bytes: u64,
     /// Bytes of retired WAL segments kept for the next writer to overwrite (at most two).
     pub wal_spare_bytes: u64,
+    /// Run versions files: one per run file whose versions are derived (points inside its
+    /// range read it filtered by them; `compact` derives them).
+    pub versions_files: usize,
+    /// Their bytes (part of `medium_bytes`).
+    pub versions_bytes: u64,
     /// Bytes written to the medium by this handle.
     pub bytes_written_session: u64,
     /// Bytes written since the store was created (as of the last commit, plus this session).
@@ -268,7 +273,8 @@ impl Inner {
                 self.medium.persist_method(),
             )
         };
-        let (medium_bytes, wal_spare_bytes) = self.file_bytes()?;
+        let (medium_bytes, wal_spare_bytes, (versions_files, versions_bytes)) =
+            self.file_bytes()?;
         Ok(Stats {
             store_id: root.store_id,
             created_by: root.created_by,
@@ -297,6 +303,8 @@ impl Inner {
             dram_bytes: self.dram_bytes(),
             medium_bytes,
             wal_spare_bytes,
+            versions_files,
+            versions_bytes,
             bytes_written_session: io.bytes_written,
             bytes_written_total: self.bytes_written_base + io.bytes_written,
             wal_bytes_written: self.wal.as_ref().map_or(0, |w| w.bytes_written()),
@@ -375,11 +383,18 @@ impl Inner {
     }
 
     /// Bytes of the store's files, and of its WAL spares apart, from one listing.
-    fn file_bytes(&self) -> Result<(u64, u64)> {
+    /// Bytes of the store's files and of its WAL spares, and the count and bytes of its
+    /// run versions files.
+    fn file_bytes(&self) -> Result<(u64, u64, (usize, u64))> {
         let (spares, files): (Vec<_>, Vec<_>) =
             (self.medium.sizes()?.into_iter()).partition(|(name, _)| wal::segment::is_spare(name));
+        let versions: Vec<u64> = (files.iter())
+            .filter(|(name, _)| crate::history::versions_file::parse_name(name).is_some())
+            .map(|(_, n)| *n)
+            .collect();
+        let versions = (versions.len(), versions.iter().sum());
         let total = |v: Vec<(String, u64)>| v.into_iter().map(|(_, n)| n).sum::<u64>();
-        Ok((total(files), total(spares)))
+        Ok((total(files), total(spares), versions))
     }
 }
 

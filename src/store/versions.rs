@@ -27,6 +27,18 @@ enum Derived {
     Later,
     /// Never: the run and its history disagree, or versions do not cover the store.
     Refused,
+    /// Not by this handle: the derivation would hold more DRAM than half of what is
+    /// available ([`derivation_bytes`]); points inside the run are built without them.
+    TooLarge,
+}
+
+/// DRAM a derivation holds at its peak, about, for a run of `entries` list entries (both
+/// directions) whose range's history segments take `segment_bytes`: the changes decoded
+/// (12 B each, from about 6 B in a segment), gathered and sorted for each direction, and
+/// the columns and file built from them. A Kron20 load (a 147 MB segment, 33 M entries)
+/// peaked at 1.1 GB; this says 1.4 GB.
+fn derivation_bytes(segment_bytes: u64, entries: u64) -> u64 {
+    segment_bytes.saturating_mul(8) + entries.saturating_mul(8)
 }
 
 impl Inner {
@@ -58,7 +70,7 @@ impl Inner {
             let v = match self.derive_versions(&run) {
                 Ok(Derived::Built(v)) => v,
                 Ok(Derived::Later) | Err(_) => continue,
-                Ok(Derived::Refused) => {
+                Ok(Derived::Refused | Derived::TooLarge) => {
                     self.versions_refused.lock().unwrap().insert(run.header.id);
                     continue;
                 }
@@ -85,6 +97,14 @@ impl Inner {
             && covering.last().is_some_and(|s| s.r.max_lsn >= hi);
         if !whole {
             return Ok(Derived::Later);
+        }
+        let entries = std::iter::once(&run.out)
+            .chain(run.inn.as_ref())
+            .map(|d| d.n_adds() + d.n_tombs())
+            .sum();
+        let need = derivation_bytes(covering.iter().map(|s| s.r.file_len).sum(), entries);
+        if crate::medium::dram::available().is_some_and(|a| need > a / 2) {
+            return Ok(Derived::TooLarge);
         }
         let loaded: Vec<Arc<Sealed>> = (covering.iter())
             .map(|s| self.segment_changes(s))
@@ -167,7 +187,7 @@ impl Inner {
                     {
                         continue
                     }
-                    Ok(Derived::Later) => continue,
+                    Ok(Derived::Later | Derived::TooLarge) => continue,
                     Ok(Derived::Built(_)) => {
                         "it disagrees with the history segments of its range".into()
                     }
