@@ -101,6 +101,7 @@ def open(
     keys: Optional[str] = None,
     compress: bool = False,
     history: Optional[str] = None,
+    run_versions: str = "compact",
 ) -> "Graph":
     """Opens the store at ``path``; with ``create=True``, creates it if there is none.
 
@@ -126,11 +127,19 @@ def open(
     ``history`` is what history a new store keeps: ``"none"`` (the default), ``"all"``, a
     duration counted back from the newest commit (``"7d"``, ``"12h"``) or a number of
     commits (``"100"``); ``Graph.set_history`` changes it later.
+
+    ``run_versions`` says when this handle derives the versions of runs in a store keeping
+    history (when each entry came, and every earlier change apart), which a past graph
+    inside a run's range reads instead of undoing later changes: ``"compact"`` (by
+    ``Graph.compact``, the default), ``"flush"`` (after every flush too; each waits for
+    them) or ``"never"``.
     """
     if not isinstance(durability, str):
         raise TypeError(f"durability must be a str, got {type(durability).__name__}")
     if keys is not None and not isinstance(keys, str):
         raise TypeError(f"keys must be None, 'u64' or 'string', got {type(keys).__name__}")
+    if not isinstance(run_versions, str):
+        raise TypeError(f"run_versions must be a str, got {type(run_versions).__name__}")
     if memtable_mb is not None:
         memtable_mb = _count(memtable_mb, "memtable_mb")
     threads = _count(threads, "threads")
@@ -146,6 +155,7 @@ def open(
         keys,
         bool(compress),
         history,
+        run_versions,
     )
     return Graph(inner)
 
@@ -596,7 +606,8 @@ class Graph:
 
     def compact(self) -> None:
         """Merges every run into one, the fastest layout to read (``to_scipy`` then copies
-        nothing)."""
+        nothing). In a store keeping history it also derives the versions of each run
+        without them (``open``'s ``run_versions``), so past graphs read in place."""
         self._g.compact()
 
     def stats(self) -> Dict[str, Any]:

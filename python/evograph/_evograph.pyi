@@ -33,6 +33,7 @@ def open(
     keys: Optional[str] = None,
     compress: bool = False,
     history: Optional[str] = None,
+    run_versions: Optional[str] = None,
 ) -> Graph: ...
 def kernels() -> List[str]: ...
 

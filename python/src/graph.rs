@@ -29,7 +29,7 @@ pub struct Graph {
 /// write compressed runs.
 #[pyfunction]
 #[pyo3(signature = (path, create, durability, undirected, weighted, memtable_mb, threads, read_only,
-    keys=None, compress=false, history=None))]
+    keys=None, compress=false, history=None, run_versions=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn open(
     py: Python<'_>,
@@ -44,6 +44,7 @@ pub fn open(
     keys: Option<&str>,
     compress: bool,
     history: Option<&str>,
+    run_versions: Option<&str>,
 ) -> PyResult<Graph> {
     let durability: Durability = durability.parse().map_err(PyValueError::new_err)?;
     let keys = match keys {
@@ -61,6 +62,9 @@ pub fn open(
         .read_only(read_only);
     if let Some(h) = history {
         opts = opts.history(h.parse().map_err(PyValueError::new_err)?);
+    }
+    if let Some(v) = run_versions {
+        opts = opts.run_versions(v.parse().map_err(PyValueError::new_err)?);
     }
     if let Some(mb) = memtable_mb {
         if mb == 0 {

@@ -47,6 +47,24 @@ def test_snapshots_diffs_and_the_log(tmp_path):
     g.close()
 
 
+def test_compact_derives_run_versions_and_points_read_the_same(tmp_path):
+    g = evograph.open(tmp_path / "s", create=True, history="all")
+    for k in range(6):
+        g.insert_edges(np.array([k], dtype=np.uint64), np.array([k + 1], dtype=np.uint64))
+    g.delete_edges(np.array([2], dtype=np.uint64), np.array([3], dtype=np.uint64))
+    before = [edges(g.snapshot(at=lsn)) for lsn in range(1, 8)]
+    assert g.stats()["versions_files"] == 0
+    g.compact()
+    assert g.stats()["versions_files"] == 1
+    assert [edges(g.snapshot(at=lsn)) for lsn in range(1, 8)] == before
+    assert before[2] == [(0, 1), (1, 2), (2, 3)]
+    g.close()
+    with pytest.raises(ValueError, match="compact, flush or never"):
+        evograph.open(tmp_path / "s", run_versions="sometimes")
+    with pytest.raises(TypeError):
+        evograph.open(tmp_path / "s", run_versions=1)
+
+
 def test_edge_and_vertex_lifetimes(tmp_path):
     g = evograph.open(tmp_path / "s", create=True, history="all")
     u = lambda *xs: np.array(xs, dtype=np.uint64)  # noqa: E731

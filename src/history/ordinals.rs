@@ -92,11 +92,36 @@ impl Ordinals {
 
     /// Both columns widened to `u32`, to compare two derivations.
     pub(crate) fn widened(&self) -> (Vec<u32>, Vec<u32>) {
-        with_ordinals!(self, |c| (
-            c.born.get().iter().map(|&o| o.into()).collect(),
-            c.died.get().iter().map(|&o| o.into()).collect()
-        ))
+        with_ordinals!(self, |c| (widen(c.born.get()), widen(c.died.get())))
     }
+
+    /// The columns of `width` bytes per ordinal mapped from `m`: `born` ordinals at byte
+    /// `at.0`, `died` at `at.1`.
+    pub(crate) fn mapped(
+        m: &crate::medium::Mapped,
+        width: usize,
+        at: (usize, usize),
+        (born, died): (usize, usize),
+    ) -> Ordinals {
+        match width {
+            1 => Ordinals::U8(BornDied {
+                born: Sec::mapped(m.clone(), at.0, born),
+                died: Sec::mapped(m.clone(), at.1, died),
+            }),
+            2 => Ordinals::U16(BornDied {
+                born: Sec::mapped(m.clone(), at.0, born),
+                died: Sec::mapped(m.clone(), at.1, died),
+            }),
+            _ => Ordinals::U32(BornDied {
+                born: Sec::mapped(m.clone(), at.0, born),
+                died: Sec::mapped(m.clone(), at.1, died),
+            }),
+        }
+    }
+}
+
+fn widen<T: Copy + Into<u32>>(s: &[T]) -> Vec<u32> {
+    s.iter().map(|&o| o.into()).collect()
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@
 //! columns are as long as the run's lists; otherwise the point is built without it. File
 //! name: `ver-<run id as 16 hex>.ver`.
 
-use super::ordinals::{with_ordinals, BornDied, Ordinals};
+use super::ordinals::{with_ordinals, Ordinals};
 use super::versions::{DirVersions, Versions};
 use crate::medium::{Mapped, Medium};
 use crate::run::{Run, Sec};
@@ -126,29 +126,7 @@ pub(crate) fn read(medium: &dyn Medium, run: &Run, store_id: u64) -> Result<Opti
 /// Parses and checks the mapped bytes `m` as `run`'s versions.
 fn decode(m: Mapped, run: &Run, store_id: u64) -> std::result::Result<Versions, String> {
     let b = m.bytes();
-    if b.len() < HEADER {
-        return Err("shorter than its header".into());
-    }
-    let w: Vec<u64> = (b[..HEADER].chunks_exact(8))
-        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-        .collect();
-    if w[0] != MAGIC {
-        return Err("not a versions file".into());
-    }
-    if w[15] != u64::from(crc32c::crc32c(&b[..15 * 8])) {
-        return Err("header checksum mismatch".into());
-    }
-    let wide = w[1] & WIDE != 0;
-    if wide != (ID_BYTES == 8) {
-        return Err("written for another vertex id width".into());
-    }
-    let h = &run.header;
-    if (w[2], w[3], w[4], w[13]) != (h.id, h.min_lsn, h.max_lsn, store_id) {
-        return Err("written for another run".into());
-    }
-    if w[14] != u64::from(crc32c::crc32c(&b[HEADER..])) {
-        return Err("body checksum mismatch".into());
-    }
+    let (w, width) = header(b, run, store_id)?;
     let mut at = HEADER;
     let mut take = |n: u64, size: usize| -> std::result::Result<usize, String> {
         let off = at;
@@ -165,31 +143,11 @@ fn decode(m: Mapped, run: &Run, store_id: u64) -> std::result::Result<Versions, 
         }
     };
     let commits = Sec::mapped(m.clone(), take(w[5], 8)?, w[5] as usize);
-    let width = match (w[1] >> ORD_SHIFT) & ORD_MASK {
-        0 => 4,
-        1 => 2,
-        2 => 1,
-        _ => return Err("an unknown width of its ordinals".into()),
-    };
     let mut dir = |c: &[u64]| -> std::result::Result<DirVersions, String> {
         let u32s = |off: usize, n: u64| Sec::<u32>::mapped(m.clone(), off, n as usize);
         let ids = |off: usize, n: u64| Sec::<VertexId>::mapped(m.clone(), off, n as usize);
-        let (born, died) = (take(c[0], width)?, take(c[1], width)?);
-        let (nb, nd) = (c[0] as usize, c[1] as usize);
-        let ords = match width {
-            1 => Ordinals::U8(BornDied {
-                born: Sec::mapped(m.clone(), born, nb),
-                died: Sec::mapped(m.clone(), died, nd),
-            }),
-            2 => Ordinals::U16(BornDied {
-                born: Sec::mapped(m.clone(), born, nb),
-                died: Sec::mapped(m.clone(), died, nd),
-            }),
-            _ => Ordinals::U32(BornDied {
-                born: Sec::mapped(m.clone(), born, nb),
-                died: Sec::mapped(m.clone(), died, nd),
-            }),
-        };
+        let at = (take(c[0], width)?, take(c[1], width)?);
+        let ords = Ordinals::mapped(&m, width, at, (c[0] as usize, c[1] as usize));
         Ok(DirVersions {
             ords,
             ev_v: ids(take(c[2], ID_BYTES)?, c[2]),
@@ -216,6 +174,41 @@ fn decode(m: Mapped, run: &Run, store_id: u64) -> std::result::Result<Versions, 
     };
     fits(&v, run)?;
     Ok(v)
+}
+
+/// The header words of the file bytes `b`, checked (both checksums, the run and store it
+/// names, the id width), and the width of its ordinals.
+fn header(b: &[u8], run: &Run, store_id: u64) -> std::result::Result<(Vec<u64>, usize), String> {
+    if b.len() < HEADER {
+        return Err("shorter than its header".into());
+    }
+    let w: Vec<u64> = (b[..HEADER].chunks_exact(8))
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect();
+    if w[0] != MAGIC {
+        return Err("not a versions file".into());
+    }
+    if w[15] != u64::from(crc32c::crc32c(&b[..15 * 8])) {
+        return Err("header checksum mismatch".into());
+    }
+    let wide = w[1] & WIDE != 0;
+    if wide != (ID_BYTES == 8) {
+        return Err("written for another vertex id width".into());
+    }
+    let h = &run.header;
+    if (w[2], w[3], w[4], w[13]) != (h.id, h.min_lsn, h.max_lsn, store_id) {
+        return Err("written for another run".into());
+    }
+    if w[14] != u64::from(crc32c::crc32c(&b[HEADER..])) {
+        return Err("body checksum mismatch".into());
+    }
+    let width = match (w[1] >> ORD_SHIFT) & ORD_MASK {
+        0 => 4,
+        1 => 2,
+        2 => 1,
+        _ => return Err("an unknown width of its ordinals".into()),
+    };
+    Ok((w, width))
 }
 
 /// Whether the columns are as long as `run`'s lists.

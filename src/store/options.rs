@@ -312,6 +312,22 @@ pub enum RunVersions {
     Never,
 }
 
+impl std::str::FromStr for RunVersions {
+    type Err = String;
+
+    /// `compact`, `flush` or `never`, as the command line takes them.
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "compact" => Ok(RunVersions::Compact),
+            "flush" => Ok(RunVersions::Flush),
+            "never" => Ok(RunVersions::Never),
+            _ => Err(format!(
+                "'{s}' is not a time to derive run versions: give compact, flush or never"
+            )),
+        }
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
