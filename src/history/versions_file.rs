@@ -40,13 +40,12 @@ const ORD_MASK: u64 = 3;
 
 /// The name of run `id`'s versions file.
 pub(crate) fn file_name(id: u64) -> String {
-    format!("ver-{id:016x}.ver")
+    Run::versions_file_name(id)
 }
 
 /// The run id a versions file name carries, if it is one.
 pub(crate) fn parse_name(name: &str) -> Option<u64> {
-    let hex = name.strip_prefix("ver-")?.strip_suffix(".ver")?;
-    (hex.len() == 16).then(|| u64::from_str_radix(hex, 16).ok())?
+    Run::parse_versions_file_name(name)
 }
 
 /// The element counts of one direction's sections: born, died, events.

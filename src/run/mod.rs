@@ -462,7 +462,7 @@ impl Drop for RunFile {
             let _ = self.medium.remove(&self.name);
             // The run's versions go with it (`history::versions_file`), if it had any.
             if let Some(id) = Run::parse_file_name(&self.name) {
-                let ver = format!("ver-{id:016x}.ver");
+                let ver = Run::versions_file_name(id);
                 if self.medium.exists(&ver) {
                     let _ = self.medium.remove(&ver);
                 }
@@ -559,6 +559,18 @@ impl Run {
     /// The id in a run file name, if it is one.
     pub fn parse_file_name(name: &str) -> Option<u64> {
         let hex = name.strip_prefix("run-")?.strip_suffix(".run")?;
+        (hex.len() == 16).then(|| u64::from_str_radix(hex, 16).ok())?
+    }
+
+    /// Name of the file of run `id`'s versions (`history::versions_file`): named here,
+    /// where the run's file is, so that the run's file takes it when it goes.
+    pub(crate) fn versions_file_name(id: u64) -> String {
+        format!("ver-{id:016x}.ver")
+    }
+
+    /// The run id in a versions file name, if it is one.
+    pub(crate) fn parse_versions_file_name(name: &str) -> Option<u64> {
+        let hex = name.strip_prefix("ver-")?.strip_suffix(".ver")?;
         (hex.len() == 16).then(|| u64::from_str_radix(hex, 16).ok())?
     }
 
