@@ -428,7 +428,10 @@ fn range_at<B: Copy + Into<u32>>(
     let mut part = DirPart::default();
     // Room for every add listed in the range and one per event: the part never grows by
     // reallocation (a copy of what it holds, and page faults on the new block, each time).
-    let listed = offs.get(b).zip(offs.get(a)).map_or(0, |(e, s)| (e - s) as usize);
+    let listed = offs
+        .get(b)
+        .zip(offs.get(a))
+        .map_or(0, |(e, s)| (e - s) as usize);
     part.adds.reserve(listed + (hi - lo));
     let mut s = Scratch::default();
     let mut buf = Vec::new();
