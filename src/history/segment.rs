@@ -145,6 +145,7 @@ fn body_len(ne: usize, nv: usize, ns: usize, width: usize, weighted: bool) -> Op
 /// The bytes of the segment of `h` holding `s`.
 pub fn encode(h: &Header, s: &Sealed) -> Vec<u8> {
     let width = commit_width(s.commits.len());
+    let groups = SourceGroups::of(&s.edges);
     let words = [
         MAGIC,
         flags_of(h),
@@ -155,32 +156,87 @@ pub fn encode(h: &Header, s: &Sealed) -> Vec<u8> {
         s.vertices.len() as u64,
         h.stamp.store_id,
         h.stamp.seq,
-        sources(s) as u64,
+        groups.ids.len() as u64,
         width as u64,
         0,
         0,
     ];
-    let len = encoded_len(s, h.weighted) as usize;
-    // Sized once: a bulk load's segment is tens of MB, and growing it copied it over.
-    let mut out: Vec<u8> = Vec::with_capacity(len);
-    out.extend(words.iter().flat_map(|w| w.to_le_bytes()));
-    put_commits(&mut out, s);
-    encode_changes(&mut out, s, width, h.weighted);
-    debug_assert_eq!(out.len(), len);
+    let (ne, nv, ns) = (s.edges.len(), s.vertices.len(), groups.ids.len());
+    let body = body_len(ne, nv, ns, width, h.weighted).expect("a segment in DRAM fits its length");
+    let len = V3.header_len() + s.commits.len() * COMMIT_BYTES + body as usize;
+    // Zeroed lazily by the allocator: the columns' pages are first touched by the threads
+    // that fill them, not by one thread zeroing a bulk load's tens of MB first.
+    let mut out = Cursor {
+        buf: vec![0u8; len],
+        at: 0,
+    };
+    words.iter().for_each(|w| out.put(&w.to_le_bytes()));
+    out.put(&commit_table(s));
+    encode_changes(&mut out, s, &groups, width, h.weighted);
+    debug_assert_eq!(out.at, len);
+    let mut out = out.buf;
     let (head, body) = crcs(&out, s.commits.len(), V3);
     out[V3.head_crc * 8..V3.head_crc * 8 + 8].copy_from_slice(&head.to_le_bytes());
     out[V3.body_crc * 8..V3.body_crc * 8 + 8].copy_from_slice(&body.to_le_bytes());
     out
 }
 
-/// A header's flags word.
+/// A segment's bytes being written front to back into a buffer of their final length.
+struct Cursor {
+    buf: Vec<u8>,
+    at: usize,
+}
+
+impl Cursor {
+    fn put(&mut self, b: &[u8]) {
+        self.buf[self.at..self.at + b.len()].copy_from_slice(b);
+        self.at += b.len();
+    }
+
+    /// The next `n` bytes, to be filled, and the cursor after them padded to 8 bytes.
+    fn column(&mut self, n: usize) -> &mut [u8] {
+        let at = self.at;
+        self.at = (at + n).next_multiple_of(8);
+        &mut self.buf[at..at + n]
+    }
+}
+
+/// The distinct sources of edge changes sorted by source, and where each one's end.
+struct SourceGroups {
+    ids: Vec<VertexId>,
+    ends: Vec<u64>,
+}
+
+impl SourceGroups {
+    fn of(edges: &[Change]) -> SourceGroups {
+        let mut g = SourceGroups {
+            ids: Vec::new(),
+            ends: Vec::new(),
+        };
+        for (i, c) in edges.iter().enumerate() {
+            if g.ids.last() != Some(&c.src) {
+                if i > 0 {
+                    g.ends.push(i as u64);
+                }
+                g.ids.push(c.src);
+            }
+        }
+        if !edges.is_empty() {
+            g.ends.push(edges.len() as u64);
+        }
+        g
+    }
+}
+
+/// The segment's flags word.
 fn flags_of(h: &Header) -> u64 {
     THIS_WIDTH | if h.weighted { WEIGHTED } else { 0 } | if h.undirected { UNDIRECTED } else { 0 }
 }
 
-/// Appends the commit table (the same in formats 2 and 3): each commit with where its
-/// vertex changes end.
-fn put_commits(out: &mut Vec<u8>, s: &Sealed) {
+/// The commit table (the same in formats 2 and 3): each commit with where its vertex
+/// changes end.
+fn commit_table(s: &Sealed) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.commits.len() * COMMIT_BYTES);
     let mut v = 0usize;
     for (k, c) in s.commits.iter().enumerate() {
         v += s.vertices[v..]
@@ -192,35 +248,65 @@ fn put_commits(out: &mut Vec<u8>, s: &Sealed) {
         }
     }
     debug_assert!(v == s.vertices.len(), "vertex changes by commit");
+    out
 }
 
-/// Appends format 3's sections after the commit table: sources, commits, destinations,
-/// weights, vertex changes.
-fn encode_changes(out: &mut Vec<u8>, s: &Sealed, width: usize, weighted: bool) {
-    let pad = |out: &mut Vec<u8>| out.resize(out.len().next_multiple_of(8), 0);
-    let groups = || s.edges.chunk_by(|a, b| a.src == b.src);
-    groups().for_each(|g| out.extend_from_slice(bytemuck::bytes_of(&g[0].src)));
-    pad(out);
-    let mut end = 0u64;
-    for g in groups() {
-        end += g.len() as u64;
-        out.extend_from_slice(&end.to_le_bytes());
+/// Writes format 3's sections after the commit table: sources, commits, destinations,
+/// weights, vertex changes. The per-change columns are filled in parallel: at a bulk
+/// load's flush the segment is the last thing the flush waits for.
+fn encode_changes(out: &mut Cursor, s: &Sealed, g: &SourceGroups, width: usize, weighted: bool) {
+    fill(
+        out.column(g.ids.len() * ID_BYTES),
+        ID_BYTES,
+        &g.ids,
+        |x, b| b.copy_from_slice(bytemuck::bytes_of(x)),
+    );
+    fill(out.column(g.ends.len() * 8), 8, &g.ends, |x, b| {
+        b.copy_from_slice(&x.to_le_bytes())
+    });
+    let commits = out.column(s.edges.len() * width);
+    match width {
+        1 => fill(commits, 1, &s.edges, |c, b| b[0] = c.commit as u8),
+        2 => fill(commits, 2, &s.edges, |c, b| {
+            b.copy_from_slice(&(c.commit as u16).to_le_bytes())
+        }),
+        _ => fill(commits, 4, &s.edges, |c, b| {
+            b.copy_from_slice(&c.commit.to_le_bytes())
+        }),
     }
-    for c in &s.edges {
-        out.extend_from_slice(&c.commit.to_le_bytes()[..width]);
-    }
-    pad(out);
-    s.edges
-        .iter()
-        .for_each(|c| out.extend_from_slice(bytemuck::bytes_of(&c.dst)));
-    pad(out);
+    fill(
+        out.column(s.edges.len() * ID_BYTES),
+        ID_BYTES,
+        &s.edges,
+        |c, b| b.copy_from_slice(bytemuck::bytes_of(&c.dst)),
+    );
     if weighted {
-        (0..s.edges.len()).for_each(|i| out.extend_from_slice(&s.weight(i).to_le_bytes()));
+        // A change without a weight (none in a seal's output) reads as weight 0.
+        fill(out.column(s.edges.len() * 8), 8, &s.weights, |w, b| {
+            b.copy_from_slice(&w.to_le_bytes())
+        });
     }
-    for &(_, x) in &s.vertices {
-        out.extend_from_slice(bytemuck::bytes_of(&x));
-    }
-    pad(out);
+    fill(
+        out.column(s.vertices.len() * ID_BYTES),
+        ID_BYTES,
+        &s.vertices,
+        |v, b| b.copy_from_slice(bytemuck::bytes_of(&v.1)),
+    );
+}
+
+/// Fills `dst`, `w` bytes per item, item by item with `put`, in parallel over chunks of
+/// items (bytes past the last item stay zero).
+fn fill<T: Sync>(dst: &mut [u8], w: usize, items: &[T], put: impl Fn(&T, &mut [u8]) + Sync) {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 16;
+    debug_assert!(items.len() * w <= dst.len());
+    (dst.par_chunks_mut(w * CHUNK))
+        .zip(items.par_chunks(CHUNK))
+        .for_each(|(d, xs)| {
+            for (b, x) in d.chunks_exact_mut(w).zip(xs) {
+                put(x, b);
+            }
+        });
 }
 
 /// The head's and the body's checksums of segment bytes `b` of format `l` (the body may be
@@ -706,7 +792,7 @@ mod tests {
             0,
         ];
         let mut out: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        put_commits(&mut out, s);
+        out.extend(commit_table(s));
         (s.edges.iter()).for_each(|c| out.extend_from_slice(&c.commit.to_le_bytes()));
         out.resize(out.len().next_multiple_of(8), 0);
         for c in &s.edges {

@@ -32,7 +32,7 @@ pub struct Commit {
 /// One effective change of an edge. Its weight, in a weighted store, sits beside it
 /// ([`Sealed::weights`]): an unweighted store's changes take 12 bytes each, not 24, and a
 /// seal emits one per buffered update.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Zeroable)]
 pub struct Change {
     /// The commit it happened in: its position among the history's commits.
     pub commit: u32,
@@ -70,16 +70,35 @@ impl Changes {
         }
     }
 
-    /// `parts` one after another, each part's buffers freed as soon as it is copied, so
-    /// that joining takes the output once more than the largest part, not twice.
+    /// `parts` one after another, copied in parallel into an output the allocator zeroes
+    /// lazily (its pages are first touched by the copying threads), each part's buffers
+    /// freed once copied: a bulk load's changes are hundreds of MB, joined as its flush
+    /// waits.
     pub fn join(parts: Vec<Changes>) -> Changes {
+        use rayon::prelude::*;
         let n: usize = parts.iter().map(|p| p.edges.len()).sum();
         let weighted = parts.iter().any(|p| !p.weights.is_empty());
-        let mut out = Changes::with_capacity(n, weighted);
-        for p in parts {
-            out.edges.extend_from_slice(&p.edges);
-            out.weights.extend_from_slice(&p.weights);
+        debug_assert!(
+            !weighted || parts.iter().all(|p| p.weights.len() == p.edges.len()),
+            "a weighted store's changes all carry weights"
+        );
+        let mut out = Changes {
+            edges: bytemuck::zeroed_vec(n),
+            weights: if weighted { vec![0.0; n] } else { Vec::new() },
+        };
+        let mut slots = Vec::with_capacity(parts.len());
+        let (mut edges, mut weights) = (&mut out.edges[..], &mut out.weights[..]);
+        for p in &parts {
+            let (e, rest) = std::mem::take(&mut edges).split_at_mut(p.edges.len());
+            edges = rest;
+            let (w, rest) = std::mem::take(&mut weights).split_at_mut(p.weights.len());
+            weights = rest;
+            slots.push((e, w));
         }
+        parts.into_par_iter().zip(slots).for_each(|(p, (e, w))| {
+            e.copy_from_slice(&p.edges);
+            w.copy_from_slice(&p.weights);
+        });
         out
     }
 }
@@ -203,10 +222,26 @@ impl Log {
     }
 }
 
-/// Reused scratch for [`emit`].
+/// Reused scratch for [`emit`] and [`emit_inserts`].
 #[derive(Default)]
 pub(super) struct Scratch {
     keyed: Vec<(VertexId, u32)>,
+    packed: Vec<Packed>,
+}
+
+/// A neighbor and a commit as one integer that sorts as the pair does: one comparison
+/// per step of the seal's largest sort, where the pair took two.
+#[cfg(not(feature = "wide-ids"))]
+type Packed = u64;
+#[cfg(feature = "wide-ids")]
+type Packed = u128;
+
+fn pack(x: VertexId, commit: u32) -> Packed {
+    (Packed::from(x) << 32) | Packed::from(commit)
+}
+
+fn unpack(k: Packed) -> (VertexId, u32) {
+    ((k >> 32) as VertexId, k as u32)
 }
 
 /// What [`emit`] needs of one vertex's buffered updates.
@@ -231,13 +266,13 @@ pub(super) fn emit_inserts(
     adds: &mut Vec<VertexId>,
     out: &mut Changes,
 ) -> usize {
-    let keyed = &mut scratch.keyed;
+    let keyed = &mut scratch.packed;
     keyed.clear();
-    keyed.extend(u.entries.iter().zip(u.commits).map(|(&x, &c)| (x, c)));
+    keyed.extend(u.entries.iter().zip(u.commits).map(|(&x, &c)| pack(x, c)));
     keyed.sort_unstable();
     let before = adds.len();
-    for g in keyed.chunk_by(|a, b| a.0 == b.0) {
-        let (x, commit) = g[0];
+    for g in keyed.chunk_by(|a, b| a >> 32 == b >> 32) {
+        let (x, commit) = unpack(g[0]);
         adds.push(x);
         if !undirected || x >= u.v {
             out.edges.push(Change {
