@@ -24,6 +24,7 @@
 
 pub mod algo;
 mod batch;
+mod checksum;
 mod dict;
 pub mod error;
 pub mod gen;

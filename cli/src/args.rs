@@ -146,6 +146,19 @@ pub fn snapshot_at(
     Ok(s)
 }
 
+/// The size of the graph `when` names (counted without building it where the store can:
+/// `Graph::size_at`), saying on stderr, once the command succeeds, which commits.
+pub fn size_of(g: &evograph::Graph, when: When) -> evograph::Result<evograph::store::GraphSize> {
+    match when.at {
+        Some(p) if when.window.is_none() => {
+            let (size, c) = g.size_at(p)?;
+            note_on_success(describe(p, c));
+            Ok(size)
+        }
+        _ => snapshot_of(g, when).map(|s| evograph::store::GraphSize::of(&s)),
+    }
+}
+
 /// "as of commit LSN L (time)", and what the point named when it fell between commits.
 pub fn describe(p: evograph::store::Point, c: evograph::store::CommitPoint) -> String {
     use evograph::store::Point;

@@ -1,6 +1,5 @@
 //! `evograph stats`: sizes and counters of a store.
 
-use evograph::GraphView;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -60,11 +59,11 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let open_seconds = t.elapsed().as_secs_f64();
     let s = g.stats()?;
     // Count what export lists: the memtable included, an undirected edge once.
-    let snap = crate::args::snapshot_of(&g, a.when)?;
+    let size = crate::args::size_of(&g, a.when)?;
     let counts = Counts {
-        edges: snap.edge_count(),
-        entries: snap.num_edges(),
-        vertices: snap.live_vertices() as u64,
+        edges: size.edges,
+        entries: size.entries,
+        vertices: size.vertices,
         open_seconds,
     };
     let history = history_line(&g, &s)?;

@@ -426,6 +426,16 @@ class Graph:
         ``"2024-01-01"``, its midnight UTC)."""
         return self.snapshot(at=at)
 
+    def size(self, at: Union[int, str]) -> Dict[str, int]:
+        """How big the graph was right after the commit ``at`` names (any form ``at()``
+        takes), as ``evograph stats --at`` counts it: ``{"edges", "adjacency_entries",
+        "vertices", "lsn", "unix_nanos"}``. Counted from the runs' versions without
+        building the graph where ``compact`` derived them (a pass over their columns),
+        else from the graph as ``at()`` builds it."""
+        (edges, entries, vertices), lsn, nanos = self._g.size_at(_point(at))
+        return {"edges": edges, "adjacency_entries": entries, "vertices": vertices,
+                "lsn": lsn, "unix_nanos": nanos}
+
     def window(self, start: Union[int, str], end: Union[int, str]) -> "Snapshot":
         """The graph over a window of history: every edge and vertex present as of
         ``start`` (as ``snapshot(at=start)`` reads it) or after any later commit before

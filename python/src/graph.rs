@@ -371,6 +371,15 @@ impl Graph {
         Ok((Snapshot::new(s), c.lsn, c.unix_nanos))
     }
 
+    /// The size of the graph right after the commit `at` names (edges, adjacency entries,
+    /// vertices), counted without building it where the runs have versions, with that
+    /// commit's LSN and time.
+    fn size_at(&self, py: Python<'_>, at: &str) -> PyResult<((u64, u64, u64), u64, i64)> {
+        let p: Point = at.parse().map_err(PyValueError::new_err)?;
+        let (z, c) = self.with(py, |g| g.size_at(p))?;
+        Ok(((z.edges, z.entries, z.vertices), c.lsn, c.unix_nanos))
+    }
+
     /// The graph over the window from `start` to `end` (points as `snapshot_at` takes
     /// them), with the start's LSN and time, the last commit's LSN and the moments counted.
     fn snapshot_window(

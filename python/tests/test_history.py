@@ -53,10 +53,15 @@ def test_compact_derives_run_versions_and_points_read_the_same(tmp_path):
         g.insert_edges(np.array([k], dtype=np.uint64), np.array([k + 1], dtype=np.uint64))
     g.delete_edges(np.array([2], dtype=np.uint64), np.array([3], dtype=np.uint64))
     before = [edges(g.snapshot(at=lsn)) for lsn in range(1, 8)]
+    sizes = [g.size(lsn) for lsn in range(1, 8)]
+    assert [z["edges"] for z in sizes] == [len(e) for e in before]
     assert g.stats()["versions_files"] == 0
     g.compact()
     assert g.stats()["versions_files"] == 1
     assert [edges(g.snapshot(at=lsn)) for lsn in range(1, 8)] == before
+    # Counted from the versions now, without building the graph: the same sizes.
+    assert [g.size(lsn) for lsn in range(1, 8)] == sizes
+    assert sizes[2]["vertices"] == 4 and sizes[2]["lsn"] == 3
     assert before[2] == [(0, 1), (1, 2), (2, 3)]
     g.close()
     with pytest.raises(ValueError, match="compact, flush or never"):

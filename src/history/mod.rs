@@ -20,6 +20,7 @@ pub(crate) mod net;
 pub(crate) mod ordinals;
 pub(crate) mod segment;
 pub(crate) mod versions;
+pub(crate) mod versions_count;
 pub(crate) mod versions_file;
 pub(crate) mod window;
 

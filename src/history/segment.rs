@@ -319,7 +319,7 @@ fn crcs(b: &[u8], commits: usize, l: Layout) -> (u64, u64) {
     );
     (
         head as u64,
-        crc32c::crc32c(b.get(end..).unwrap_or(&[])) as u64,
+        crate::checksum::crc32c(b.get(end..).unwrap_or(&[])) as u64,
     )
 }
 

@@ -466,7 +466,7 @@ fn range_at<B: Copy + Into<u32>>(
 
 /// Where each indexed vertex's neighbors (and so its `born` entries) start, and the end:
 /// the offsets of a plain direction, running sums of degrees for a packed one.
-fn list_starts(d: &DirData) -> std::borrow::Cow<'_, [u64]> {
+pub(super) fn list_starts(d: &DirData) -> std::borrow::Cow<'_, [u64]> {
     if !d.is_packed() {
         return std::borrow::Cow::Borrowed(d.offs.get());
     }
@@ -478,12 +478,13 @@ fn list_starts(d: &DirData) -> std::borrow::Cow<'_, [u64]> {
     std::borrow::Cow::Owned(s)
 }
 
-/// Per-vertex work space of a filter.
+/// Per-vertex work space of a filter (and of a count, `versions_count.rs`).
 #[derive(Default)]
-struct Scratch {
+pub(super) struct Scratch {
     tombs: Vec<VertexId>,
-    more_adds: Vec<VertexId>,
-    more_tombs: Vec<VertexId>,
+    /// Neighbors the events settle present, and absent, as of the ordinal asked.
+    pub(super) more_adds: Vec<VertexId>,
+    pub(super) more_tombs: Vec<VertexId>,
 }
 
 impl Scratch {
@@ -516,6 +517,17 @@ impl Scratch {
         q: u32,
         part: &mut DirPart,
     ) {
+        self.settle_events(ver, (e, end), q);
+        self.tombs.clear();
+        filter_merge(&mut self.tombs, (tombs, died), &self.more_tombs, q);
+        let start = part.adds.len();
+        filter_merge(&mut part.adds, (adds, born), &self.more_adds, q);
+        part.close(v, part.adds.len() - start, &self.tombs);
+    }
+
+    /// Settles into `more_adds` and `more_tombs` the neighbors of one vertex with events
+    /// `e..end` that its own adds and tombstones do not decide as of `q`.
+    pub(super) fn settle_events(&mut self, ver: &DirVersions, (e, end): (usize, usize), q: u32) {
         self.more_adds.clear();
         self.more_tombs.clear();
         let (nbr, at) = (&ver.ev_nbr.get()[e..end], &ver.ev_at.get()[e..end]);
@@ -531,11 +543,6 @@ impl Scratch {
             }
             g += n;
         }
-        self.tombs.clear();
-        filter_merge(&mut self.tombs, (tombs, died), &self.more_tombs, q);
-        let start = part.adds.len();
-        filter_merge(&mut part.adds, (adds, born), &self.more_adds, q);
-        part.close(v, part.adds.len() - start, &self.tombs);
     }
 
     /// Neighbor `x` whose last change by `q` (if any) is among `at`, and which the runs
@@ -593,6 +600,15 @@ fn filter_merge<B: Copy + Into<u32>>(
         }
     }
     out.truncate(start + k);
+}
+
+/// The vertex states `run` sets as of the commit with LSN `lsn` inside its range.
+pub(crate) fn vertex_ops_as_of(run: &Run, ver: &Versions, lsn: u64) -> Vec<VertexId> {
+    vertex_ops_at(
+        run,
+        ver,
+        ver.commits.get().partition_point(|&c| c <= lsn) as u32,
+    )
 }
 
 /// The vertex states the run sets as of `q`: each vertex changed inside the range as its

@@ -98,7 +98,7 @@ pub(crate) fn encode(v: &Versions, store_id: u64) -> Vec<u8> {
     w[9..12].copy_from_slice(&i);
     w[12] = v.vx.get().len() as u64;
     w[13] = store_id;
-    w[14] = u64::from(crc32c::crc32c(&b[HEADER..]));
+    w[14] = u64::from(crate::checksum::crc32c(&b[HEADER..]));
     w[15] = u64::from(crc32c::crc32c(bytemuck::cast_slice(&w[..15])));
     b[..HEADER].copy_from_slice(bytemuck::cast_slice(&w));
     b
@@ -198,7 +198,7 @@ fn header(b: &[u8], run: &Run, store_id: u64) -> std::result::Result<(Vec<u64>, 
     if (w[2], w[3], w[4], w[13]) != (h.id, h.min_lsn, h.max_lsn, store_id) {
         return Err("written for another run".into());
     }
-    if w[14] != u64::from(crc32c::crc32c(&b[HEADER..])) {
+    if w[14] != u64::from(crate::checksum::crc32c(&b[HEADER..])) {
         return Err("body checksum mismatch".into());
     }
     let width = match (w[1] >> ORD_SHIFT) & ORD_MASK {

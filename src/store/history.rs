@@ -428,7 +428,7 @@ impl Inner {
     }
 
     /// The graph right after `commits[i]`, and that commit.
-    fn snapshot_of(
+    pub(super) fn snapshot_of(
         &self,
         parts: SnapshotParts,
         pieces: &[Piece],
@@ -748,9 +748,14 @@ pub(super) fn run_cut(runs: &[Arc<Run>], lsn: u64) -> Option<u64> {
 
 /// The deleted-vertex bits the vertex states of `runs` (oldest first) leave.
 pub(super) fn vertex_states(runs: &[Arc<Run>]) -> Vec<u64> {
+    vertex_states_of(runs.iter().map(|r| r.vertex_ops.get()))
+}
+
+/// The deleted-vertex bits the vertex states `ops` (each run's, oldest first) leave.
+pub(super) fn vertex_states_of<'a>(ops: impl IntoIterator<Item = &'a [VertexId]>) -> Vec<u64> {
     let mut gone = Vec::new();
-    for r in runs {
-        for &x in r.vertex_ops.get() {
+    for r in ops {
+        for &x in r {
             bits::assign(&mut gone, crate::batch::id_of(x), crate::batch::is_del(x));
         }
     }

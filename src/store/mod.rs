@@ -83,6 +83,7 @@ mod recovery;
 mod replay;
 mod retention;
 mod rolling;
+mod size;
 mod stats;
 mod versions;
 mod window;
@@ -96,6 +97,7 @@ pub use open::{check_id_width, holds_store, is_store_file, recorded_creator, rec
 pub use options::{Compression, MediumKind, Options, RunVersions, Verify};
 pub use retention::HistoryBytes;
 pub use rolling::{RollStep, Stride};
+pub use size::GraphSize;
 pub use stats::{CutTail, LevelStats, Stats, UnreadableTail};
 pub use window::WindowSpan;
 
@@ -382,6 +384,14 @@ impl Graph {
     /// store keeps is refused ([`Error::Invalid`]), the message naming the window.
     pub fn snapshot_at(&self, at: Point) -> Result<(Snapshot, CommitPoint)> {
         self.inner.snapshot_at(at)
+    }
+
+    /// How big the graph was right after the commit `at` names (as
+    /// [`Graph::snapshot_at`] reads it), and that commit: counted from the runs' versions
+    /// without building the graph where the runs holding the commit have them (a pass over
+    /// their columns, nothing written), else from the graph built.
+    pub fn size_at(&self, at: Point) -> Result<(GraphSize, CommitPoint)> {
+        self.inner.size_at(at)
     }
 
     /// The graph over the window from `start` to `end`: every edge and vertex present as of

@@ -194,11 +194,17 @@ fn versions_agree(undirected: bool) {
             .iter()
             .filter(|r| r.header.max_lsn == c.lsn)
             .count();
-        let back = inner.parts_undone(parts(), &pieces, c.lsn).unwrap();
-        same(
-            &ver.build(inner),
-            &back.build(inner),
-            &format!("LSN {}", c.lsn),
+        let back = inner
+            .parts_undone(parts(), &pieces, c.lsn)
+            .unwrap()
+            .build(inner);
+        same(&ver.build(inner), &back, &format!("LSN {}", c.lsn));
+        let counted = inner.size_versioned(&parts(), &pieces, c.lsn).unwrap();
+        assert_eq!(
+            counted,
+            Some(GraphSize::of(&back)),
+            "the size at LSN {} counted from the versions",
+            c.lsn
         );
     }
     assert!(filtered > 0, "no point was read through a run's versions");
@@ -224,6 +230,8 @@ fn versions_agree(undirected: bool) {
     let (at, _) = inner.snapshot_at(Point::Lsn(inside.lsn)).unwrap();
     let back = inner.parts_undone(inner.snapshot_parts().unwrap(), &pieces, inside.lsn);
     same(&at, &back.unwrap().build(inner), "damaged versions");
+    let (size, _) = g.size_at(Point::Lsn(inside.lsn)).unwrap();
+    assert_eq!(size, GraphSize::of(&at), "a size beside damaged versions");
 }
 
 /// A run whose range holds more than 255 commits keeps its ordinals two bytes wide, and
@@ -255,10 +263,13 @@ fn versions_of_a_run_of_many_commits_are_two_bytes_wide() {
         let ver = inner.parts_versioned(parts(), &pieces, c.lsn).unwrap();
         let back = inner.parts_undone(parts(), &pieces, c.lsn).unwrap();
         let what = format!("LSN {}", c.lsn);
+        let back = back.build(inner);
         same(
             &ver.expect("read through versions").build(inner),
-            &back.build(inner),
+            &back,
             &what,
         );
+        let counted = inner.size_versioned(&parts(), &pieces, c.lsn).unwrap();
+        assert_eq!(counted, Some(GraphSize::of(&back)), "size at {what}");
     }
 }

@@ -207,7 +207,7 @@ impl Inner {
 /// straddles `lsn` or ends at it: otherwise a merge that left the partition nothing (its
 /// changes over the range netted out) left no run to carry the versions of that range,
 /// and the graph at `lsn` cannot be read in place for those ids.
-fn every_partition_reaches(runs: &[Arc<Run>], lsn: u64, shift: u32, n: usize) -> bool {
+pub(super) fn every_partition_reaches(runs: &[Arc<Run>], lsn: u64, shift: u32, n: usize) -> bool {
     if shift == 0 || shift >= 64 {
         return true;
     }
