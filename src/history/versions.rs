@@ -23,6 +23,7 @@
 
 use super::ordinals::{with_ordinals, Ordinals};
 use crate::batch::{id_of, is_del};
+use crate::medium::dram::HugeArray;
 use crate::memtable::history::Sealed;
 use crate::run::build::{self, DirPart, RunMeta};
 use crate::run::{Compression, DirData, Run, Sec};
@@ -362,14 +363,16 @@ fn vertex_changes(
 
 /// The run `run` read as of the commit with LSN `lsn` inside its range, as a DRAM run of
 /// the same range start and partition: its entries filtered by their versions `ver`,
-/// resolved against the runs before it as `run` is. `id` names the new run.
-pub(crate) fn layer_at(run: &Run, ver: &Versions, lsn: u64, id: u64) -> Run {
+/// resolved against the runs before it as `run` is. `id` names the new run; `Err` when
+/// DRAM for its neighbors cannot be mapped.
+pub(crate) fn layer_at(run: &Run, ver: &Versions, lsn: u64, id: u64) -> std::io::Result<Run> {
     let q = ver.commits.get().partition_point(|&c| c <= lsn) as u32;
     let space = run.header.vertex_space;
-    let out = dir_at(&run.out, &ver.out, q, space);
+    let out = dir_at(&run.out, &ver.out, q, space)?;
     let inn = (run.inn.as_ref())
         .zip(ver.inn.as_ref())
-        .map(|(d, v)| dir_at(d, v, q, space));
+        .map(|(d, v)| dir_at(d, v, q, space))
+        .transpose()?;
     let meta = RunMeta {
         id,
         level: run.header.level,
@@ -382,85 +385,174 @@ pub(crate) fn layer_at(run: &Run, ver: &Versions, lsn: u64, id: u64) -> Run {
         stamp: run.header.stamp.unwrap_or_default(),
         last_time: None,
     };
-    build::finish(meta, out, inn, vertex_ops_at(run, ver, q))
+    Ok(build::finish(meta, out, inn, vertex_ops_at(run, ver, q)))
 }
 
-/// One direction as of ordinal `q`, vertex range by range.
-fn dir_at(d: &DirData, v: &DirVersions, q: u32, space: u64) -> DirData {
+/// One direction as of ordinal `q`, vertex range by range, in two passes: each range's
+/// events are settled and the neighbors it keeps counted, then each range writes its
+/// neighbors straight into its own slice of one array, in huge pages. The neighbors are
+/// written once: no part is grown by reallocation, and none is copied into the run.
+fn dir_at(d: &DirData, v: &DirVersions, q: u32, space: u64) -> std::io::Result<DirData> {
     let n = d.n_index();
     let chunk = (n / (rayon::current_num_threads() * 8)).max(4096);
-    let ranges: Vec<(usize, usize)> = (0..n.div_ceil(chunk).max(1))
-        .map(|c| (c * chunk, ((c + 1) * chunk).min(n)))
+    let ranges: Vec<Range> = (0..n.div_ceil(chunk).max(1))
+        .map(|c| Range {
+            at: (c * chunk, ((c + 1) * chunk).min(n)),
+            ends: (c == 0, (c + 1) * chunk >= n),
+        })
         .collect();
     let starts = list_starts(d);
-    let parts: Vec<DirPart> = (ranges.par_iter())
-        .map(|&(a, b)| {
+    let settled: Vec<Settled> = (ranges.par_iter())
+        .map(|r| with_ordinals!(&v.ords, |c| settle_range(d, v, c.born.get(), &starts, q, r)))
+        .collect();
+    let mut adds = HugeArray::<VertexId>::zeroed(settled.iter().map(|s| s.kept).sum())?;
+    let mut slices = Vec::with_capacity(ranges.len());
+    let mut rest = &mut adds[..];
+    for s in &settled {
+        let (head, tail) = rest.split_at_mut(s.kept);
+        slices.push(head);
+        rest = tail;
+    }
+    let parts: Vec<DirPart> = (ranges.par_iter().zip(settled).zip(slices))
+        .map(|((r, s), dst)| {
             with_ordinals!(&v.ords, |c| {
-                let cols = (v, c.born.get(), c.died.get());
-                range_at(d, cols, &starts, q, (a, b), (a == 0, b == n))
+                let cols = (c.born.get(), c.died.get());
+                fill_range(d, cols, &starts, q, r, &s, dst)
             })
         })
         .collect();
-    build::assemble(parts, space, false)
+    Ok(build::assemble_placed(parts, Sec::huge(adds), space))
 }
 
-/// [`dir_at`] for index positions `a..b` (and, at the ends, the changes of vertices the
-/// index does not hold below or above it).
-fn range_at<B: Copy + Into<u32>>(
+/// Index positions `at.0..at.1` of a direction, and whether they are its first and last
+/// (whose events include those of vertices the index does not hold below or above it).
+struct Range {
+    at: (usize, usize),
+    ends: (bool, bool),
+}
+
+/// What one range's events settle as of the ordinal asked (the first pass of [`dir_at`]).
+#[derive(Default)]
+struct Settled {
+    /// Each vertex whose events settle a neighbor, ascending, with where its neighbors end
+    /// in `adds` and in `tombs`.
+    vids: Vec<(VertexId, usize, usize)>,
+    adds: Vec<VertexId>,
+    tombs: Vec<VertexId>,
+    /// The neighbors the range keeps: its adds born by then and the events' adds.
+    kept: usize,
+}
+
+impl Settled {
+    /// The neighbors settled for the `k`th vertex of `vids`: adds and tombstones.
+    fn of(&self, k: usize) -> (&[VertexId], &[VertexId]) {
+        let (a0, t0) = match k {
+            0 => (0, 0),
+            _ => (self.vids[k - 1].1, self.vids[k - 1].2),
+        };
+        let (_, a1, t1) = self.vids[k];
+        (&self.adds[a0..a1], &self.tombs[t0..t1])
+    }
+
+    /// Pushes the `k`th vertex of `vids`, one the run's index does not hold, to `part`,
+    /// its neighbors written to `dst`: how many.
+    fn push_only(&self, k: usize, dst: &mut [VertexId], part: &mut DirPart) -> usize {
+        let (adds, tombs) = self.of(k);
+        dst[..adds.len()].copy_from_slice(adds);
+        part.close(self.vids[k].0, adds.len(), tombs);
+        adds.len()
+    }
+}
+
+/// The events of range `r` settled as of `q`, and the neighbors it keeps counted.
+fn settle_range<B: Copy + Into<u32>>(
     d: &DirData,
-    (ver, born, died): (&DirVersions, &[B], &[B]),
+    ver: &DirVersions,
+    born: &[B],
     offs: &[u64],
     q: u32,
-    (a, b): (usize, usize),
-    (first, last): (bool, bool),
-) -> DirPart {
+    r: &Range,
+) -> Settled {
+    let ((a, b), (first, last)) = (r.at, r.ends);
     let ev_v = ver.ev_v.get();
-    let lo = if first {
-        0
-    } else {
-        ev_v.partition_point(|&x| x < d.vid_at(a))
+    let lo = match first {
+        true => 0,
+        false => ev_v.partition_point(|&x| x < d.vid_at(a)),
     };
     let hi = match last {
         true => ev_v.len(),
         false => ev_v.partition_point(|&x| x < d.vid_at(b)),
     };
+    let mut out = Settled::default();
+    let mut s = Scratch::default();
+    let mut e = lo;
+    while e < hi {
+        let v = ev_v[e];
+        let end = e + ev_v[e..hi].iter().take_while(|&&x| x == v).count();
+        s.settle_events(ver, (e, end), q);
+        if !s.more_adds.is_empty() || !s.more_tombs.is_empty() {
+            out.adds.extend_from_slice(&s.more_adds);
+            out.tombs.extend_from_slice(&s.more_tombs);
+            out.vids.push((v, out.adds.len(), out.tombs.len()));
+        }
+        e = end;
+    }
+    let listed = &born[offs[a] as usize..offs[b] as usize];
+    let by_q = listed.iter().filter(|&&o| o.into() <= q).count();
+    out.kept = by_q + out.adds.len();
+    out
+}
+
+/// The second pass of [`dir_at`] over range `r`: each vertex's adds born by `q` with the
+/// neighbors its events settled present, written to `dst` (exactly the range's share), and
+/// its tombstones dead by `q` with those settled absent; the index as a part.
+fn fill_range<B: Copy + Into<u32>>(
+    d: &DirData,
+    (born, died): (&[B], &[B]),
+    offs: &[u64],
+    q: u32,
+    r: &Range,
+    settled: &Settled,
+    dst: &mut [VertexId],
+) -> DirPart {
+    let (a, b) = r.at;
     let toffs = d.toffs.get();
     let mut part = DirPart::default();
-    // Room for every add listed in the range and one per event: the part never grows by
-    // reallocation (a copy of what it holds, and page faults on the new block, each time).
-    let listed = offs
-        .get(b)
-        .zip(offs.get(a))
-        .map_or(0, |(e, s)| (e - s) as usize);
-    part.adds.reserve(listed + (hi - lo));
-    let mut s = Scratch::default();
-    let mut buf = Vec::new();
-    let mut e = lo;
+    let (mut buf, mut tombs) = (Vec::new(), Vec::new());
+    let (mut k, mut at) = (0, 0);
     for i in a..b.max(a) {
         let v = d.vid_at(i);
-        while e < hi && ev_v[e] < v {
-            e = s.events_only::<B>(ver, q, e, hi, &mut part);
+        while settled.vids.get(k).is_some_and(|s| s.0 < v) {
+            at += settled.push_only(k, &mut dst[at..], &mut part);
+            k += 1;
         }
-        let end = e + ev_v[e..hi].iter().take_while(|&&x| x == v).count();
-        let born = &born[offs[i] as usize..offs[i + 1] as usize];
+        let (more_adds, more_tombs) = match settled.vids.get(k) {
+            Some(&(x, _, _)) if x == v => {
+                k += 1;
+                settled.of(k - 1)
+            }
+            _ => (&[][..], &[][..]),
+        };
         let died = match toffs.is_empty() {
             true => &[][..],
             false => &died[toffs[i] as usize..toffs[i + 1] as usize],
         };
-        let adds = d.adds_into(i, &mut buf);
-        s.vertex(
-            v,
-            (adds, born),
-            (d.tombs_at(i), died),
-            (ver, e, end),
+        tombs.clear();
+        filter_merge(&mut tombs, (d.tombs_at(i), died), more_tombs, q);
+        let born = &born[offs[i] as usize..offs[i + 1] as usize];
+        let kept = filter_into(
+            &mut dst[at..],
+            (d.adds_into(i, &mut buf), born),
+            more_adds,
             q,
-            &mut part,
         );
-        e = end;
+        at += kept;
+        part.close(v, kept, &tombs);
     }
-    while e < hi {
-        e = s.events_only::<B>(ver, q, e, hi, &mut part);
+    for k in k..settled.vids.len() {
+        at += settled.push_only(k, &mut dst[at..], &mut part);
     }
+    assert_eq!(at, dst.len(), "the first pass counted what the second kept");
     part
 }
 
@@ -481,50 +573,12 @@ pub(super) fn list_starts(d: &DirData) -> std::borrow::Cow<'_, [u64]> {
 /// Per-vertex work space of a filter (and of a count, `versions_count.rs`).
 #[derive(Default)]
 pub(super) struct Scratch {
-    tombs: Vec<VertexId>,
     /// Neighbors the events settle present, and absent, as of the ordinal asked.
     pub(super) more_adds: Vec<VertexId>,
     pub(super) more_tombs: Vec<VertexId>,
 }
 
 impl Scratch {
-    /// A vertex the run's index does not hold but whose edges changed inside the range
-    /// (events `e..` of it): pushed as of `q`; returns where its events end.
-    fn events_only<B: Copy + Into<u32>>(
-        &mut self,
-        ver: &DirVersions,
-        q: u32,
-        e: usize,
-        hi: usize,
-        part: &mut DirPart,
-    ) -> usize {
-        let ev_v = ver.ev_v.get();
-        let v = ev_v[e];
-        let end = e + ev_v[e..hi].iter().take_while(|&&x| x == v).count();
-        self.vertex::<B>(v, (&[], &[]), (&[], &[]), (ver, e, end), q, part);
-        end
-    }
-
-    /// One vertex `v` as of `q`, pushed to `part`: its adds born by then, its tombstones
-    /// dead by then, and each neighbor with earlier events set to its state after the last
-    /// of them by then.
-    fn vertex<B: Copy + Into<u32>>(
-        &mut self,
-        v: VertexId,
-        (adds, born): (&[VertexId], &[B]),
-        (tombs, died): (&[VertexId], &[B]),
-        (ver, e, end): (&DirVersions, usize, usize),
-        q: u32,
-        part: &mut DirPart,
-    ) {
-        self.settle_events(ver, (e, end), q);
-        self.tombs.clear();
-        filter_merge(&mut self.tombs, (tombs, died), &self.more_tombs, q);
-        let start = part.adds.len();
-        filter_merge(&mut part.adds, (adds, born), &self.more_adds, q);
-        part.close(v, part.adds.len() - start, &self.tombs);
-    }
-
     /// Settles into `more_adds` and `more_tombs` the neighbors of one vertex with events
     /// `e..end` that its own adds and tombstones do not decide as of `q`.
     pub(super) fn settle_events(&mut self, ver: &DirVersions, (e, end): (usize, usize), q: u32) {
@@ -574,32 +628,41 @@ fn filter_merge<B: Copy + Into<u32>>(
 ) {
     let start = out.len();
     out.resize(start + ids.len() + more.len(), 0);
-    let dst = &mut out[start..];
-    let mut k = 0;
-    if more.is_empty() {
-        // No branch to mispredict: every id is written, and the next write covers it
-        // unless it is kept.
-        for (&x, &b) in ids.iter().zip(at) {
-            dst[k] = x;
-            k += (b.into() <= q) as usize;
-        }
-    } else {
-        let mut j = 0;
-        for (&x, &b) in ids.iter().zip(at) {
-            while j < more.len() && more[j] < x {
-                dst[k] = more[j];
-                k += 1;
-                j += 1;
-            }
-            dst[k] = x;
-            k += (b.into() <= q) as usize;
-        }
-        for &m in &more[j..] {
-            dst[k] = m;
-            k += 1;
-        }
-    }
+    let k = filter_into(&mut out[start..], (ids, at), more, q);
     out.truncate(start + k);
+}
+
+/// Writes to the front of `dst` what [`filter_merge`] appends, and returns how many; `dst`
+/// needs room for those only.
+fn filter_into<B: Copy + Into<u32>>(
+    dst: &mut [VertexId],
+    (ids, at): (&[VertexId], &[B]),
+    more: &[VertexId],
+    q: u32,
+) -> usize {
+    let mut k = 0;
+    // No branch to mispredict: every id is written, and the next write covers it unless it
+    // is kept. Only an id not kept can fall past the end of `dst`, and it is not written.
+    let mut put = |k: usize, x: VertexId| {
+        if let Some(s) = dst.get_mut(k) {
+            *s = x;
+        }
+    };
+    let mut j = 0;
+    for (&x, &b) in ids.iter().zip(at) {
+        while j < more.len() && more[j] < x {
+            put(k, more[j]);
+            k += 1;
+            j += 1;
+        }
+        put(k, x);
+        k += (b.into() <= q) as usize;
+    }
+    for &m in &more[j..] {
+        put(k, m);
+        k += 1;
+    }
+    k
 }
 
 /// The vertex states `run` sets as of the commit with LSN `lsn` inside its range.

@@ -26,6 +26,8 @@ pub struct DirPart {
     pub wts: Vec<f64>,
     tcounts: Vec<u32>,
     tombs: Vec<VertexId>,
+    /// Neighbors recorded, in `adds` or wherever the caller placed them.
+    listed: u64,
 }
 
 impl DirPart {
@@ -59,6 +61,7 @@ impl DirPart {
         debug_assert!(self.vids.last().is_none_or(|&l| l < v));
         self.vids.push(v);
         self.counts.push(n as u32);
+        self.listed += n as u64;
         self.tcounts.push(tombs.len() as u32);
         self.tombs.extend_from_slice(tombs);
     }
@@ -78,6 +81,7 @@ impl DirPart {
         self.wts.extend(next.wts);
         self.tcounts.extend(next.tcounts);
         self.tombs.extend(next.tombs);
+        self.listed += next.listed;
     }
 
     /// Each pushed vertex with its neighbors, their weights (empty when unweighted) and its
@@ -203,7 +207,7 @@ impl IndexBuilder {
                 vids.extend_from_slice(&p.vids);
                 counts.extend_from_slice(&p.counts);
                 tcounts.extend_from_slice(&p.tcounts);
-                self.n_adds += p.adds.len() as u64;
+                self.n_adds += p.listed;
             }
             Shape::Dense {
                 offs,
@@ -229,7 +233,7 @@ impl IndexBuilder {
                     offs[slot + 1] = a;
                     *next = slot + 1;
                 }
-                debug_assert_eq!(a - self.n_adds, p.adds.len() as u64);
+                debug_assert_eq!(a - self.n_adds, p.listed);
                 self.n_adds = a;
             }
         }
@@ -237,6 +241,11 @@ impl IndexBuilder {
 
     /// The finished index; `adds` is the neighbor array (empty when streamed to a file).
     pub fn finish(self, adds: Vec<VertexId>) -> DirData {
+        self.finish_with(Sec::owned(adds))
+    }
+
+    /// [`IndexBuilder::finish`] with the neighbor array in any section.
+    pub(crate) fn finish_with(self, adds: Sec<VertexId>) -> DirData {
         let (dense, vids, offs, toffs) = match self.shape {
             Shape::Dense {
                 mut offs,
@@ -272,7 +281,7 @@ impl IndexBuilder {
             dense,
             vids: Sec::owned(vids),
             offs: Sec::owned(offs),
-            adds: Sec::owned(adds),
+            adds,
             wts: Sec::owned(Vec::new()),
             toffs: Sec::owned(toffs),
             tombs: Sec::owned(self.tombs),
@@ -347,6 +356,22 @@ pub fn assemble(parts: Vec<DirPart>, vertex_space: u64, weighted: bool) -> DirDa
     let mut d = ix.finish(adds);
     d.wts = Sec::owned(wts);
     d
+}
+
+/// One in-DRAM direction from `parts` (in vertex order, disjoint ranges) whose neighbors
+/// their maker placed, in order, in `adds` (unweighted).
+pub(crate) fn assemble_placed(parts: Vec<DirPart>, adds: Sec<VertexId>, space: u64) -> DirData {
+    let mut ix = IndexBuilder::new(space);
+    for p in &parts {
+        debug_assert!(p.adds.is_empty(), "a placed part holds no neighbors itself");
+        ix.add(p);
+    }
+    assert_eq!(
+        ix.n_adds,
+        adds.get().len() as u64,
+        "the parts list every neighbor placed"
+    );
+    ix.finish_with(adds)
 }
 
 fn concat<T: Copy + Default + Send + Sync>(

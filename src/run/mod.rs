@@ -46,6 +46,7 @@ pub struct Sec<T> {
 
 enum Owner<T> {
     Owned(#[allow(dead_code)] Vec<T>),
+    Huge(#[allow(dead_code)] crate::medium::dram::HugeArray<T>),
     Mapped(#[allow(dead_code)] Mapped),
 }
 
@@ -63,6 +64,16 @@ impl<T: bytemuck::Pod> Sec<T> {
             ptr: v.as_ptr(),
             len: v.len(),
             _owner: Owner::Owned(v),
+        }
+    }
+
+    /// A section that owns the DRAM array `a` (one mapping, its pointer stable however the
+    /// section moves).
+    pub(crate) fn huge(a: crate::medium::dram::HugeArray<T>) -> Self {
+        Sec {
+            ptr: a.as_ptr(),
+            len: a.len(),
+            _owner: Owner::Huge(a),
         }
     }
 

@@ -15,7 +15,7 @@ use crate::history::versions::{self, Versions};
 use crate::history::versions_file;
 use crate::memtable::history::Sealed;
 use crate::run::Run;
-use crate::Result;
+use crate::{Error, Result};
 use std::sync::Arc;
 
 /// What deriving a run's versions came to.
@@ -156,8 +156,9 @@ impl Inner {
             let id = self
                 .next_run_id
                 .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+            let layer = self.pool.install(|| versions::layer_at(r, &v, lsn, id));
             runs.push(Arc::new(
-                self.pool.install(|| versions::layer_at(r, &v, lsn, id)),
+                layer.map_err(|e| Error::io("map", "anonymous memory", e))?,
             ));
         }
         let mut gone = super::history::vertex_states(&runs);
