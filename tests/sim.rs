@@ -580,8 +580,9 @@ const SYNC: Config = Config {
     versions: RunVersions::Compact,
 };
 
-/// History kept through power cuts: weighted (weight changes are history too), with
-/// flushes in the background and the foreground.
+/// History kept through power cuts: weighted (weight changes are history too), flushes in
+/// the background. The three history configurations are tests of their own so that the
+/// test threads run them side by side (`-- power_cuts_with_history` names all three).
 #[test]
 fn power_cuts_with_history() {
     let cfg = Config {
@@ -590,13 +591,24 @@ fn power_cuts_with_history() {
         ..SYNC
     };
     simulate(cfg, &[61], 160, 300);
+}
+
+/// History kept through power cuts, undirected, flushes in the foreground.
+#[test]
+fn power_cuts_with_history_undirected() {
     let cfg = Config {
         history: true,
         undirected: true,
         background: false,
         ..SYNC
     };
-    simulate(cfg, &[63], 160, 300); // Directed, unweighted: every flush and merge derives its run's versions.
+    simulate(cfg, &[63], 160, 300);
+}
+
+/// History kept through power cuts, directed and unweighted, with every flush and merge
+/// deriving its run's versions.
+#[test]
+fn power_cuts_with_history_versions_per_flush() {
     let cfg = Config {
         history: true,
         versions: RunVersions::Flush,
