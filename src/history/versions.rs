@@ -473,30 +473,15 @@ fn settle_range<B: Copy + Into<u32>>(
     q: u32,
     r: &Range,
 ) -> Settled {
-    let ((a, b), (first, last)) = (r.at, r.ends);
-    let ev_v = ver.ev_v.get();
-    let lo = match first {
-        true => 0,
-        false => ev_v.partition_point(|&x| x < d.vid_at(a)),
-    };
-    let hi = match last {
-        true => ev_v.len(),
-        false => ev_v.partition_point(|&x| x < d.vid_at(b)),
-    };
+    let (a, b) = r.at;
     let mut out = Settled::default();
-    let mut s = Scratch::default();
-    let mut e = lo;
-    while e < hi {
-        let v = ev_v[e];
-        let end = e + ev_v[e..hi].iter().take_while(|&&x| x == v).count();
-        s.settle_events(ver, (e, end), q);
+    Scratch::each_settled(d, ver, r.at, r.ends, q, |s, v| {
         if !s.more_adds.is_empty() || !s.more_tombs.is_empty() {
             out.adds.extend_from_slice(&s.more_adds);
             out.tombs.extend_from_slice(&s.more_tombs);
             out.vids.push((v, out.adds.len(), out.tombs.len()));
         }
-        e = end;
-    }
+    });
     let listed = &born[offs[a] as usize..offs[b] as usize];
     let by_q = listed.iter().filter(|&&o| o.into() <= q).count();
     out.kept = by_q + out.adds.len();
@@ -579,6 +564,37 @@ pub(super) struct Scratch {
 }
 
 impl Scratch {
+    /// Settles, one vertex at a time, the events of the vertices of index positions `a..b`
+    /// of `d` (at the first and last ranges, of those the index does not hold below or
+    /// above it too), and hands each settled vertex to `f`.
+    pub(super) fn each_settled(
+        d: &DirData,
+        ver: &DirVersions,
+        (a, b): (usize, usize),
+        (first, last): (bool, bool),
+        q: u32,
+        mut f: impl FnMut(&Scratch, VertexId),
+    ) {
+        let ev_v = ver.ev_v.get();
+        let lo = match first {
+            true => 0,
+            false => ev_v.partition_point(|&x| x < d.vid_at(a)),
+        };
+        let hi = match last {
+            true => ev_v.len(),
+            false => ev_v.partition_point(|&x| x < d.vid_at(b)),
+        };
+        let mut s = Scratch::default();
+        let mut e = lo;
+        while e < hi {
+            let v = ev_v[e];
+            let end = e + ev_v[e..hi].iter().take_while(|&&x| x == v).count();
+            s.settle_events(ver, (e, end), q);
+            f(&s, v);
+            e = end;
+        }
+    }
+
     /// Settles into `more_adds` and `more_tombs` the neighbors of one vertex with events
     /// `e..end` that its own adds and tombstones do not decide as of `q`.
     pub(super) fn settle_events(&mut self, ver: &DirVersions, (e, end): (usize, usize), q: u32) {

@@ -69,16 +69,6 @@ fn count_range<B: Copy + Into<u32>>(
     (first, last): (bool, bool),
     loops: Loops,
 ) -> Counted {
-    let ev_v = ver.ev_v.get();
-    let lo = if first {
-        0
-    } else {
-        ev_v.partition_point(|&x| x < d.vid_at(a))
-    };
-    let hi = match last {
-        true => ev_v.len(),
-        false => ev_v.partition_point(|&x| x < d.vid_at(b)),
-    };
     let toffs = d.toffs.get();
     let span = |o: &[u64]| {
         o.get(a)
@@ -86,15 +76,9 @@ fn count_range<B: Copy + Into<u32>>(
             .map_or(0..0, |(&x, &y)| x as usize..y as usize)
     };
     let mut out = kept(&born[span(offs)], q) - kept(&died[span(toffs)], q);
-    let mut s = Scratch::default();
-    let mut e = lo;
-    while e < hi {
-        let v = ev_v[e];
-        let end = e + ev_v[e..hi].iter().take_while(|&&x| x == v).count();
-        s.settle_events(ver, (e, end), q);
-        out = out + settled(&s, v, loops);
-        e = end;
-    }
+    Scratch::each_settled(d, ver, (a, b), (first, last), q, |s, v| {
+        out = out + settled(s, v, loops);
+    });
     if loops == Loops::Count {
         let mut buf = Vec::new();
         for i in a..b.max(a) {
