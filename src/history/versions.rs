@@ -482,7 +482,9 @@ fn settle_range<B: Copy + Into<u32>>(
             out.vids.push((v, out.adds.len(), out.tombs.len()));
         }
     });
-    let listed = &born[offs[a] as usize..offs[b] as usize];
+    // A direction with no index may have no offsets at all.
+    let span = (offs.get(a).zip(offs.get(b))).map_or(0..0, |(&x, &y)| x as usize..y as usize);
+    let listed = &born[span];
     let by_q = listed.iter().filter(|&&o| o.into() <= q).count();
     out.kept = by_q + out.adds.len();
     out
