@@ -397,7 +397,8 @@ pub fn run(s: &Snapshot, kernel: Kernel, p: &Params) -> Result<Outcome> {
 /// Prepares the view of `s` that [`run`] reads for `kernel` with parameters `p` (a layered
 /// view's index, and copies of the lists the kernel sweeps pass after pass, see
 /// [`Kernel::sweeps`]) and
-/// names it: `flat` (one compacted run), `packed` (one compressed run), `flat-streamed` or
+/// names it: `flat` (one compacted run), `point` (a past graph read in place: one compacted
+/// run with the entries after its commit masked), `packed` (one compressed run), `flat-streamed` or
 /// `packed-streamed` (the same, its in-lists streamed from the medium by the kernel's
 /// sweeps, see [`crate::SweepReads`]), `runs-streamed` (several runs' swept lists streamed
 /// and merged window by window), `runs-merged` (the same from their mappings: runs that fit
@@ -423,6 +424,9 @@ pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
             s.count_degrees(Dir::Out);
         }
         _ => {}
+    }
+    if s.point().is_some() {
+        return "point";
     }
     let streamed = s.sweep_stream().is_some();
     if s.flat().is_some() {

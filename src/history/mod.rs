@@ -22,6 +22,7 @@ pub(crate) mod segment;
 pub(crate) mod versions;
 pub(crate) mod versions_count;
 pub(crate) mod versions_file;
+pub(crate) mod versions_mask;
 pub(crate) mod window;
 
 use std::fmt;

@@ -393,14 +393,7 @@ pub(crate) fn layer_at(run: &Run, ver: &Versions, lsn: u64, id: u64) -> std::io:
 /// neighbors straight into its own slice of one array, in huge pages. The neighbors are
 /// written once: no part is grown by reallocation, and none is copied into the run.
 fn dir_at(d: &DirData, v: &DirVersions, q: u32, space: u64) -> std::io::Result<DirData> {
-    let n = d.n_index();
-    let chunk = (n / (rayon::current_num_threads() * 8)).max(4096);
-    let ranges: Vec<Range> = (0..n.div_ceil(chunk).max(1))
-        .map(|c| Range {
-            at: (c * chunk, ((c + 1) * chunk).min(n)),
-            ends: (c == 0, (c + 1) * chunk >= n),
-        })
-        .collect();
+    let ranges = Range::split(d.n_index());
     let starts = list_starts(d);
     let settled: Vec<Settled> = (ranges.par_iter())
         .map(|r| with_ordinals!(&v.ords, |c| settle_range(d, v, c.born.get(), &starts, q, r)))
@@ -426,9 +419,23 @@ fn dir_at(d: &DirData, v: &DirVersions, q: u32, space: u64) -> std::io::Result<D
 
 /// Index positions `at.0..at.1` of a direction, and whether they are its first and last
 /// (whose events include those of vertices the index does not hold below or above it).
-struct Range {
-    at: (usize, usize),
-    ends: (bool, bool),
+pub(super) struct Range {
+    pub(super) at: (usize, usize),
+    pub(super) ends: (bool, bool),
+}
+
+impl Range {
+    /// `n` index positions split into ranges for the pool's threads (at least one range,
+    /// which holds the events of a direction without an index).
+    pub(super) fn split(n: usize) -> Vec<Range> {
+        let chunk = (n / (rayon::current_num_threads() * 8)).max(4096);
+        (0..n.div_ceil(chunk).max(1))
+            .map(|c| Range {
+                at: (c * chunk, ((c + 1) * chunk).min(n)),
+                ends: (c == 0, (c + 1) * chunk >= n),
+            })
+            .collect()
+    }
 }
 
 /// What one range's events settle as of the ordinal asked (the first pass of [`dir_at`]).
@@ -557,6 +564,26 @@ pub(super) fn list_starts(d: &DirData) -> std::borrow::Cow<'_, [u64]> {
     std::borrow::Cow::Owned(s)
 }
 
+/// Where the events of the vertices of index positions `a..b` of `d` lie (at the first
+/// and last ranges, with those of the vertices the index does not hold below or above it).
+pub(super) fn event_span(
+    d: &DirData,
+    ver: &DirVersions,
+    (a, b): (usize, usize),
+    (first, last): (bool, bool),
+) -> (usize, usize) {
+    let ev_v = ver.ev_v.get();
+    let lo = match first {
+        true => 0,
+        false => ev_v.partition_point(|&x| x < d.vid_at(a)),
+    };
+    let hi = match last {
+        true => ev_v.len(),
+        false => ev_v.partition_point(|&x| x < d.vid_at(b)),
+    };
+    (lo, hi)
+}
+
 /// Per-vertex work space of a filter (and of a count, `versions_count.rs`).
 #[derive(Default)]
 pub(super) struct Scratch {
@@ -578,14 +605,7 @@ impl Scratch {
         mut f: impl FnMut(&Scratch, VertexId),
     ) {
         let ev_v = ver.ev_v.get();
-        let lo = match first {
-            true => 0,
-            false => ev_v.partition_point(|&x| x < d.vid_at(a)),
-        };
-        let hi = match last {
-            true => ev_v.len(),
-            false => ev_v.partition_point(|&x| x < d.vid_at(b)),
-        };
+        let (lo, hi) = event_span(d, ver, (a, b), (first, last));
         let mut s = Scratch::default();
         let mut e = lo;
         while e < hi {

@@ -173,7 +173,8 @@ impl Snapshot {
     /// The snapshot as a plain CSR, when it is a single run with dense indexes (a fully
     /// compacted store). `None` otherwise: use the snapshot itself.
     pub fn flat(&self) -> Option<FlatView<'_>> {
-        if self.runs.len() != 1 {
+        // A point's run holds entries the point leaves out.
+        if self.runs.len() != 1 || self.point.is_some() {
             return None;
         }
         self.flat_of(0)
@@ -308,14 +309,18 @@ impl GraphView for FlatView<'_> {
 }
 
 /// Runs `$body` with `$g` bound to the fastest view of snapshot `$s`: its [`FlatView`] when
-/// it is one compacted run, its [`PackedView`](crate::snapshot::PackedView) when that run is
+/// it is one compacted run, its [`PointView`](crate::snapshot::PointView) when it is a past
+/// graph read in place, its [`PackedView`](crate::snapshot::PackedView) when that run is
 /// compressed, its [`LayeredView`](crate::snapshot::LayeredView) when it is a few plain
-/// runs (deletes included), else the snapshot itself. The body is compiled for all four.
+/// runs (deletes included), else the snapshot itself. The body is compiled for all five.
 #[macro_export]
 macro_rules! with_view {
     ($s:expr, |$g:ident| $body:expr) => {
         if let Some(flat) = $s.flat() {
             let $g = &flat;
+            $body
+        } else if let Some(point) = $s.point() {
+            let $g = &point;
             $body
         } else if let Some(packed) = $s.packed_flat() {
             let $g = &packed;

@@ -13,6 +13,7 @@ mod flat;
 mod layered;
 mod packed;
 mod patch;
+mod point;
 mod stream;
 mod view;
 
@@ -24,6 +25,8 @@ pub use flat::FlatView;
 pub use layered::LayeredView;
 pub use packed::PackedView;
 pub use patch::Patched;
+pub use point::PointView;
+pub(crate) use point::{point_reads, PointIndex, PointLists};
 pub(crate) use stream::MergeInPlace;
 pub use stream::{StreamStats, SweepReads};
 pub use view::{GraphView, SweepIn};
@@ -67,6 +70,9 @@ pub struct Snapshot {
     weighted: bool,
     /// The names of a string-keyed store as of this snapshot (external ids number them).
     names: Option<Names>,
+    /// Set when the snapshot is a past graph read in place: its one run with the entries
+    /// after the commit masked, which every read then goes through ([`Snapshot::point`]).
+    point: Option<Arc<PointIndex>>,
 }
 
 /// A vertex's key as its user gave it: an integer id, or a name in a string-keyed store.
@@ -121,7 +127,21 @@ impl Snapshot {
             counted: Default::default(),
             weighted,
             names: None,
+            point: None,
         }
+    }
+
+    /// Makes the snapshot, of one plain dense run, the past graph `idx` reads in place:
+    /// `None` when the run is not one the mask can read.
+    pub(crate) fn with_point(mut self, idx: Arc<PointIndex>) -> Option<Snapshot> {
+        let [run] = &self.runs[..] else { return None };
+        let entries = run.out.adds.get().len() as u64;
+        if run.out.n_tombs() > 0 || self.weighted {
+            return None;
+        }
+        self.edges = idx.edges(entries);
+        self.point = Some(idx);
+        self.point().is_some().then_some(self)
     }
 
     /// Gives the snapshot the names of a string-keyed store; they must cover every
@@ -281,6 +301,9 @@ impl Snapshot {
     }
 
     fn degree(&self, d: Dir, v: VertexId) -> usize {
+        if let Some(p) = self.point() {
+            return p.degree_of(d, v);
+        }
         if let Some(deg) = self.counted_degree(d, v) {
             return deg;
         }
@@ -299,6 +322,9 @@ impl Snapshot {
     /// store), this is a plain walk over each run's slice for `v`.
     #[inline]
     fn find<F: FnMut(VertexId) -> bool>(&self, d: Dir, v: VertexId, mut f: F) -> bool {
+        if let Some(p) = self.point() {
+            return p.find_dir(d, v, f);
+        }
         if !self.tombs[dir_index(d)] {
             for r in self.runs_of(v) {
                 let dd = r.dir(d);
@@ -320,6 +346,10 @@ impl Snapshot {
         v: VertexId,
         mut f: F,
     ) -> bool {
+        if let Some(p) = self.point() {
+            // A point's store is unweighted.
+            return p.find_dir(d, v, |x| f(x, 1.0));
+        }
         if !self.tombs[dir_index(d)] {
             for r in self.runs_of(v) {
                 let dd = r.dir(d);
@@ -417,6 +447,9 @@ impl Snapshot {
     /// Neighbors of `v` sorted: a copy when one run holds them all (runs keep each vertex's
     /// neighbors sorted), else gathered and sorted.
     fn sorted(&self, d: Dir, v: VertexId, out: &mut Vec<VertexId>) {
+        if let Some(p) = self.point() {
+            return p.sorted_dir(d, v, out);
+        }
         out.clear();
         let mut holders = 0;
         let mut only: Option<(&DirData, usize)> = None;
@@ -554,6 +587,10 @@ impl Snapshot {
     /// The weight of the edge `u -> v` by dense ids, if it exists: 1 in unweighted stores.
     /// O(log d) per run holding `u`, as [`Snapshot::has_edge`].
     pub fn edge_weight(&self, u: VertexId, v: VertexId) -> Option<f64> {
+        if self.point.is_some() {
+            // A point's store is unweighted.
+            return self.has_dir_edge(Dir::Out, u, v).then_some(1.0);
+        }
         let (d, i, k) = self.find_edge(Dir::Out, u, v)?;
         Some(d.wts_at(i).get(k).copied().unwrap_or(1.0))
     }
@@ -562,7 +599,7 @@ impl Snapshot {
     /// where the store is unweighted (a hub's list is long, and most edges have an end
     /// that is not a hub).
     pub(crate) fn edge_state(&self, u: VertexId, v: VertexId) -> Option<f64> {
-        if self.is_weighted() || self.undirected {
+        if self.is_weighted() || self.undirected || self.point.is_some() {
             return self.edge_weight(u, v);
         }
         match self.degree(Dir::Out, u) <= self.degree(Dir::In, v) {
@@ -573,6 +610,9 @@ impl Snapshot {
 
     /// Whether `v` is in `u`'s adjacency in direction `d`.
     pub(crate) fn has_dir_edge(&self, dir: Dir, u: VertexId, v: VertexId) -> bool {
+        if let Some(p) = self.point() {
+            return p.has_dir(dir, u, v);
+        }
         self.find_edge(dir, u, v).is_some()
     }
 

@@ -169,6 +169,9 @@ impl Snapshot {
     /// fully compacted store created with compression). `None` otherwise.
     pub fn packed_flat(&self) -> Option<PackedView<'_>> {
         let [r] = &*self.runs else { return None };
+        if self.point.is_some() {
+            return None;
+        }
         Some(PackedView {
             meta: self.meta(),
             out: PackedAdj::of(r.dir(Dir::Out))?,

@@ -313,6 +313,9 @@ impl Follower {
     /// Costs a seal of the patch: for whoever needs a [`Snapshot`] of a patched graph.
     pub(crate) fn seal_patch(&self, g: &Patched) -> Result<Snapshot> {
         let base = g.base();
+        // A follower's snapshots are plain runs (`snapshot_held`): a point's masked run
+        // would resolve the patch against entries the point leaves out.
+        assert!(base.point().is_none(), "a patch is sealed over plain runs");
         if !g.is_patched() {
             return Ok(base.clone());
         }
@@ -346,6 +349,7 @@ impl Follower {
             externals: externals.into(),
             names: base.names().cloned(),
             lsn: 0,
+            point: None,
         };
         Ok(parts.build(&inner))
     }

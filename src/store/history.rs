@@ -14,6 +14,7 @@
 //! A piece may be in both of the first two for a moment; pieces are told apart by their
 //! LSN range.
 
+use super::versions::PointShape;
 use super::write::SnapshotParts;
 use super::{CommitPoint, Inner, Maint};
 use crate::history::{net, segment, window_start, History};
@@ -408,11 +409,12 @@ impl Inner {
         let pieces = self.pieces()?;
         let commits = Self::commits_of(&pieces, parts.lsn);
         let i = self.resolve(&commits, at)?;
-        self.snapshot_of(parts, &pieces, &commits, i)
+        self.snapshot_of(parts, &pieces, &commits, i, PointShape::Masked)
     }
 
     /// The graph right after the commit `at` names, if the changes since are held (in the
-    /// window kept or not: a follower's, `follow.rs`); `None` if not.
+    /// window kept or not: a follower's, `follow.rs`); `None` if not. Its runs are plain
+    /// (never a point's mask): a follower seals patches over them.
     pub(super) fn snapshot_held(&self, at: Point) -> Result<Option<(Snapshot, CommitPoint)>> {
         let parts = self.snapshot_parts()?;
         let pieces = self.pieces()?;
@@ -422,20 +424,21 @@ impl Inner {
             Point::Time(t) => commits.partition_point(|c| c.unix_nanos <= t),
         };
         match found.checked_sub(1) {
-            Some(i) => self.snapshot_of(parts, &pieces, &commits, i).map(Some),
+            Some(i) => (self.snapshot_of(parts, &pieces, &commits, i, PointShape::Runs)).map(Some),
             None => Ok(None),
         }
     }
 
-    /// The graph right after `commits[i]`, and that commit.
+    /// The graph right after `commits[i]`, and that commit, laid out as `shape` allows.
     pub(super) fn snapshot_of(
         &self,
         parts: SnapshotParts,
         pieces: &[Piece],
         commits: &[CommitPoint],
         i: usize,
+        shape: PointShape,
     ) -> Result<(Snapshot, CommitPoint)> {
-        let parts = self.parts_as_of(parts, pieces, commits, i)?;
+        let parts = self.parts_as_of(parts, pieces, commits, i, shape)?;
         Ok((parts.build(self), commits[i]))
     }
 
@@ -445,13 +448,15 @@ impl Inner {
     /// runs at or before the commit (runs flushed before it, read in place, with the
     /// changes since laid over them) when the history kept reaches back to it; or back
     /// from the latest graph (`parts`) with the changes after the commit undone. Each
-    /// gives the same graph (`route_tests.rs`).
+    /// gives the same graph (`route_tests.rs`). A filtered run is a mask over the run read
+    /// in place where `shape` allows and the run allows it.
     pub(super) fn parts_as_of(
         &self,
         parts: SnapshotParts,
         pieces: &[Piece],
         commits: &[CommitPoint],
         i: usize,
+        shape: PointShape,
     ) -> Result<SnapshotParts> {
         let point = commits[i].lsn;
         if i + 1 == commits.len() {
@@ -471,7 +476,7 @@ impl Inner {
         let cut = forward_cut(&parts.runs, pieces, point);
         let forward = cut.map_or(u64::MAX, |c| changes(c, point));
         if filtered_entries(&parts.runs, point) < undo.min(forward) {
-            if let Some(v) = self.parts_versioned(parts.clone(), pieces, point)? {
+            if let Some(v) = self.parts_versioned(parts.clone(), pieces, point, shape)? {
                 return Ok(v);
             }
         }

@@ -3,6 +3,7 @@
 //! commits) and vertex updates; and the forward route is taken where a cut allows it.
 
 use super::history::{forward_cut, run_cut};
+use super::versions::PointShape;
 use super::*;
 use crate::history::History;
 use crate::snapshot::GraphView;
@@ -81,6 +82,27 @@ fn same(a: &Snapshot, b: &Snapshot, ctx: &str) {
             assert_eq!(x, y, "{ctx}: edge {u} -> {v}");
         }
     }
+    assert_eq!(lists(a), lists(b), "{ctx}: lists through the fastest view");
+}
+
+/// Every vertex's out- and in-list as the fastest view of `s` reads them (a kernel's
+/// reads), sorted, with its degrees.
+fn lists(s: &Snapshot) -> Vec<(Vec<VertexId>, Vec<VertexId>, usize, usize)> {
+    crate::with_view!(s, |g| {
+        (0..g.num_vertices() as VertexId)
+            .map(|v| {
+                let (mut o, mut i) = (Vec::new(), Vec::new());
+                g.for_each_out(v, |x| o.push(x));
+                g.for_each_in(v, |x| i.push(x));
+                o.sort_unstable();
+                i.sort_unstable();
+                let mut sorted = Vec::new();
+                g.out_neighbors_sorted(v, &mut sorted);
+                assert_eq!(sorted, o, "vertex {v}: a sorted read");
+                (o, i, g.out_degree(v), g.in_degree(v))
+            })
+            .collect()
+    })
 }
 
 fn routes_agree(undirected: bool, weighted: bool) {
@@ -164,7 +186,11 @@ fn a_partitioned_store_reads_a_point_through_versions_only_where_it_can() {
     for c in &commits[..commits.len() - 1] {
         let parts = || inner.snapshot_parts().unwrap();
         let back = inner.parts_undone(parts(), &pieces, c.lsn).unwrap();
-        if let Some(ver) = inner.parts_versioned(parts(), &pieces, c.lsn).unwrap() {
+        let shape = PointShape::Masked;
+        if let Some(ver) = inner
+            .parts_versioned(parts(), &pieces, c.lsn, shape)
+            .unwrap()
+        {
             filtered += 1;
             same(
                 &ver.build(inner),
@@ -183,22 +209,31 @@ fn versions_agree(undirected: bool) {
     let pieces = inner.pieces().unwrap();
     let latest = inner.snapshot_parts().unwrap();
     let commits = Inner::commits_of(&pieces, latest.lsn);
-    let mut filtered = 0;
+    let (mut filtered, mut masked) = (0, 0);
     for c in &commits[..commits.len() - 1] {
         let parts = || inner.snapshot_parts().unwrap();
-        let Some(ver) = inner.parts_versioned(parts(), &pieces, c.lsn).unwrap() else {
-            panic!("LSN {}: every run has versions", c.lsn);
-        };
-        filtered += ver
-            .runs
-            .iter()
-            .filter(|r| r.header.max_lsn == c.lsn)
-            .count();
         let back = inner
             .parts_undone(parts(), &pieces, c.lsn)
             .unwrap()
             .build(inner);
-        same(&ver.build(inner), &back, &format!("LSN {}", c.lsn));
+        for shape in [PointShape::Masked, PointShape::Runs] {
+            let Some(ver) = inner
+                .parts_versioned(parts(), &pieces, c.lsn, shape)
+                .unwrap()
+            else {
+                panic!("LSN {}: every run has versions", c.lsn);
+            };
+            filtered += (ver.runs.iter())
+                .filter(|r| r.header.max_lsn == c.lsn)
+                .count();
+            masked += ver.point.is_some() as usize;
+            assert!(shape == PointShape::Masked || ver.point.is_none());
+            same(
+                &ver.build(inner),
+                &back,
+                &format!("LSN {}, {shape:?}", c.lsn),
+            );
+        }
         let counted = inner.size_versioned(&parts(), &pieces, c.lsn).unwrap();
         assert_eq!(
             counted,
@@ -208,6 +243,7 @@ fn versions_agree(undirected: bool) {
         );
     }
     assert!(filtered > 0, "no point was read through a run's versions");
+    assert!(masked > 0, "no point was read as a masked run");
     let compacted = latest.runs.iter().find(|r| r.header.min_lsn == 0).unwrap();
     let name = crate::history::versions_file::file_name(compacted.header.id);
     let f = inner.medium.open(&name).unwrap();
@@ -224,7 +260,7 @@ fn versions_agree(undirected: bool) {
         .unwrap();
     let parts = inner.snapshot_parts().unwrap();
     assert!(inner
-        .parts_versioned(parts, &pieces, inside.lsn)
+        .parts_versioned(parts, &pieces, inside.lsn, PointShape::Masked)
         .unwrap()
         .is_none());
     let (at, _) = inner.snapshot_at(Point::Lsn(inside.lsn)).unwrap();
@@ -258,17 +294,19 @@ fn versions_of_a_run_of_many_commits_are_two_bytes_wide() {
     assert_eq!((v.commits.get().len(), v.out.ords.width()), (300, 2));
     let pieces = inner.pieces().unwrap();
     let commits = Inner::commits_of(&pieces, latest.lsn);
-    for c in commits.iter().step_by(7) {
+    for c in commits[..commits.len() - 1].iter().step_by(7) {
         let parts = || inner.snapshot_parts().unwrap();
-        let ver = inner.parts_versioned(parts(), &pieces, c.lsn).unwrap();
         let back = inner.parts_undone(parts(), &pieces, c.lsn).unwrap();
         let what = format!("LSN {}", c.lsn);
         let back = back.build(inner);
-        same(
-            &ver.expect("read through versions").build(inner),
-            &back,
-            &what,
-        );
+        for shape in [PointShape::Masked, PointShape::Runs] {
+            let ver = inner
+                .parts_versioned(parts(), &pieces, c.lsn, shape)
+                .unwrap();
+            let ver = ver.expect("read through versions");
+            assert_eq!(ver.point.is_some(), shape == PointShape::Masked, "{what}");
+            same(&ver.build(inner), &back, &format!("{what}, {shape:?}"));
+        }
         let counted = inner.size_versioned(&parts(), &pieces, c.lsn).unwrap();
         assert_eq!(counted, Some(GraphSize::of(&back)), "size at {what}");
     }

@@ -45,7 +45,8 @@ impl Inner {
         if let Some(size) = self.size_versioned(&parts, &pieces, commits[i].lsn)? {
             return Ok((size, commits[i]));
         }
-        let (s, c) = self.snapshot_of(parts, &pieces, &commits, i)?;
+        let shape = super::versions::PointShape::Masked;
+        let (s, c) = self.snapshot_of(parts, &pieces, &commits, i, shape)?;
         Ok((GraphSize::of(&s), c))
     }
 

@@ -12,9 +12,10 @@ use super::history::Piece;
 use super::write::SnapshotParts;
 use super::{Inner, Maint, RunVersions};
 use crate::history::versions::{self, Versions};
-use crate::history::versions_file;
+use crate::history::{versions_file, versions_mask};
 use crate::memtable::history::Sealed;
 use crate::run::Run;
+use crate::snapshot::{PointIndex, PointLists};
 use crate::{Error, Result};
 use std::sync::Arc;
 
@@ -124,26 +125,28 @@ impl Inner {
 
     /// The graph at commit `lsn` from the runs read in place: those wholly before it as
     /// they are, each run whose range holds it filtered by its versions, those after it
-    /// left out. `None` when a run that holds `lsn` has no usable versions (a DRAM run, or
-    /// one whose versions are not written yet or are damaged).
+    /// left out; or, where `shape` allows and the run holding `lsn` is the only one the
+    /// point reads, that run masked in place (`versions_mask.rs`). `None` when a run that
+    /// holds `lsn` has no usable versions (a DRAM run, or one whose versions are not
+    /// written yet or are damaged).
     pub(super) fn parts_versioned(
         &self,
         mut parts: SnapshotParts,
         pieces: &[Piece],
         lsn: u64,
+        shape: PointShape,
     ) -> Result<Option<SnapshotParts>> {
         if !every_partition_reaches(&parts.runs, lsn, self.part_shift, parts.n) {
             return Ok(None);
         }
         let store_id = self.store_id();
-        let mut runs = Vec::with_capacity(parts.runs.len());
-        for r in &parts.runs {
-            let (lo, hi) = (r.header.min_lsn, r.header.max_lsn);
-            if hi <= lsn {
+        let holding: Vec<&Arc<Run>> = (parts.runs.iter())
+            .filter(|r| r.header.min_lsn < lsn)
+            .collect();
+        let mut runs = Vec::with_capacity(holding.len());
+        for r in holding.iter().copied() {
+            if r.header.max_lsn <= lsn {
                 runs.push(r.clone());
-                continue;
-            }
-            if lo >= lsn {
                 continue;
             }
             if r.in_dram() {
@@ -153,6 +156,11 @@ impl Inner {
                 return Ok(None);
             };
             r.verify()?;
+            if shape == PointShape::Masked && holding.len() == 1 {
+                if let Some(p) = self.parts_masked(&parts, r, &v, pieces, lsn) {
+                    return Ok(Some(p));
+                }
+            }
             let id = self
                 .next_run_id
                 .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
@@ -167,6 +175,50 @@ impl Inner {
         parts.deleted = Arc::new(gone);
         Ok(Some(parts))
     }
+
+    /// The graph at commit `lsn` as `run`, the only run it reads, masked in place by its
+    /// versions `v`; `None` when a mask cannot read the run (see `versions_mask.rs`).
+    fn parts_masked(
+        &self,
+        parts: &SnapshotParts,
+        run: &Arc<Run>,
+        v: &Versions,
+        pieces: &[Piece],
+        lsn: u64,
+    ) -> Option<SnapshotParts> {
+        if self.weighted || !crate::snapshot::point_reads(run) {
+            return None;
+        }
+        let n = parts.n;
+        let m = self
+            .pool
+            .install(|| versions_mask::mask_at(run, v, lsn, n))?;
+        let lists = |d: versions_mask::DirMask, entries: usize| {
+            PointLists::new(d.dead, d.extra_at, d.extra, entries, n)
+        };
+        let out = lists(m.out, run.out.adds.get().len())?;
+        let inn = match (m.inn, &run.inn) {
+            (Some(l), Some(d)) => Some(lists(l, d.adds.get().len())?),
+            (None, None) => None,
+            _ => return None,
+        };
+        let mut gone = super::history::vertex_states_of([&m.vertex_ops[..]]);
+        super::history::mark_unborn(&mut gone, super::history::vertices_at(pieces, lsn), n);
+        let mut masked = parts.clone();
+        masked.runs = vec![run.clone()];
+        masked.deleted = Arc::new(gone);
+        masked.point = Some(Arc::new(PointIndex::new(out, inn)));
+        Some(masked)
+    }
+}
+
+/// How a point read through run versions may be laid out.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum PointShape {
+    /// As the run masked in place where it allows (a snapshot, read as it is).
+    Masked,
+    /// As runs only (a window lays one more run over them).
+    Runs,
 }
 
 impl Inner {

@@ -56,7 +56,9 @@ impl Inner {
             .pool
             .install(|| window::added(&refs, start.lsn, &moments, ids));
         drop(loaded);
-        let mut parts = self.parts_as_of(parts, &pieces, &commits, ia)?;
+        // Runs, not a mask: one more run is laid over them.
+        let shape = super::versions::PointShape::Runs;
+        let mut parts = self.parts_as_of(parts, &pieces, &commits, ia, shape)?;
         if !added.edges.is_empty() {
             let ups: Vec<[VertexId; 2]> = added.edges.iter().map(|e| [e.0, e.1]).collect();
             let weights: Vec<f64> = match self.weighted {

@@ -506,6 +506,7 @@ impl Inner {
             externals,
             names,
             lsn,
+            point: None,
         })
     }
 }
@@ -520,12 +521,14 @@ pub(super) struct SnapshotParts {
     pub externals: Arc<[u64]>,
     pub names: Option<crate::keys::Names>,
     pub lsn: u64,
+    /// Set when the snapshot is a past graph read in place: its one run masked.
+    pub point: Option<Arc<crate::snapshot::PointIndex>>,
 }
 
 impl SnapshotParts {
     /// The snapshot, read as `inner`'s options say.
     pub fn build(self, inner: &Inner) -> Snapshot {
-        Snapshot::new(
+        let s = Snapshot::new(
             self.runs.into(),
             self.deleted,
             self.n,
@@ -535,6 +538,13 @@ impl SnapshotParts {
         .of_weighted_store(inner.weighted)
         .with_copy_budget(inner.opts.view_copy_bytes)
         .with_sweep_reads(inner.opts.sweep_reads)
-        .with_names(self.names)
+        .with_names(self.names);
+        match self.point {
+            // `parts_masked` made the index for this run: the mask reads it.
+            Some(idx) => s
+                .with_point(idx)
+                .expect("a point's run is one its mask reads"),
+            None => s,
+        }
     }
 }

@@ -305,6 +305,10 @@ impl Snapshot {
     /// share the DRAM left. Several runs that fit are merged from their mappings as
     /// `merge` says. Decided once per snapshot and direction; other snapshots need nothing.
     pub(crate) fn plan_streams(&self, sweeps: &[Dir], merge: MergeInPlace) {
+        if self.point.is_some() {
+            // A point's mask reads its run through the mapping.
+            return;
+        }
         let share = sweeps.len().max(1) as u64;
         for &dir in sweeps {
             match dir {
