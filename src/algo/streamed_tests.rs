@@ -262,7 +262,13 @@ fn components_on_streamed_runs_equal_components_in_place() {
         let g = live(dir.path(), undirected, packed, 700);
         let what = format!("undirected {undirected}, packed {packed}");
         let mapped = g.snapshot().unwrap().with_sweep_reads(SweepReads::Mapped);
-        assert_eq!(kernel::prepare(&mapped, Kernel::GapCc, &p), "runs");
+        // How many runs the background merges left depends on when they ran: at most 12
+        // plain ones are read as a layered view, the rest through the general path.
+        let view = match !packed && mapped.runs().len() <= 12 {
+            true => "layered",
+            false => "runs",
+        };
+        assert_eq!(kernel::prepare(&mapped, Kernel::GapCc, &p), view, "{what}");
         let want = gap::cc::afforest(&mapped);
         for w in [9, 4096, 1 << 20] {
             let s = g.snapshot().unwrap();
