@@ -590,7 +590,7 @@ fn power_cuts_with_history() {
         weighted: true,
         ..SYNC
     };
-    simulate(cfg, &[61], 160, 200);
+    simulate(cfg, &[61], 160, 130);
 }
 
 /// History kept through power cuts, undirected, flushes in the foreground.
@@ -602,7 +602,7 @@ fn power_cuts_with_history_undirected() {
         background: false,
         ..SYNC
     };
-    simulate(cfg, &[63], 160, 200);
+    simulate(cfg, &[63], 160, 130);
 }
 
 /// History kept through power cuts, directed and unweighted, with every flush and merge
@@ -614,7 +614,7 @@ fn power_cuts_with_history_versions_per_flush() {
         versions: RunVersions::Flush,
         ..SYNC
     };
-    simulate(cfg, &[65], 160, 200);
+    simulate(cfg, &[65], 160, 130);
 }
 
 #[test]

@@ -34,9 +34,9 @@ impl Snapshot {
     /// Every vertex's degree in direction `d`, by dense id: [`Snapshot::degree`]'s for each
     /// (neighbors added less tombstones, over every run that holds the vertex).
     pub(super) fn degrees(&self, d: Dir) -> Vec<usize> {
-        if let Some(p) = self.point() {
+        if let Some(p) = self.point_dir(d) {
             return crate::types::par_vertices(self.n)
-                .map(|v| p.degree_of(d, v))
+                .map(|v| p.degree(v))
                 .collect();
         }
         if let Some(Some(deg)) = self.counted[super::dir_index(d)].get() {

@@ -301,8 +301,8 @@ impl Snapshot {
     }
 
     fn degree(&self, d: Dir, v: VertexId) -> usize {
-        if let Some(p) = self.point() {
-            return p.degree_of(d, v);
+        if let Some(p) = self.point_dir(d) {
+            return p.degree(v);
         }
         if let Some(deg) = self.counted_degree(d, v) {
             return deg;
@@ -322,8 +322,8 @@ impl Snapshot {
     /// store), this is a plain walk over each run's slice for `v`.
     #[inline]
     fn find<F: FnMut(VertexId) -> bool>(&self, d: Dir, v: VertexId, mut f: F) -> bool {
-        if let Some(p) = self.point() {
-            return p.find_dir(d, v, f);
+        if let Some(p) = self.point_dir(d) {
+            return p.find(v, f);
         }
         if !self.tombs[dir_index(d)] {
             for r in self.runs_of(v) {
@@ -346,9 +346,9 @@ impl Snapshot {
         v: VertexId,
         mut f: F,
     ) -> bool {
-        if let Some(p) = self.point() {
+        if let Some(p) = self.point_dir(d) {
             // A point's store is unweighted.
-            return p.find_dir(d, v, |x| f(x, 1.0));
+            return p.find(v, |x| f(x, 1.0));
         }
         if !self.tombs[dir_index(d)] {
             for r in self.runs_of(v) {
@@ -447,8 +447,8 @@ impl Snapshot {
     /// Neighbors of `v` sorted: a copy when one run holds them all (runs keep each vertex's
     /// neighbors sorted), else gathered and sorted.
     fn sorted(&self, d: Dir, v: VertexId, out: &mut Vec<VertexId>) {
-        if let Some(p) = self.point() {
-            return p.sorted_dir(d, v, out);
+        if let Some(p) = self.point_dir(d) {
+            return p.sorted(v, out);
         }
         out.clear();
         let mut holders = 0;
@@ -610,8 +610,8 @@ impl Snapshot {
 
     /// Whether `v` is in `u`'s adjacency in direction `d`.
     pub(crate) fn has_dir_edge(&self, dir: Dir, u: VertexId, v: VertexId) -> bool {
-        if let Some(p) = self.point() {
-            return p.has_dir(dir, u, v);
+        if let Some(p) = self.point_dir(dir) {
+            return p.has(u, v);
         }
         self.find_edge(dir, u, v).is_some()
     }

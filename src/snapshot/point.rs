@@ -249,47 +249,51 @@ impl Snapshot {
     }
 }
 
+impl Snapshot {
+    /// One direction of the point this snapshot is, for a read of one list: cheaper than
+    /// the whole [`PointView`], which the snapshot's own reads would otherwise build per
+    /// call (a model check's lookup of every pair of vertices did, at twice the cost).
+    #[inline]
+    pub(crate) fn point_dir(&self, d: super::Dir) -> Option<PointDir<'_>> {
+        let idx = self.point.as_deref()?;
+        let run = &self.runs[0];
+        let m = match (d, &run.inn, &idx.inn) {
+            (super::Dir::In, Some(dd), Some(l)) => Masked::new(Adj::of(dd)?, l),
+            _ => Masked::new(Adj::of(&run.out)?, &idx.out),
+        };
+        Some(PointDir(m))
+    }
+}
+
+/// One direction of a point, as [`Snapshot::point_dir`] reads it.
+pub(crate) struct PointDir<'a>(Masked<'a>);
+
+impl PointDir<'_> {
+    /// The degree of `v`.
+    pub(crate) fn degree(&self, v: VertexId) -> usize {
+        self.0.degree(v)
+    }
+
+    /// Calls `f` on `v`'s neighbors until it returns true; returns whether it did.
+    pub(crate) fn find<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
+        self.0.find(v, f)
+    }
+
+    /// Whether `w` is a neighbor of `v`.
+    pub(crate) fn has(&self, v: VertexId, w: VertexId) -> bool {
+        self.0.has(v, w)
+    }
+
+    /// `v`'s neighbors, sorted, into `out`.
+    pub(crate) fn sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
+        self.0.sorted(v, out)
+    }
+}
+
 impl PointView<'_> {
     /// DRAM the view holds (masks and settled edges of both directions), in bytes.
     pub fn index_bytes(&self) -> usize {
         self.idx.out.bytes() + self.idx.inn.as_ref().map_or(0, PointLists::bytes)
-    }
-
-    /// Whether `v` is in `u`'s list of direction `d`.
-    pub(crate) fn has_dir(&self, d: super::Dir, u: VertexId, v: VertexId) -> bool {
-        match d {
-            super::Dir::Out => self.out.has(u, v),
-            super::Dir::In => self.inn.has(u, v),
-        }
-    }
-
-    /// The degree of `v` in direction `d`, for the snapshot's own reads.
-    pub(crate) fn degree_of(&self, d: super::Dir, v: VertexId) -> usize {
-        match d {
-            super::Dir::Out => self.out.degree(v),
-            super::Dir::In => self.inn.degree(v),
-        }
-    }
-
-    /// Calls `f` on `v`'s neighbors in direction `d` until it returns true.
-    pub(crate) fn find_dir<F: FnMut(VertexId) -> bool>(
-        &self,
-        d: super::Dir,
-        v: VertexId,
-        f: F,
-    ) -> bool {
-        match d {
-            super::Dir::Out => self.out.find(v, f),
-            super::Dir::In => self.inn.find(v, f),
-        }
-    }
-
-    /// `v`'s neighbors in direction `d`, sorted, into `out`.
-    pub(crate) fn sorted_dir(&self, d: super::Dir, v: VertexId, out: &mut Vec<VertexId>) {
-        match d {
-            super::Dir::Out => self.out.sorted(v, out),
-            super::Dir::In => self.inn.sorted(v, out),
-        }
     }
 }
 
