@@ -4,7 +4,9 @@
 
 use rayon::prelude::*;
 
-/// Chunk each thread checks at a time: large enough that combining costs nothing beside it.
+/// The smallest chunk a thread checks at a time. Each chunk past the first costs a combine
+/// (about 70 us: 29 of them were 2 ms of a 119 MB file's 13 ms), so a buffer is cut into a
+/// few chunks per thread, no more.
 const CHUNK: usize = 4 << 20;
 
 /// The crc32c of `b`.
@@ -12,7 +14,11 @@ pub(crate) fn crc32c(b: &[u8]) -> u32 {
     if b.len() <= CHUNK {
         return crc32c::crc32c(b);
     }
-    b.par_chunks(CHUNK)
+    let chunk = b
+        .len()
+        .div_ceil(rayon::current_num_threads() * 4)
+        .max(CHUNK);
+    b.par_chunks(chunk)
         .map(|c| (crc32c::crc32c(c), c.len()))
         .collect::<Vec<_>>()
         .into_iter()

@@ -1,32 +1,47 @@
-//! A run direction's `born` and `died` columns of commit ordinals ([`super::versions`]),
-//! stored as narrow as the run's commits allow: one byte per entry while a run's range
-//! holds fewer than 256 commits (a bulk load in batches of 65,536 edges at Kron20 holds
-//! 257 with the rounds after it), two below 65,536, four beyond. The columns are as long
-//! as the run's lists, so their width is most of a versions file's size.
+//! A run direction's columns of commit ordinals ([`super::versions`]): `born` and `died`,
+//! and where each spell of its edges' earlier changes began and ended. They are stored as
+//! narrow as the run's commits allow: one byte per ordinal while a run's range holds fewer
+//! than 256 commits (a bulk load in batches of 65,536 edges at Kron20 holds 257 with the
+//! rounds after it), two below 65,536, four beyond. `born` and `died` are as long as the
+//! run's lists, so their width is most of a versions file's size.
 
 use crate::run::Sec;
 
-/// One direction's born and died columns, both of width `T`.
-pub(crate) struct BornDied<T> {
+/// The two ends of a direction's spells, parallel to [`super::versions::Spells`]: spell
+/// `i` held from just after commit `from[i]` (0: before the range) until commit `to[i]`.
+pub(crate) struct Spans<T> {
+    pub from: Sec<T>,
+    pub to: Sec<T>,
+}
+
+/// One direction's ordinal columns, all of width `T`.
+pub(crate) struct DirOrdinals<T> {
     /// Per add, in the run's order: the ordinal of the commit that added it last.
     pub born: Sec<T>,
     /// Per tombstone, in the run's order: the ordinal of the commit that removed it last.
     pub died: Sec<T>,
+    /// The spells of edges present that the runs before do not hold.
+    pub present: Spans<T>,
+    /// The spells of edges absent that the runs before hold.
+    pub absent: Spans<T>,
 }
 
-/// [`BornDied`] at the width of one versions file.
+/// The columns of a [`DirOrdinals`] in their order (born, died, present from and to,
+/// absent from and to), as a build makes them and a file lays them out.
+pub(crate) const COLUMNS: usize = 6;
+
+/// [`DirOrdinals`] at the width of one versions file.
 pub(crate) enum Ordinals {
-    U8(BornDied<u8>),
-    U16(BornDied<u16>),
-    U32(BornDied<u32>),
+    U8(DirOrdinals<u8>),
+    U16(DirOrdinals<u16>),
+    U32(DirOrdinals<u32>),
 }
 
 impl Default for Ordinals {
     fn default() -> Self {
-        Ordinals::U32(BornDied {
-            born: Sec::default(),
-            died: Sec::default(),
-        })
+        Ordinals::U32(DirOrdinals::from_columns(std::array::from_fn(|_| {
+            Sec::default()
+        })))
     }
 }
 
@@ -52,27 +67,46 @@ macro_rules! with_ordinals {
 }
 pub(crate) use with_ordinals;
 
+impl<T: bytemuck::Pod> DirOrdinals<T> {
+    fn from_columns([born, died, pf, pt, af, at]: [Sec<T>; COLUMNS]) -> Self {
+        DirOrdinals {
+            born,
+            died,
+            present: Spans { from: pf, to: pt },
+            absent: Spans { from: af, to: at },
+        }
+    }
+
+    /// The columns in [`COLUMNS`] order.
+    pub(crate) fn columns(&self) -> [&[T]; COLUMNS] {
+        [
+            self.born.get(),
+            self.died.get(),
+            self.present.from.get(),
+            self.present.to.get(),
+            self.absent.from.get(),
+            self.absent.to.get(),
+        ]
+    }
+}
+
 impl Ordinals {
-    /// The columns `born` and `died` (every value at most `commits`) at [`width`]`(commits)`.
-    pub(crate) fn narrow(born: Vec<u32>, died: Vec<u32>, commits: usize) -> Ordinals {
+    /// The `columns` (in [`COLUMNS`] order, every value at most `commits`) at
+    /// [`width`]`(commits)`.
+    pub(crate) fn narrow(columns: [Vec<u32>; COLUMNS], commits: usize) -> Ordinals {
         debug_assert!(
-            born.iter().chain(&died).all(|&o| o as usize <= commits),
+            columns.iter().flatten().all(|&o| o as usize <= commits),
             "an ordinal past the run's commits"
         );
         // The casts keep every value: each is at most `commits`, which fits the width.
         match width(commits) {
-            1 => Ordinals::U8(BornDied {
-                born: Sec::owned(born.iter().map(|&o| o as u8).collect()),
-                died: Sec::owned(died.iter().map(|&o| o as u8).collect()),
-            }),
-            2 => Ordinals::U16(BornDied {
-                born: Sec::owned(born.iter().map(|&o| o as u16).collect()),
-                died: Sec::owned(died.iter().map(|&o| o as u16).collect()),
-            }),
-            _ => Ordinals::U32(BornDied {
-                born: Sec::owned(born),
-                died: Sec::owned(died),
-            }),
+            1 => Ordinals::U8(DirOrdinals::from_columns(
+                columns.map(|c| Sec::owned(c.iter().map(|&o| o as u8).collect())),
+            )),
+            2 => Ordinals::U16(DirOrdinals::from_columns(
+                columns.map(|c| Sec::owned(c.iter().map(|&o| o as u16).collect())),
+            )),
+            _ => Ordinals::U32(DirOrdinals::from_columns(columns.map(Sec::owned))),
         }
     }
 
@@ -90,32 +124,28 @@ impl Ordinals {
         with_ordinals!(self, |c| (c.born.get().len(), c.died.get().len()))
     }
 
-    /// Both columns widened to `u32`, to compare two derivations.
-    pub(crate) fn widened(&self) -> (Vec<u32>, Vec<u32>) {
-        with_ordinals!(self, |c| (widen(c.born.get()), widen(c.died.get())))
+    /// Every column widened to `u32`, to compare two derivations.
+    pub(crate) fn widened(&self) -> [Vec<u32>; COLUMNS] {
+        with_ordinals!(self, |c| c.columns().map(widen))
     }
 
-    /// The columns of `width` bytes per ordinal mapped from `m`: `born` ordinals at byte
-    /// `at.0`, `died` at `at.1`.
+    /// The columns of `width` bytes per ordinal mapped from `m`: column `k` (in
+    /// [`COLUMNS`] order) of `at[k].1` ordinals at byte `at[k].0`.
     pub(crate) fn mapped(
         m: &crate::medium::Mapped,
         width: usize,
-        at: (usize, usize),
-        (born, died): (usize, usize),
+        at: [(usize, usize); COLUMNS],
     ) -> Ordinals {
         match width {
-            1 => Ordinals::U8(BornDied {
-                born: Sec::mapped(m.clone(), at.0, born),
-                died: Sec::mapped(m.clone(), at.1, died),
-            }),
-            2 => Ordinals::U16(BornDied {
-                born: Sec::mapped(m.clone(), at.0, born),
-                died: Sec::mapped(m.clone(), at.1, died),
-            }),
-            _ => Ordinals::U32(BornDied {
-                born: Sec::mapped(m.clone(), at.0, born),
-                died: Sec::mapped(m.clone(), at.1, died),
-            }),
+            1 => Ordinals::U8(DirOrdinals::from_columns(
+                at.map(|(off, n)| Sec::mapped(m.clone(), off, n)),
+            )),
+            2 => Ordinals::U16(DirOrdinals::from_columns(
+                at.map(|(off, n)| Sec::mapped(m.clone(), off, n)),
+            )),
+            _ => Ordinals::U32(DirOrdinals::from_columns(
+                at.map(|(off, n)| Sec::mapped(m.clone(), off, n)),
+            )),
         }
     }
 }
@@ -131,11 +161,11 @@ mod tests {
     #[test]
     fn ordinals_take_the_narrowest_width_that_holds_the_commits() {
         for (commits, w) in [(0, 1), (255, 1), (256, 2), (65_535, 2), (65_536, 4)] {
-            let born = vec![0, commits as u32, (commits / 2) as u32];
-            let died = vec![commits as u32];
-            let o = Ordinals::narrow(born.clone(), died.clone(), commits);
+            let c = commits as u32;
+            let columns = [vec![0, c, c / 2], vec![c], vec![0], vec![c], vec![], vec![]];
+            let o = Ordinals::narrow(columns.clone(), commits);
             assert_eq!(o.width(), w, "{commits} commits");
-            assert_eq!(o.widened(), (born, died), "{commits} commits");
+            assert_eq!(o.widened(), columns, "{commits} commits");
             assert_eq!(o.lens(), (3, 1));
         }
     }

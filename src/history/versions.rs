@@ -3,25 +3,30 @@
 //! A run holds the net effect of its LSN range: its adds (edges absent before the range and
 //! present after it) and tombstones (present before, absent after). Its versions say, per
 //! direction, for each add the commit that added it last (`born`), for each tombstone the
-//! commit that removed the edge last (`died`), and every earlier change of an edge inside
-//! the range (`events`: an edge added and removed again, an add before the one that stuck).
+//! commit that removed the edge last (`died`), and the *spells* of its edges' earlier
+//! changes inside the range: each stretch of commits in which an edge was not as the runs
+//! before this one have it (present when they do not hold it, absent when they do), other
+//! than the one its own add or tombstone opens. An edge added and removed again inside the
+//! range is one spell, `(from, to)`; an add before the one that stuck another.
 //! Commits are ordinals into the versions' own commit table: `k >= 1` is `commits[k - 1]`,
 //! `0` is before all of them (a change older than the history kept).
 //!
 //! The graph as of commit `P` inside the range is then the runs before the range read in
 //! place with this run *filtered*: its adds born by `P`, its tombstones dead by `P`, and
-//! each changed edge set to its state after the last of its changes by `P` ([`layer_at`]).
+//! each edge with a spell holding `P` (`from <= P < to`) the other way ([`layer_at`]).
 //! That costs one pass over the run, however many changes came after `P`, where undoing
-//! them costs what they do. The latest graph never reads versions: they sit in their own
+//! them costs what they do; a spell is looked at by its two ordinals, and its edge only
+//! when it holds `P`. The latest graph never reads versions: they sit in their own
 //! file beside the run (`versions_file`), derived from the run and the history segments of
 //! its range, and a point whose run has none is built as before.
 //!
 //! Invariants asserted where they must hold ([`build`] refuses a run they do not hold
 //! for): an edge's changes alternate, add and removal; an add's last change is an add and
-//! a tombstone's a removal. Each direction is derived on its own from the changes of the
-//! vertices the run holds (a partition run holds one vertex range's lists in each).
+//! a tombstone's a removal; a spell ends after it begins. Each direction is derived on its
+//! own from the changes of the vertices the run holds (a partition run holds one vertex
+//! range's lists in each).
 
-use super::ordinals::{with_ordinals, Ordinals};
+use super::ordinals::{with_ordinals, Ordinals, Spans};
 use crate::batch::{id_of, is_del};
 use crate::medium::dram::HugeArray;
 use crate::memtable::history::Sealed;
@@ -30,32 +35,74 @@ use crate::run::{Compression, DirData, Run, Sec};
 use crate::types::VertexId;
 use rayon::prelude::*;
 
-/// The top bit of an event's commit ordinal: the edge went.
-pub(crate) const REMOVED: u32 = 1 << 31;
-/// An event's flag: it is the run's own add or tombstone of the edge (the last of its
-/// changes, whose commit `born` or `died` also holds), listed after the edge's earlier
-/// changes so that a reader needs no search for it.
-pub(crate) const ENTRY: u32 = 1 << 30;
-/// An event's flag: the runs before this one hold the edge (it was present before the
-/// range).
-pub(crate) const HELD: u32 = 1 << 29;
-/// The commit ordinal bits of an event.
-pub(crate) const ORD: u32 = HELD - 1;
+/// The top bit of a gathered change's commit ordinal: the edge went.
+const REMOVED: u32 = 1 << 31;
+/// The most commits one run's versions can name.
+const MAX_COMMITS: usize = (REMOVED - 1) as usize;
+
+/// One kind of spell in a direction, grouped by vertex: vertex `vid[j]`'s are the
+/// positions `end[j - 1]..end[j]` (from 0 for the first), sorted by neighbor, then by
+/// when they began; where each began and ended is in the direction's ordinal columns.
+#[derive(Default)]
+pub(crate) struct Spells {
+    /// The vertices with spells, ascending.
+    pub vid: Sec<VertexId>,
+    /// Where each one's spells end.
+    pub end: Sec<u32>,
+    /// Each spell's neighbor.
+    pub nbr: Sec<VertexId>,
+}
+
+impl Spells {
+    /// How many spells.
+    pub(crate) fn len(&self) -> usize {
+        self.nbr.get().len()
+    }
+
+    /// The positions of the spells of `vid[j]`.
+    pub(crate) fn group(&self, j: usize) -> std::ops::Range<usize> {
+        let end = self.end.get();
+        let lo = if j == 0 { 0 } else { end[j - 1] as usize };
+        lo..end[j] as usize
+    }
+
+    /// The positions in `vid` of the vertices `lo <= v < hi` (no bound where `None`).
+    pub(super) fn vertices(&self, lo: Option<VertexId>, hi: Option<VertexId>) -> (usize, usize) {
+        let vid = self.vid.get();
+        let at =
+            |b: Option<VertexId>, none: usize| b.map_or(none, |b| vid.partition_point(|&x| x < b));
+        (at(lo, 0), at(hi, vid.len()))
+    }
+
+    /// The neighbors of the spells of `vid[j]` that hold ordinal `q`, appended to `out`
+    /// (ascending: an edge has at most one spell holding `q`).
+    fn holding<B: bytemuck::Pod + Into<u32>>(
+        &self,
+        j: usize,
+        ends: &Spans<B>,
+        q: u32,
+        out: &mut Vec<VertexId>,
+    ) {
+        let (from, to, nbr) = (ends.from.get(), ends.to.get(), self.nbr.get());
+        for i in self.group(j) {
+            if from[i].into() <= q && q < to[i].into() {
+                out.push(nbr[i]);
+            }
+        }
+    }
+}
 
 /// One direction's versions, parallel to the run's direction.
 #[derive(Default)]
 pub(crate) struct DirVersions {
     /// Per add, the ordinal of the commit that added it last; per tombstone, of the one
-    /// that removed it last; in the run's order, as narrow as the commits allow.
+    /// that removed it last; in the run's order; and where each spell began and ended:
+    /// all as narrow as the commits allow.
     pub ords: Ordinals,
-    /// Earlier changes, sorted by (vertex, neighbor, commit): the vertex.
-    pub ev_v: Sec<VertexId>,
-    /// Their neighbors.
-    pub ev_nbr: Sec<VertexId>,
-    /// Their commit ordinals ([`ORD`] bits), with [`REMOVED`] set when the edge went,
-    /// [`ENTRY`] on the change that is the run's own add or tombstone, [`HELD`] on each
-    /// change of an edge the runs before this one hold.
-    pub ev_at: Sec<u32>,
+    /// The spells of edges the runs before this one do not hold: when they were present.
+    pub present: Spells,
+    /// The spells of edges the runs before this one hold: when they were absent.
+    pub absent: Spells,
 }
 
 /// A run's versions.
@@ -80,8 +127,18 @@ pub(crate) struct Versions {
 /// (vertex, neighbor, ordinal | REMOVED).
 type Gathered = (VertexId, VertexId, u32);
 
-/// One direction's columns as a build makes them: born, died, earlier events.
-type Columns = (Vec<u32>, Vec<u32>, Vec<Gathered>);
+/// A spell as a build makes it: (vertex, neighbor, from, to).
+type Spell = (VertexId, VertexId, u32, u32);
+
+/// One direction's columns as a build makes them: born, died, and the spells present and
+/// absent.
+#[derive(Default)]
+struct Columns {
+    born: Vec<u32>,
+    died: Vec<u32>,
+    present: Vec<Spell>,
+    absent: Vec<Spell>,
+}
 
 /// Which lists a build gathers changes for.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -103,20 +160,21 @@ pub(crate) fn build(run: &Run, pieces: &[&Sealed]) -> Result<Versions, String> {
         return Err("versions cover unweighted stores only".into());
     }
     let (commits, ords) = commit_table(pieces, h.min_lsn, h.max_lsn);
-    if commits.len() >= ORD as usize {
+    if commits.len() >= MAX_COMMITS {
         return Err("too many commits in one run's range".into());
     }
     let span = h.span();
     let n_commits = commits.len();
     let dir = |d: &DirData, lists: Lists| -> Result<DirVersions, String> {
         let changes = gather(pieces, &ords, lists, &span);
-        let (born, died, evs) = dir_versions(d, &changes)?;
+        let c = dir_versions(d, &changes)?;
         drop(changes);
+        let (present, [pf, pt]) = spells(c.present)?;
+        let (absent, [af, at]) = spells(c.absent)?;
         Ok(DirVersions {
-            ords: Ordinals::narrow(born, died, n_commits),
-            ev_v: Sec::owned(evs.iter().map(|e| e.0).collect()),
-            ev_nbr: Sec::owned(evs.iter().map(|e| e.1).collect()),
-            ev_at: Sec::owned(evs.iter().map(|e| e.2).collect()),
+            ords: Ordinals::narrow([c.born, c.died, pf, pt, af, at], n_commits),
+            present,
+            absent,
         })
     };
     let (out, inn) = match &run.inn {
@@ -221,7 +279,7 @@ fn sort_by_vertex(changes: Vec<Gathered>) -> Vec<Gathered> {
     out
 }
 
-/// A direction's born and died columns and earlier events, vertex range by range.
+/// A direction's columns, vertex range by range.
 fn dir_versions(d: &DirData, changes: &[Gathered]) -> Result<Columns, String> {
     let n = d.n_index();
     let chunk = (n / (rayon::current_num_threads() * 8)).max(4096);
@@ -231,16 +289,17 @@ fn dir_versions(d: &DirData, changes: &[Gathered]) -> Result<Columns, String> {
     let parts: Vec<Columns> = (ranges.par_iter())
         .map(|&(a, b)| dir_range(d, changes, a, b, a == 0, b == n))
         .collect::<Result<_, String>>()?;
-    let (mut born, mut died, mut evs) = (Vec::new(), Vec::new(), Vec::new());
-    for (b, t, e) in parts {
-        born.extend_from_slice(&b);
-        died.extend_from_slice(&t);
-        evs.extend_from_slice(&e);
+    let mut all = Columns::default();
+    for p in parts {
+        all.born.extend_from_slice(&p.born);
+        all.died.extend_from_slice(&p.died);
+        all.present.extend_from_slice(&p.present);
+        all.absent.extend_from_slice(&p.absent);
     }
     if n == 0 {
-        unlisted(changes, &mut evs)?;
+        unlisted(changes, &mut all)?;
     }
-    Ok((born, died, evs))
+    Ok(all)
 }
 
 /// [`dir_versions`] for index positions `a..b`; the first range also takes changes of
@@ -263,79 +322,144 @@ fn dir_range(
         true => changes.len(),
         false => changes.partition_point(|c| c.0 < d.vid_at(b)),
     };
-    let (mut born, mut died, mut evs) = (Vec::new(), Vec::new(), Vec::new());
+    let mut c = Columns::default();
     let mut buf = Vec::new();
     for i in a..b {
         let v = d.vid_at(i);
         let from = at + changes[at..end].partition_point(|c| c.0 < v);
-        unlisted(&changes[at..from], &mut evs)?;
+        unlisted(&changes[at..from], &mut c)?;
         at = from + changes[from..end].partition_point(|c| c.0 == v);
         let adds = d.adds_into(i, &mut buf);
-        let (nb, nd) = (born.len(), died.len());
-        born.resize(nb + adds.len(), 0);
-        died.resize(nd + d.tombs_at(i).len(), 0);
-        let cols = (&mut born[nb..], &mut died[nd..]);
-        vertex_versions(adds, d.tombs_at(i), &changes[from..at], cols, &mut evs)?;
+        let (nb, nd) = (c.born.len(), c.died.len());
+        c.born.resize(nb + adds.len(), 0);
+        c.died.resize(nd + d.tombs_at(i).len(), 0);
+        let entries = Entries {
+            adds,
+            tombs: d.tombs_at(i),
+            born: &mut c.born[nb..],
+            died: &mut c.died[nd..],
+        };
+        vertex_versions(entries, &changes[from..at], (&mut c.present, &mut c.absent))?;
     }
-    unlisted(&changes[at..end], &mut evs)?;
-    Ok((born, died, evs))
+    unlisted(&changes[at..end], &mut c)?;
+    Ok(c)
 }
 
 /// The changes of vertices the run's index does not hold (every edge of theirs ends as it
-/// began), flagged as any vertex's are.
-fn unlisted(changes: &[Gathered], evs: &mut Vec<Gathered>) -> Result<(), String> {
+/// began), made spells as any vertex's are.
+fn unlisted(changes: &[Gathered], c: &mut Columns) -> Result<(), String> {
     for g in changes.chunk_by(|x, y| x.0 == y.0) {
-        vertex_versions(&[], &[], g, (&mut [], &mut []), evs)?;
+        let none = Entries {
+            adds: &[],
+            tombs: &[],
+            born: &mut [],
+            died: &mut [],
+        };
+        vertex_versions(none, g, (&mut c.present, &mut c.absent))?;
     }
     Ok(())
 }
 
+/// One vertex's adds and tombstones in the run, and their born and died ordinals to set.
+struct Entries<'a> {
+    adds: &'a [VertexId],
+    tombs: &'a [VertexId],
+    born: &'a mut [u32],
+    died: &'a mut [u32],
+}
+
 /// One vertex: each neighbor's changes `ch` (sorted by neighbor, then commit) set the born
-/// of its add or the died of its tombstone to the last of them; the rest go to `evs`.
+/// of its add or the died of its tombstone to the last of them; the stretches in which
+/// the edge was not as the runs before have it go to `present` (they do not hold it) or
+/// `absent` (they do).
 fn vertex_versions(
-    adds: &[VertexId],
-    tombs: &[VertexId],
+    e: Entries,
     ch: &[Gathered],
-    (born, died): (&mut [u32], &mut [u32]),
-    evs: &mut Vec<Gathered>,
+    (present, absent): (&mut Vec<Spell>, &mut Vec<Spell>),
 ) -> Result<(), String> {
     for g in ch.chunk_by(|x, y| x.1 == y.1) {
         alternates(g)?;
         let (x, last) = (g[0].1, g[g.len() - 1]);
         let removed = last.2 & REMOVED != 0;
-        let held = if let Ok(k) = adds.binary_search(&x) {
+        let held = if let Ok(k) = e.adds.binary_search(&x) {
             if removed {
                 return Err(format!(
                     "edge {} -> {x}: an add whose last change removed it",
                     g[0].0
                 ));
             }
-            born[k] = last.2;
+            e.born[k] = last.2;
             false
-        } else if let Ok(k) = tombs.binary_search(&x) {
+        } else if let Ok(k) = e.tombs.binary_search(&x) {
             if !removed {
                 return Err(format!(
                     "edge {} -> {x}: a tombstone whose last change added it",
                     g[0].0
                 ));
             }
-            died[k] = last.2 & !REMOVED;
+            e.died[k] = last.2 & !REMOVED;
             true
         } else {
-            // Neither: it ends as it began.
-            evs.extend(
-                g.iter()
-                    .map(|e| (e.0, e.1, e.2 | if removed { 0 } else { HELD })),
-            );
-            continue;
+            // Neither: it ends as it began, as the runs before have it.
+            !removed
         };
-        if g.len() > 1 {
-            let flag =
-                |i: usize| if held { HELD } else { 0 } | if i + 1 == g.len() { ENTRY } else { 0 };
-            evs.extend(g.iter().enumerate().map(|(i, e)| (e.0, e.1, e.2 | flag(i))));
-        }
+        edge_spells(g, held, if held { &mut *absent } else { &mut *present });
     }
     Ok(())
+}
+
+/// The spells of one edge with changes `g` (alternating, by commit) that the runs before
+/// hold if `held`: each stretch between two changes (or from before the first) in which
+/// it was not as they have it. The stretch its last change opens is left out: it is not
+/// as they have it only when the run's own add or tombstone says so. One commit may change
+/// an edge twice (an undirected edge given at both ends): the stretch between the two
+/// holds no commit, and makes no spell.
+fn edge_spells(g: &[Gathered], held: bool, out: &mut Vec<Spell>) {
+    let (v, x) = (g[0].0, g[0].1);
+    // Before its first change the edge was the opposite of what that change made it.
+    let mut present = g[0].2 & REMOVED != 0;
+    let mut from = 0;
+    for c in g {
+        let at = c.2 & !REMOVED;
+        assert!(from <= at, "edge {v} -> {x}: changes out of commit order");
+        if present != held && from < at {
+            out.push((v, x, from, at));
+        }
+        present = c.2 & REMOVED == 0;
+        from = at;
+    }
+}
+
+/// A direction's spells of one kind as columns: grouped by vertex, and their two ends;
+/// `Err` when there are more than a `u32` counts.
+fn spells(s: Vec<Spell>) -> Result<(Spells, [Vec<u32>; 2]), String> {
+    if u32::try_from(s.len()).is_err() {
+        return Err("too many spells in one run's direction".into());
+    }
+    let (mut vid, mut end) = (Vec::new(), Vec::new());
+    for (k, w) in s.iter().enumerate() {
+        if vid.last() != Some(&w.0) {
+            if !vid.is_empty() {
+                end.push(k as u32);
+            }
+            vid.push(w.0);
+        }
+    }
+    if !vid.is_empty() {
+        end.push(s.len() as u32);
+    }
+    let cols = Spells {
+        vid: Sec::owned(vid),
+        end: Sec::owned(end),
+        nbr: Sec::owned(s.iter().map(|w| w.1).collect()),
+    };
+    Ok((
+        cols,
+        [
+            s.iter().map(|w| w.2).collect(),
+            s.iter().map(|w| w.3).collect(),
+        ],
+    ))
 }
 
 /// The invariant of effective changes: an edge's changes alternate, add and removal.
@@ -389,7 +513,7 @@ pub(crate) fn layer_at(run: &Run, ver: &Versions, lsn: u64, id: u64) -> std::io:
 }
 
 /// One direction as of ordinal `q`, vertex range by range, in two passes: each range's
-/// events are settled and the neighbors it keeps counted, then each range writes its
+/// spells are settled and the neighbors it keeps counted, then each range writes its
 /// neighbors straight into its own slice of one array, in huge pages. The neighbors are
 /// written once: no part is grown by reallocation, and none is copied into the run.
 fn dir_at(d: &DirData, v: &DirVersions, q: u32, space: u64) -> std::io::Result<DirData> {
@@ -418,7 +542,7 @@ fn dir_at(d: &DirData, v: &DirVersions, q: u32, space: u64) -> std::io::Result<D
 }
 
 /// Index positions `at.0..at.1` of a direction, and whether they are its first and last
-/// (whose events include those of vertices the index does not hold below or above it).
+/// (whose spells include those of vertices the index does not hold below or above it).
 pub(super) struct Range {
     pub(super) at: (usize, usize),
     pub(super) ends: (bool, bool),
@@ -426,7 +550,7 @@ pub(super) struct Range {
 
 impl Range {
     /// `n` index positions split into ranges for the pool's threads (at least one range,
-    /// which holds the events of a direction without an index).
+    /// which holds the spells of a direction without an index).
     pub(super) fn split(n: usize) -> Vec<Range> {
         let chunk = (n / (rayon::current_num_threads() * 8)).max(4096);
         (0..n.div_ceil(chunk).max(1))
@@ -438,15 +562,15 @@ impl Range {
     }
 }
 
-/// What one range's events settle as of the ordinal asked (the first pass of [`dir_at`]).
+/// What one range's spells settle as of the ordinal asked (the first pass of [`dir_at`]).
 #[derive(Default)]
 struct Settled {
-    /// Each vertex whose events settle a neighbor, ascending, with where its neighbors end
+    /// Each vertex whose spells settle a neighbor, ascending, with where its neighbors end
     /// in `adds` and in `tombs`.
     vids: Vec<(VertexId, usize, usize)>,
     adds: Vec<VertexId>,
     tombs: Vec<VertexId>,
-    /// The neighbors the range keeps: its adds born by then and the events' adds.
+    /// The neighbors the range keeps: its adds born by then and the spells' adds.
     kept: usize,
 }
 
@@ -471,7 +595,7 @@ impl Settled {
     }
 }
 
-/// The events of range `r` settled as of `q`, and the neighbors it keeps counted.
+/// The spells of range `r` settled as of `q`, and the neighbors it keeps counted.
 fn settle_range<B: Copy + Into<u32>>(
     d: &DirData,
     ver: &DirVersions,
@@ -498,7 +622,7 @@ fn settle_range<B: Copy + Into<u32>>(
 }
 
 /// The second pass of [`dir_at`] over range `r`: each vertex's adds born by `q` with the
-/// neighbors its events settled present, written to `dst` (exactly the range's share), and
+/// neighbors its spells settled present, written to `dst` (exactly the range's share), and
 /// its tombstones dead by `q` with those settled absent; the index as a part.
 fn fill_range<B: Copy + Into<u32>>(
     d: &DirData,
@@ -564,38 +688,20 @@ pub(super) fn list_starts(d: &DirData) -> std::borrow::Cow<'_, [u64]> {
     std::borrow::Cow::Owned(s)
 }
 
-/// Where the events of the vertices of index positions `a..b` of `d` lie (at the first
-/// and last ranges, with those of the vertices the index does not hold below or above it).
-pub(super) fn event_span(
-    d: &DirData,
-    ver: &DirVersions,
-    (a, b): (usize, usize),
-    (first, last): (bool, bool),
-) -> (usize, usize) {
-    let ev_v = ver.ev_v.get();
-    let lo = match first {
-        true => 0,
-        false => ev_v.partition_point(|&x| x < d.vid_at(a)),
-    };
-    let hi = match last {
-        true => ev_v.len(),
-        false => ev_v.partition_point(|&x| x < d.vid_at(b)),
-    };
-    (lo, hi)
-}
-
 /// Per-vertex work space of a filter (and of a count, `versions_count.rs`).
 #[derive(Default)]
 pub(super) struct Scratch {
-    /// Neighbors the events settle present, and absent, as of the ordinal asked.
+    /// Neighbors the spells settle present, and absent, as of the ordinal asked.
     pub(super) more_adds: Vec<VertexId>,
     pub(super) more_tombs: Vec<VertexId>,
 }
 
 impl Scratch {
-    /// Settles, one vertex at a time, the events of the vertices of index positions `a..b`
+    /// Settles, one vertex at a time, the spells of the vertices of index positions `a..b`
     /// of `d` (at the first and last ranges, of those the index does not hold below or
-    /// above it too), and hands each settled vertex to `f`.
+    /// above it too) as of `q`, and hands each vertex with spells to `f`: the neighbors
+    /// whose spells hold `q` in `more_adds` (edges the runs before do not hold) and
+    /// `more_tombs` (edges they hold).
     pub(super) fn each_settled(
         d: &DirData,
         ver: &DirVersions,
@@ -604,54 +710,34 @@ impl Scratch {
         q: u32,
         mut f: impl FnMut(&Scratch, VertexId),
     ) {
-        let ev_v = ver.ev_v.get();
-        let (lo, hi) = event_span(d, ver, (a, b), (first, last));
+        let lo = (!first).then(|| d.vid_at(a));
+        let hi = (!last).then(|| d.vid_at(b));
+        let (p, ab) = (&ver.present, &ver.absent);
+        let ((mut i, i_end), (mut j, j_end)) = (p.vertices(lo, hi), ab.vertices(lo, hi));
+        let (pv, av) = (p.vid.get(), ab.vid.get());
         let mut s = Scratch::default();
-        let mut e = lo;
-        while e < hi {
-            let v = ev_v[e];
-            let end = e + ev_v[e..hi].iter().take_while(|&&x| x == v).count();
-            s.settle_events(ver, (e, end), q);
+        while i < i_end || j < j_end {
+            let v = match (
+                pv.get(i).filter(|_| i < i_end),
+                av.get(j).filter(|_| j < j_end),
+            ) {
+                (Some(&x), Some(&y)) => x.min(y),
+                (Some(&x), None) | (None, Some(&x)) => x,
+                (None, None) => unreachable!("one of the two is left"),
+            };
+            s.more_adds.clear();
+            s.more_tombs.clear();
+            with_ordinals!(&ver.ords, |c| {
+                if i < i_end && pv[i] == v {
+                    p.holding(i, &c.present, q, &mut s.more_adds);
+                    i += 1;
+                }
+                if j < j_end && av[j] == v {
+                    ab.holding(j, &c.absent, q, &mut s.more_tombs);
+                    j += 1;
+                }
+            });
             f(&s, v);
-            e = end;
-        }
-    }
-
-    /// Settles into `more_adds` and `more_tombs` the neighbors of one vertex with events
-    /// `e..end` that its own adds and tombstones do not decide as of `q`.
-    pub(super) fn settle_events(&mut self, ver: &DirVersions, (e, end): (usize, usize), q: u32) {
-        self.more_adds.clear();
-        self.more_tombs.clear();
-        let (nbr, at) = (&ver.ev_nbr.get()[e..end], &ver.ev_at.get()[e..end]);
-        let mut g = 0;
-        while g < nbr.len() {
-            let x = nbr[g];
-            let n = 1 + nbr[g + 1..].iter().take_while(|&&y| y == x).count();
-            let evs = &at[g..g + n];
-            let last = evs[n - 1];
-            // An edge whose own entry came by `q` is the entry's filter's business.
-            if last & ENTRY == 0 || last & ORD > q {
-                self.settle(x, evs, q, last & HELD != 0);
-            }
-            g += n;
-        }
-    }
-
-    /// Neighbor `x` whose last change by `q` (if any) is among `at`, and which the runs
-    /// before this one hold if `before`: present or absent as that change left it, or as
-    /// it was before the first one (which is not `before` when the history kept starts
-    /// inside the range and the edge's earlier changes are gone), as an add or tombstone
-    /// over those runs.
-    fn settle(&mut self, x: VertexId, at: &[u32], q: u32, before: bool) {
-        let by = at.partition_point(|&a| a & ORD <= q);
-        let now = match by {
-            0 => at[0] & REMOVED != 0,
-            k => at[k - 1] & REMOVED == 0,
-        };
-        match (before, now) {
-            (false, true) => self.more_adds.push(x),
-            (true, false) => self.more_tombs.push(x),
-            _ => {}
         }
     }
 }

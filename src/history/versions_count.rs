@@ -1,7 +1,7 @@
 //! How big a run's graph was as of a commit inside its range, counted from its versions
 //! without building it: what `stats --at` shows. A filter (`versions::layer_at`) writes
 //! every kept entry into a new run, hundreds of MB at Kron20; a count reads the same
-//! born and died columns and events and writes nothing.
+//! born and died columns and spells and writes nothing.
 
 use super::ordinals::with_ordinals;
 use super::versions::{list_starts, Scratch, Versions};
@@ -58,7 +58,7 @@ pub(crate) fn count_at(run: &Run, ver: &Versions, lsn: u64, loops: Loops) -> Cou
 
 /// [`count_at`] for index positions `a..b` (and, at the ends, the changes of vertices the
 /// index does not hold below or above it). The range's born and died columns are counted
-/// whole, not vertex by vertex; only the vertices with events are walked (and, counting
+/// whole, not vertex by vertex; only the vertices with spells are walked (and, counting
 /// loops, each vertex's own entry looked up).
 fn count_range<B: Copy + Into<u32>>(
     d: &DirData,
@@ -113,7 +113,7 @@ fn kept<B: Copy + Into<u32>>(at: &[B], q: u32) -> Counted {
     }
 }
 
-/// What the events of vertex `v` settled add and remove.
+/// What the spells of vertex `v` settled add and remove.
 fn settled(s: &Scratch, v: VertexId, loops: Loops) -> Counted {
     let has = |xs: &[VertexId]| (loops == Loops::Count && xs.binary_search(&v).is_ok()) as i64;
     Counted {

@@ -1,42 +1,53 @@
 //! The byte format of a run's versions ([`super::versions`]), a file beside the run.
 //!
 //! ```text
-//! header (128 B): 16 little-endian u64 words:
-//!   magic "EVGVER01", flags (1 has in-direction, 16 ids are u64, bits 2-3 the width
-//!   of born and died: 0 u32, 1 u16, 2 u8), run id, min_lsn,
-//!   max_lsn, commits, out born, out died, out events, in born, in died, in events,
-//!   vertex changes, store id, body crc32c (every byte after the header), header crc32c
-//!   (of the 15 words before it)
+//! header (256 B): 32 little-endian u64 words:
+//!   magic "EVGVER02", flags (1 has in-direction, 16 ids are u64, bits 2-3 the width W
+//!   of the ordinals: 0 u32, 1 u16, 2 u8), run id, min_lsn, max_lsn, commits,
+//!   per direction (out, then in): born, died, present vertices, present spells, absent
+//!   vertices, absent spells; vertex changes, store id, zeros, body crc32c (every byte
+//!   after the header), header crc32c (of the 31 words before it)
 //! sections, each padded to 8 bytes, in this order:
 //!   commits: u64 LSN per commit (ordinal k names the k-th)
 //!   per direction (out, then in if present):
-//!     born: an ordinal per add, died: one per tombstone (u8 below 256 commits, u16
-//!       below 65,536, else u32),
-//!     event vertices: id per event, event neighbors: id per event,
-//!     event commits: u32 per event (top bit: the edge went)
+//!     born: W per add, died: W per tombstone,
+//!     per kind of spell (present, then absent): vertices (id each, ascending), where
+//!       each vertex's spells end (u32 each), neighbors (id per spell), from (W per
+//!       spell), to (W per spell)
 //!   vertex changes: u32 commit per change, then id per change (top bit: deleted)
 //! ```
 //! A versions file is derived data: the run and the history segments of its range say
 //! everything it says. It is written after the run is committed, and a reader uses it only
 //! when it is whole (both checksums), names the run's id, range and store, and its
-//! columns are as long as the run's lists; otherwise the point is built without it. File
-//! name: `ver-<run id as 16 hex>.ver`.
+//! columns are as long as the run's lists; otherwise the point is built without it. A file
+//! of the first format ("EVGVER01", events rather than spells) is read as none, and the
+//! next writer to derive versions writes it again. File name: `ver-<run id as 16 hex>.ver`.
 
-use super::ordinals::{with_ordinals, Ordinals};
-use super::versions::{DirVersions, Versions};
+use super::ordinals::{with_ordinals, Ordinals, COLUMNS};
+use super::versions::{DirVersions, Spells, Versions};
 use crate::medium::{Mapped, Medium};
 use crate::run::{Run, Sec};
 use crate::types::{VertexId, ID_BYTES};
 use crate::{Error, Result};
 
-const MAGIC: u64 = u64::from_le_bytes(*b"EVGVER01");
-const WORDS: usize = 16;
+const MAGIC: u64 = u64::from_le_bytes(*b"EVGVER02");
+/// The first format's magic: a file that is not damaged, only older.
+const MAGIC_V1: u64 = u64::from_le_bytes(*b"EVGVER01");
+const WORDS: usize = 32;
 const HEADER: usize = WORDS * 8;
 const HAS_IN: u64 = 1;
 const WIDE: u64 = 16;
 /// Where the flags keep the width of the ordinal columns (0: u32, 1: u16, 2: u8).
 const ORD_SHIFT: u32 = 2;
 const ORD_MASK: u64 = 3;
+/// Header words: where each direction's counts start, and the rest.
+const OUT_COUNTS: usize = 6;
+const IN_COUNTS: usize = 12;
+const DIR_COUNTS: usize = 6;
+const VERTEX_CHANGES: usize = 18;
+const STORE_ID: usize = 19;
+const BODY_CRC: usize = WORDS - 2;
+const HEADER_CRC: usize = WORDS - 1;
 
 /// The name of run `id`'s versions file.
 pub(crate) fn file_name(id: u64) -> String {
@@ -48,11 +59,21 @@ pub(crate) fn parse_name(name: &str) -> Option<u64> {
     Run::parse_versions_file_name(name)
 }
 
-/// The element counts of one direction's sections: born, died, events.
-fn dir_counts(d: Option<&DirVersions>) -> [u64; 3] {
-    d.map_or([0; 3], |d| {
+/// The element counts of one direction's sections: born, died, and per kind of spell its
+/// vertices and spells.
+fn dir_counts(d: Option<&DirVersions>) -> [u64; DIR_COUNTS] {
+    d.map_or([0; DIR_COUNTS], |d| {
         let (born, died) = d.ords.lens();
-        [born as u64, died as u64, d.ev_v.get().len() as u64]
+        let (p, a) = (&d.present, &d.absent);
+        [
+            born,
+            died,
+            p.vid.get().len(),
+            p.len(),
+            a.vid.get().len(),
+            a.len(),
+        ]
+        .map(|c| c as u64)
     })
 }
 
@@ -67,16 +88,20 @@ pub(crate) fn encode(v: &Versions, store_id: u64) -> Vec<u8> {
     put(&mut b, v.commits.get());
     for d in std::iter::once(&v.out).chain(v.inn.as_ref()) {
         with_ordinals!(&d.ords, |c| {
-            put(&mut b, c.born.get());
-            put(&mut b, c.died.get());
+            let [born, died, pf, pt, af, at] = c.columns();
+            put(&mut b, born);
+            put(&mut b, died);
+            for (sp, from, to) in [(&d.present, pf, pt), (&d.absent, af, at)] {
+                put(&mut b, sp.vid.get());
+                put(&mut b, sp.end.get());
+                put(&mut b, sp.nbr.get());
+                put(&mut b, from);
+                put(&mut b, to);
+            }
         });
-        put(&mut b, d.ev_v.get());
-        put(&mut b, d.ev_nbr.get());
-        put(&mut b, d.ev_at.get());
     }
     put(&mut b, v.vx_at.get());
     put(&mut b, v.vx.get());
-    let (o, i) = (dir_counts(Some(&v.out)), dir_counts(v.inn.as_ref()));
     let code = match v.out.ords.width() {
         4 => 0,
         2 => 1,
@@ -94,12 +119,12 @@ pub(crate) fn encode(v: &Versions, store_id: u64) -> Vec<u8> {
         v.max_lsn,
         v.commits.get().len() as u64,
     ]);
-    w[6..9].copy_from_slice(&o);
-    w[9..12].copy_from_slice(&i);
-    w[12] = v.vx.get().len() as u64;
-    w[13] = store_id;
-    w[14] = u64::from(crate::checksum::crc32c(&b[HEADER..]));
-    w[15] = u64::from(crc32c::crc32c(bytemuck::cast_slice(&w[..15])));
+    w[OUT_COUNTS..OUT_COUNTS + DIR_COUNTS].copy_from_slice(&dir_counts(Some(&v.out)));
+    w[IN_COUNTS..IN_COUNTS + DIR_COUNTS].copy_from_slice(&dir_counts(v.inn.as_ref()));
+    w[VERTEX_CHANGES] = v.vx.get().len() as u64;
+    w[STORE_ID] = store_id;
+    w[BODY_CRC] = u64::from(crate::checksum::crc32c(&b[HEADER..]));
+    w[HEADER_CRC] = u64::from(crc32c::crc32c(bytemuck::cast_slice(&w[..HEADER_CRC])));
     b[..HEADER].copy_from_slice(bytemuck::cast_slice(&w));
     b
 }
@@ -109,14 +134,26 @@ pub(crate) fn write(medium: &dyn Medium, v: &Versions, store_id: u64) -> Result<
     crate::medium::write_whole(medium, &file_name(v.run_id), &encode(v, store_id))
 }
 
-/// The versions of `run` from the medium, mapped in place: `None` when there is no file;
-/// an error when one is there but damaged or not `run`'s.
+/// Whether the file `name` holds versions of the current format (of any run): a writer
+/// derives a run's versions again when it finds none, or older ones.
+pub(crate) fn current(medium: &dyn Medium, name: &str) -> bool {
+    let magic = |m: Mapped| m.bytes().get(..8).map(|b| b == MAGIC.to_le_bytes());
+    medium.exists(name)
+        && (medium.open(name).and_then(|f| f.map())).is_ok_and(|m| magic(m) == Some(true))
+}
+
+/// The versions of `run` from the medium, mapped in place: `None` when there is no file
+/// (or one of the first format, which a writer derives again); an error when one is there
+/// but damaged or not `run`'s.
 pub(crate) fn read(medium: &dyn Medium, run: &Run, store_id: u64) -> Result<Option<Versions>> {
     let name = file_name(run.header.id);
     if !medium.exists(&name) {
         return Ok(None);
     }
     let map = medium.open(&name)?.map()?;
+    if map.bytes().get(..8) == Some(&MAGIC_V1.to_le_bytes()[..]) {
+        return Ok(None);
+    }
     decode(map, run, store_id)
         .map(Some)
         .map_err(|m| Error::corrupt(format!("{name}: {m}")))
@@ -127,7 +164,7 @@ fn decode(m: Mapped, run: &Run, store_id: u64) -> std::result::Result<Versions, 
     let b = m.bytes();
     let (w, width) = header(b, run, store_id)?;
     let mut at = HEADER;
-    let mut take = |n: u64, size: usize| -> std::result::Result<usize, String> {
+    let mut take = |n: u64, size: usize| -> std::result::Result<(usize, usize), String> {
         let off = at;
         let len = (n as usize)
             .checked_mul(size)
@@ -137,30 +174,49 @@ fn decode(m: Mapped, run: &Run, store_id: u64) -> std::result::Result<Versions, 
             .ok_or("a count out of range")?
             .next_multiple_of(8);
         match at <= b.len() {
-            true => Ok(off),
+            true => Ok((off, n as usize)),
             false => Err("shorter than its counts say".into()),
         }
     };
-    let commits = Sec::mapped(m.clone(), take(w[5], 8)?, w[5] as usize);
+    let commits = {
+        let (off, n) = take(w[5], 8)?;
+        Sec::mapped(m.clone(), off, n)
+    };
     let mut dir = |c: &[u64]| -> std::result::Result<DirVersions, String> {
-        let u32s = |off: usize, n: u64| Sec::<u32>::mapped(m.clone(), off, n as usize);
-        let ids = |off: usize, n: u64| Sec::<VertexId>::mapped(m.clone(), off, n as usize);
-        let at = (take(c[0], width)?, take(c[1], width)?);
-        let ords = Ordinals::mapped(&m, width, at, (c[0] as usize, c[1] as usize));
+        let ids = |(off, n)| Sec::<VertexId>::mapped(m.clone(), off, n);
+        let mut ords = [(0, 0); COLUMNS];
+        ords[0] = take(c[0], width)?;
+        ords[1] = take(c[1], width)?;
+        let mut spells = |vertices: u64, n: u64, col: usize| {
+            let s = Spells {
+                vid: ids(take(vertices, ID_BYTES)?),
+                end: {
+                    let (off, k) = take(vertices, 4)?;
+                    Sec::mapped(m.clone(), off, k)
+                },
+                nbr: ids(take(n, ID_BYTES)?),
+            };
+            ords[col] = take(n, width)?;
+            ords[col + 1] = take(n, width)?;
+            Ok::<_, String>(s)
+        };
+        let present = spells(c[2], c[3], 2)?;
+        let absent = spells(c[4], c[5], 4)?;
         Ok(DirVersions {
-            ords,
-            ev_v: ids(take(c[2], ID_BYTES)?, c[2]),
-            ev_nbr: ids(take(c[2], ID_BYTES)?, c[2]),
-            ev_at: u32s(take(c[2], 4)?, c[2]),
+            ords: Ordinals::mapped(&m, width, ords),
+            present,
+            absent,
         })
     };
-    let out = dir(&w[6..9])?;
+    let out = dir(&w[OUT_COUNTS..OUT_COUNTS + DIR_COUNTS])?;
     let inn = match w[1] & HAS_IN != 0 {
-        true => Some(dir(&w[9..12])?),
+        true => Some(dir(&w[IN_COUNTS..IN_COUNTS + DIR_COUNTS])?),
         false => None,
     };
-    let vx_at = Sec::mapped(m.clone(), take(w[12], 4)?, w[12] as usize);
-    let vx = Sec::mapped(m.clone(), take(w[12], ID_BYTES)?, w[12] as usize);
+    let (vx_at, vx) = (
+        take(w[VERTEX_CHANGES], 4)?,
+        take(w[VERTEX_CHANGES], ID_BYTES)?,
+    );
     let v = Versions {
         run_id: w[2],
         min_lsn: w[3],
@@ -168,8 +224,8 @@ fn decode(m: Mapped, run: &Run, store_id: u64) -> std::result::Result<Versions, 
         commits,
         out,
         inn,
-        vx_at,
-        vx,
+        vx_at: Sec::mapped(m.clone(), vx_at.0, vx_at.1),
+        vx: Sec::mapped(m.clone(), vx.0, vx.1),
     };
     fits(&v, run)?;
     Ok(v)
@@ -187,7 +243,7 @@ fn header(b: &[u8], run: &Run, store_id: u64) -> std::result::Result<(Vec<u64>, 
     if w[0] != MAGIC {
         return Err("not a versions file".into());
     }
-    if w[15] != u64::from(crc32c::crc32c(&b[..15 * 8])) {
+    if w[HEADER_CRC] != u64::from(crc32c::crc32c(&b[..HEADER_CRC * 8])) {
         return Err("header checksum mismatch".into());
     }
     let wide = w[1] & WIDE != 0;
@@ -195,10 +251,10 @@ fn header(b: &[u8], run: &Run, store_id: u64) -> std::result::Result<(Vec<u64>, 
         return Err("written for another vertex id width".into());
     }
     let h = &run.header;
-    if (w[2], w[3], w[4], w[13]) != (h.id, h.min_lsn, h.max_lsn, store_id) {
+    if (w[2], w[3], w[4], w[STORE_ID]) != (h.id, h.min_lsn, h.max_lsn, store_id) {
         return Err("written for another run".into());
     }
-    if w[14] != u64::from(crate::checksum::crc32c(&b[HEADER..])) {
+    if w[BODY_CRC] != u64::from(crate::checksum::crc32c(&b[HEADER..])) {
         return Err("body checksum mismatch".into());
     }
     let width = match (w[1] >> ORD_SHIFT) & ORD_MASK {
@@ -210,7 +266,9 @@ fn header(b: &[u8], run: &Run, store_id: u64) -> std::result::Result<(Vec<u64>, 
     Ok((w, width))
 }
 
-/// Whether the columns are as long as `run`'s lists.
+/// Whether the columns are as long as `run`'s lists, and each kind of spell is grouped as
+/// its readers slice it (vertices ascending, each one's spells ending after the last's,
+/// the last where the spells end).
 fn fits(v: &Versions, run: &Run) -> std::result::Result<(), String> {
     let fit = |d: &DirVersions, r: &crate::run::DirData| {
         let (born, died) = d.ords.lens();
@@ -222,8 +280,22 @@ fn fits(v: &Versions, run: &Run) -> std::result::Result<(), String> {
             (None, None) => true,
             _ => false,
         };
-    match ok {
+    if !ok {
+        return Err("its columns do not match the run's lists".into());
+    }
+    let grouped = |s: &Spells| {
+        let (vid, end) = (s.vid.get(), s.end.get());
+        vid.windows(2).all(|w| w[0] < w[1])
+            && end.windows(2).all(|w| w[0] < w[1])
+            && end.last().map_or(0, |&e| e as usize) == s.len()
+            && end.first().is_none_or(|&e| e > 0)
+    };
+    let dirs = std::iter::once(&v.out).chain(v.inn.as_ref());
+    match dirs
+        .into_iter()
+        .all(|d| grouped(&d.present) && grouped(&d.absent))
+    {
         true => Ok(()),
-        false => Err("its columns do not match the run's lists".into()),
+        false => Err("its spells are not grouped by vertex".into()),
     }
 }

@@ -311,3 +311,51 @@ fn versions_of_a_run_of_many_commits_are_two_bytes_wide() {
         assert_eq!(counted, Some(GraphSize::of(&back)), "size at {what}");
     }
 }
+
+/// A versions file of the first format (events, not spells) is no damage: a reader takes
+/// it as none and builds points without it, `check` has nothing to say, and the next
+/// `compact` derives the run's versions again in the current format.
+#[test]
+fn versions_of_the_first_format_are_read_as_none_and_derived_again() {
+    let opts = Options::new()
+        .background(false)
+        .memtable_bytes(1 << 30)
+        .history(History::All);
+    let g = Graph::in_memory(opts).unwrap();
+    let mut seed = 5;
+    for _ in 0..20 {
+        g.apply(&batch(&mut seed, false)).unwrap();
+    }
+    g.compact().unwrap();
+    let inner = &g.inner;
+    let run = inner.snapshot_parts().unwrap().runs[0].clone();
+    let read =
+        || crate::history::versions_file::read(&*inner.medium, &run, inner.store_id()).unwrap();
+    assert!(read().is_some(), "compact derived the run's versions");
+    let name = crate::history::versions_file::file_name(run.header.id);
+    inner
+        .medium
+        .open(&name)
+        .unwrap()
+        .write_at(0, b"EVGVER01")
+        .unwrap();
+    assert!(read().is_none(), "an older format is read as none");
+    assert!(!crate::history::versions_file::current(
+        &*inner.medium,
+        &name
+    ));
+    assert_eq!(g.check().unwrap().problems, Vec::<String>::new());
+    let pieces = inner.pieces().unwrap();
+    let mid = Inner::commits_of(&pieces, run.header.max_lsn)[10].lsn;
+    let parts = inner.snapshot_parts().unwrap();
+    assert!(inner
+        .parts_versioned(parts, &pieces, mid, PointShape::Masked)
+        .unwrap()
+        .is_none());
+    g.compact().unwrap();
+    assert!(crate::history::versions_file::current(
+        &*inner.medium,
+        &name
+    ));
+    assert!(read().is_some(), "compact derived them again");
+}

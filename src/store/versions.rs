@@ -64,7 +64,7 @@ impl Inner {
             let refused = |id| self.versions_refused.lock().unwrap().contains(&id);
             if run.header.min_lsn >= run.header.max_lsn
                 || refused(run.header.id)
-                || self.medium.exists(&name)
+                || versions_file::current(&*self.medium, &name)
             {
                 continue;
             }
@@ -76,7 +76,9 @@ impl Inner {
                     continue;
                 }
             };
-            if versions_file::write(&*self.medium, &v, store_id).is_err() {
+            // One of an older format goes first: not every medium renames over a file.
+            let stale = self.medium.exists(&name) && self.medium.remove(&name).is_err();
+            if stale || versions_file::write(&*self.medium, &v, store_id).is_err() {
                 let _ = self.medium.remove(&format!("{name}.tmp"));
             }
         }
@@ -283,10 +285,12 @@ pub(super) fn every_partition_reaches(runs: &[Arc<Run>], lsn: u64, shift: u32, n
 /// Whether two versions of one run say the same.
 fn same_versions(a: &Versions, b: &Versions) -> bool {
     let dir = |x: &versions::DirVersions, y: &versions::DirVersions| {
+        let same = |a: &versions::Spells, b: &versions::Spells| {
+            a.vid.get() == b.vid.get() && a.end.get() == b.end.get() && a.nbr.get() == b.nbr.get()
+        };
         x.ords.widened() == y.ords.widened()
-            && x.ev_v.get() == y.ev_v.get()
-            && x.ev_nbr.get() == y.ev_nbr.get()
-            && x.ev_at.get() == y.ev_at.get()
+            && same(&x.present, &y.present)
+            && same(&x.absent, &y.absent)
     };
     a.commits.get() == b.commits.get()
         && dir(&a.out, &b.out)
