@@ -270,21 +270,26 @@ fn versions_agree(undirected: bool) {
     assert_eq!(size, GraphSize::of(&at), "a size beside damaged versions");
 }
 
-/// A run whose range holds more than 255 commits keeps its ordinals two bytes wide, and
-/// reads through them as the point built back does.
-#[test]
-fn versions_of_a_run_of_many_commits_are_two_bytes_wide() {
+/// An in-memory store keeping all history, of `batches` random batches from `seed`,
+/// compacted into one run over every commit (its versions derived by the compaction).
+fn compacted(mut seed: u64, batches: usize) -> Graph {
     let opts = Options::new()
         .background(false)
         .memtable_bytes(1 << 30)
         .history(History::All);
     let g = Graph::in_memory(opts).unwrap();
-    let mut seed = 11;
-    for _ in 0..300 {
+    for _ in 0..batches {
         g.apply(&batch(&mut seed, false)).unwrap();
     }
-    // One run over every commit, its versions derived by the compaction.
     g.compact().unwrap();
+    g
+}
+
+/// A run whose range holds more than 255 commits keeps its ordinals two bytes wide, and
+/// reads through them as the point built back does.
+#[test]
+fn versions_of_a_run_of_many_commits_are_two_bytes_wide() {
+    let g = compacted(11, 300);
     let inner = &g.inner;
     let latest = inner.snapshot_parts().unwrap();
     assert_eq!(latest.runs.len(), 1, "one compacted run");
@@ -317,16 +322,7 @@ fn versions_of_a_run_of_many_commits_are_two_bytes_wide() {
 /// `compact` derives the run's versions again in the current format.
 #[test]
 fn versions_of_the_first_format_are_read_as_none_and_derived_again() {
-    let opts = Options::new()
-        .background(false)
-        .memtable_bytes(1 << 30)
-        .history(History::All);
-    let g = Graph::in_memory(opts).unwrap();
-    let mut seed = 5;
-    for _ in 0..20 {
-        g.apply(&batch(&mut seed, false)).unwrap();
-    }
-    g.compact().unwrap();
+    let g = compacted(5, 20);
     let inner = &g.inner;
     let run = inner.snapshot_parts().unwrap().runs[0].clone();
     let read =
