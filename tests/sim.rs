@@ -590,7 +590,7 @@ fn power_cuts_with_history() {
         weighted: true,
         ..SYNC
     };
-    simulate(cfg, &[61], 160, 130);
+    simulate(cfg, &[61], 160, 90);
 }
 
 /// History kept through power cuts, undirected, flushes in the foreground.
@@ -602,7 +602,7 @@ fn power_cuts_with_history_undirected() {
         background: false,
         ..SYNC
     };
-    simulate(cfg, &[63], 160, 130);
+    simulate(cfg, &[63], 160, 90);
 }
 
 /// History kept through power cuts, directed and unweighted, with every flush and merge
@@ -614,12 +614,12 @@ fn power_cuts_with_history_versions_per_flush() {
         versions: RunVersions::Flush,
         ..SYNC
     };
-    simulate(cfg, &[65], 160, 130);
+    simulate(cfg, &[65], 160, 90);
 }
 
 #[test]
 fn power_cuts_sync_directed() {
-    simulate(SYNC, &[1], 160, 400);
+    simulate(SYNC, &[1], 160, 270);
 }
 
 #[test]
@@ -630,7 +630,7 @@ fn power_cuts_sync_weighted_undirected_foreground() {
         background: false,
         ..SYNC
     };
-    simulate(cfg, &[4], 160, 400);
+    simulate(cfg, &[4], 160, 270);
 }
 
 /// String keys: names go to `KEYS` (appended and persisted) before the batch naming them,
@@ -641,7 +641,7 @@ fn power_cuts_string_keys() {
         keys: KeyKind::String,
         ..SYNC
     };
-    simulate(cfg, &[31], 160, 400);
+    simulate(cfg, &[31], 160, 270);
 }
 
 /// String keys with words torn, weighted, flushing in the foreground. One test per
@@ -655,7 +655,7 @@ fn power_cuts_string_keys_torn_words() {
         background: false,
         ..SYNC
     };
-    simulate(cfg, &[33], 160, 400);
+    simulate(cfg, &[33], 160, 270);
 }
 
 /// Compressed runs: flushes, seals and merges write packed runs, whose streams a reopen
@@ -666,7 +666,7 @@ fn power_cuts_compressed_runs() {
         compression: Compression::Packed,
         ..SYNC
     };
-    simulate(cfg, &[41], 160, 400);
+    simulate(cfg, &[41], 160, 270);
 }
 
 /// Compressed runs with words torn, weighted and undirected, flushing in the foreground.
@@ -680,7 +680,7 @@ fn power_cuts_compressed_runs_torn_words() {
         background: false,
         ..SYNC
     };
-    simulate(cfg, &[43], 160, 400);
+    simulate(cfg, &[43], 160, 270);
 }
 
 #[test]
@@ -690,7 +690,7 @@ fn power_cuts_pmem_tearing() {
         weighted: true,
         ..SYNC
     };
-    simulate(cfg, &[7], 160, 400);
+    simulate(cfg, &[7], 160, 270);
 }
 
 #[test]
@@ -699,7 +699,7 @@ fn power_cuts_interval() {
         durability: Durability::Interval(2),
         ..SYNC
     };
-    simulate(cfg, &[10], 160, 300);
+    simulate(cfg, &[10], 160, 200);
 }
 
 #[test]
@@ -708,7 +708,7 @@ fn power_cuts_durability_none() {
         durability: Durability::None,
         ..SYNC
     };
-    simulate(cfg, &[10], 160, 300);
+    simulate(cfg, &[10], 160, 200);
 }
 
 /// Injected ENOSPC and EIO at seeded points: the error reaches the caller with the

@@ -877,13 +877,17 @@ fn wal_flip_before_later_blocks_is_corrupt() {
     let mut n = 0;
     // Every block but the last is followed by durable blocks: damage there must be
     // reported, whether the block is already in the run (A) or only in the log (B).
+    // Magic, length, LSN, record count, section count, crc, durable gap, payload start,
+    // and the last byte: every field of the last block in the run and of the first only
+    // in the log; one field each (in turn) and the middle of every other block.
+    let fields = |len: usize| [0, 5, 9, 17, 21, 25, 29, 32, len - 1];
     for (i, blk) in blocks[..blocks.len() - 1].iter().enumerate() {
-        let positions = if i + 1 == img.flushed || i >= img.flushed {
-            // Magic, length, LSN, record count, section count, crc, durable gap, payload
-            // start, middle and last byte.
-            vec![0, 5, 9, 17, 21, 25, 29, 32, blk.len / 2, blk.len - 1]
+        let positions = if i + 1 == img.flushed || i == img.flushed {
+            let mut all = fields(blk.len).to_vec();
+            all.push(blk.len / 2);
+            all
         } else {
-            vec![0, blk.len / 2]
+            vec![fields(blk.len)[i % 9], blk.len / 2]
         };
         for p in positions {
             let copy = fresh_copy(&img.store, &work, &mut n);

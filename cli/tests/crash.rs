@@ -5,7 +5,7 @@
 //!
 //! Seeded: EVOGRAPH_CRASH_SEED sets the seed, and with it EVOGRAPH_CRASH_REPLAY=<trials.log>
 //! replays a failed run's kill points (see `common/kill.rs`); EVOGRAPH_CRASH_KILLS sets the
-//! number of kill points (default 60). `kill_sessions.rs` drives one long-lived store.
+//! number of kill points per test (default 20-30). `kill_sessions.rs` drives one long-lived store.
 
 mod common;
 
@@ -44,7 +44,7 @@ enum Kept {
 fn sigkill_mid_ingest_loses_no_acknowledged_record() {
     // Partitions of 16384 ids: from the first trial on, merges above level 0 rewrite one
     // partition at a time, so kills land between partition merges too.
-    kill_points("file", 40, 14, KeyKind::U64, Kept::Latest);
+    kill_points("file", 28, 14, KeyKind::U64, Kept::Latest);
 }
 
 /// The same keeping all history: segments are written with every flush and dropped by
