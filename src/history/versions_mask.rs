@@ -1,5 +1,6 @@
 //! A run read in place as of a commit: which of its entries came after the commit (a bit
-//! each), and which edges present then it does not list (its spells that hold the commit).
+//! each), and which edges present then it does not list (its spells that hold the commit,
+//! a bit each over the spells, which are read where the versions file is mapped).
 //!
 //! This is the filter of [`super::versions::layer_at`] without the copy: the filter writes
 //! the kept entries out, which costs the graph's size in fresh DRAM; the mask marks the
@@ -9,7 +10,7 @@
 
 use super::ordinals::{with_ordinals, Spans};
 use super::versions::{vertex_ops_as_of, DirVersions, Spells, Versions};
-use crate::run::{DirData, Run};
+use crate::run::{DirData, Run, Sec};
 use crate::types::VertexId;
 use rayon::prelude::*;
 
@@ -17,10 +18,13 @@ use rayon::prelude::*;
 pub(crate) struct DirMask {
     /// Bit `p` set: the run's entry `p` was born after the commit.
     pub dead: Vec<u64>,
-    /// Vertex `v`'s edges present at the commit that the run does not list live then are
-    /// `extra[extra_at[v]..extra_at[v + 1]]`, ascending.
-    pub extra_at: Vec<u32>,
-    pub extra: Vec<VertexId>,
+    /// Vertex `v`'s present spells are `spells[spell_at[v]..spell_at[v + 1]]` (their
+    /// neighbors, read where the versions file is mapped); `spell_at` has `n + 1` entries.
+    pub spell_at: Vec<u32>,
+    pub spells: Sec<VertexId>,
+    /// Bit `i` set: spell `i` does not hold the commit (the edge is not present then by
+    /// this spell; the run's entry says whether it is by that).
+    pub spell_dead: Vec<u64>,
 }
 
 /// A run as of a commit.
@@ -51,23 +55,29 @@ pub(crate) fn mask_at(run: &Run, ver: &Versions, lsn: u64, n: usize) -> Option<R
 }
 
 /// One direction as of ordinal `q`: the mask from the born column, one word per 64
-/// entries; the settled edges from the spells that hold `q`.
+/// entries; the spells' mask from their two ordinal columns, one word per 64 spells; and
+/// where each vertex's spells start. Nothing proportional to the spells is copied: a read
+/// of a vertex picks its spells that hold `q` by their bits, as it picks the run's entries.
 fn dir_mask(d: &DirData, ver: &DirVersions, q: u32, n: usize) -> Option<DirMask> {
     if !d.dense || d.is_packed() || d.n_tombs() > 0 || ver.absent.len() > 0 {
         return None;
     }
-    let (dead, settled) = with_ordinals!(&ver.ords, |c| (
-        born_after(c.born.get(), q),
-        settle_all(&ver.present, &c.present, q, n)
+    let sp = &ver.present;
+    if sp.vid.get().last().is_some_and(|&v| v as usize >= n) {
+        return None;
+    }
+    let (dead, spell_dead) = with_ordinals!(&ver.ords, |c| rayon::join(
+        || born_after(c.born.get(), q),
+        || not_holding(&c.present, q)
     ));
     if dead.len() != d.adds.get().len().div_ceil(64) {
         return None;
     }
-    let (extra_at, extra) = settled?;
     Some(DirMask {
         dead,
-        extra_at,
-        extra,
+        spell_at: spell_starts(sp, n),
+        spells: sp.nbr.shared()?,
+        spell_dead,
     })
 }
 
@@ -106,111 +116,66 @@ fn pack(bytes: &[u8; 64]) -> u64 {
     w
 }
 
-/// Every vertex's settled edges, as `extra_at` (one more than `n`) and the edges: those
-/// whose spell holds `q`, ascending per vertex. The vertices with spells are cut into
-/// chunks; a first pass counts what each chunk keeps (two narrow columns read), so that
-/// the second writes each chunk's edges straight into its own share of an array of
-/// exactly their number, and each vertex's end into its place in `extra_at` (no array is
-/// larger than what it holds, and nothing is moved after). `None` when a vertex lies
-/// past `n`.
-fn settle_all<B: bytemuck::Pod + Into<u32> + Sync>(
-    sp: &Spells,
-    ends: &Spans<B>,
-    q: u32,
-    n: usize,
-) -> Option<(Vec<u32>, Vec<VertexId>)> {
+/// The spells' `[from, to)` columns as bits: one per spell, set when it does not hold
+/// `q`, by the compare-and-pack of [`born_after`]. Bits past the last spell stay clear.
+fn not_holding<B>(ends: &Spans<B>, q: u32) -> Vec<u64>
+where
+    B: bytemuck::Pod + Into<u32> + Sync,
+{
+    let word = |(from, to): (&[B], &[B])| {
+        let mut bytes = [0u8; 64];
+        for ((x, &f), &t) in bytes.iter_mut().zip(from).zip(to) {
+            *x = u8::from((q < f.into()) | (t.into() <= q));
+        }
+        pack(&bytes)
+    };
+    (ends.from.get().par_chunks(64))
+        .zip(ends.to.get().par_chunks(64))
+        .with_min_len(1024)
+        .map(word)
+        .collect()
+}
+
+/// Where each of `n` vertices' spells start, and one past the last: vertex `v`'s are
+/// positions `at[v]..at[v + 1]`. Built in chunks of the vertices with spells, each writing
+/// its own share of the array: from its first vertex's end up to the next chunk's first
+/// vertex (those between hold no spell, and end where the one before ends).
+fn spell_starts(sp: &Spells, n: usize) -> Vec<u32> {
     let vid = sp.vid.get();
-    if vid.last().is_some_and(|&v| v as usize >= n) {
-        return None;
+    let mut at = vec![0u32; n + 1];
+    if vid.is_empty() {
+        return at;
     }
-    let per = (vid.len() / (rayon::current_num_threads() * 8)).max(1024);
-    let chunks: Vec<(usize, usize)> = (0..vid.len().div_ceil(per))
-        .map(|c| (c * per, ((c + 1) * per).min(vid.len())))
-        .collect();
-    let kept: Vec<usize> = (chunks.par_iter())
-        .map(|&(j0, j1)| count_holding(ends, sp.group(j0).start..sp.group(j1 - 1).end, q))
-        .collect();
-    let mut spans = Vec::with_capacity(chunks.len());
-    let mut total = 0;
-    for k in &kept {
-        spans.push((total, total + k));
-        total += k;
-    }
-    u32::try_from(total).ok()?;
-    // Chunk `c`'s vertices `v` take `extra_at[v + 1]`: ascending, so chunks' places do not
-    // meet.
-    let places: Vec<(usize, usize)> = (chunks.iter())
-        .map(|&(j0, j1)| (vid[j0] as usize + 1, vid[j1 - 1] as usize + 2))
-        .collect();
-    let (mut extra, mut extra_at) = (vec![0 as VertexId; total], vec![0u32; n + 1]);
-    let shares = split_shares(&mut extra, &spans);
-    let at = split_shares(&mut extra_at, &places);
-    (chunks
-        .par_iter()
-        .zip(&spans)
-        .zip(shares.into_iter().zip(at).collect::<Vec<_>>()))
-    .for_each(|((&js, &(base, _)), (x, e))| settle_chunk(sp, ends, js, q, x, (e, base as u32)));
-    // A vertex without spells ends where the one before it ends.
-    for v in 1..extra_at.len() {
-        extra_at[v] = extra_at[v].max(extra_at[v - 1]);
-    }
-    Some((extra_at, extra))
-}
-
-/// How many of the spells at positions `r` hold `q`: a count over two narrow columns,
-/// which the compiler vectorizes.
-fn count_holding<B: bytemuck::Pod + Into<u32>>(
-    ends: &Spans<B>,
-    r: std::ops::Range<usize>,
-    q: u32,
-) -> usize {
-    let (from, to) = (&ends.from.get()[r.clone()], &ends.to.get()[r]);
-    (from.iter().zip(to))
-        .map(|(&f, &t)| usize::from((f.into() <= q) & (q < t.into())))
-        .sum()
-}
-
-/// `all` cut into one share per span of positions (contiguous, ascending).
-fn split_shares<'a, T>(all: &'a mut [T], spans: &[(usize, usize)]) -> Vec<&'a mut [T]> {
-    let mut shares = Vec::with_capacity(spans.len());
-    let (mut rest, mut at) = (all, 0);
-    for &(lo, hi) in spans {
-        let (_, tail) = std::mem::take(&mut rest).split_at_mut(lo - at);
-        let (share, tail) = tail.split_at_mut(hi - lo);
-        shares.push(share);
+    let per = (vid.len() / (rayon::current_num_threads() * 8)).max(4096);
+    let firsts: Vec<usize> = (0..vid.len()).step_by(per).collect();
+    let mut shares = Vec::with_capacity(firsts.len());
+    let mut rest = &mut at[vid[0] as usize + 1..];
+    for (c, &j0) in firsts.iter().enumerate() {
+        let next = firsts.get(c + 1).map_or(n + 1, |&k| vid[k] as usize + 1);
+        let (share, tail) = std::mem::take(&mut rest).split_at_mut(next - vid[j0] as usize - 1);
+        shares.push((j0..(j0 + per).min(vid.len()), share));
         rest = tail;
-        at = hi;
     }
     shares
+        .into_par_iter()
+        .for_each(|(js, share)| fill_starts(sp, js, share));
+    at
 }
 
-/// The spells of the vertices `vid[j0..j1]` settled as of `q`: the neighbor of each that
-/// holds `q` written to `out` (which has room for exactly those), and where each vertex
-/// `v`'s edges end, from `base` on, to `at[v - vid[j0]]` (the chunk's places in
-/// `extra_at`). Each spell's neighbor is written and the next write covers it unless the
-/// spell holds `q`: no branch on the spell, whose outcome varies spell by spell.
-fn settle_chunk<B: bytemuck::Pod + Into<u32>>(
-    sp: &Spells,
-    ends: &Spans<B>,
-    (j0, j1): (usize, usize),
-    q: u32,
-    out: &mut [VertexId],
-    (at, base): (&mut [u32], u32),
-) {
-    let (from, to, nbr, vid) = (ends.from.get(), ends.to.get(), sp.nbr.get(), sp.vid.get());
-    let mut k = 0;
-    for j in j0..j1 {
-        for i in sp.group(j) {
-            // Past the last edge kept, a spell that does not hold `q` has no room, and
-            // needs none.
-            if let Some(x) = out.get_mut(k) {
-                *x = nbr[i];
-            }
-            k += usize::from((from[i].into() <= q) & (q < to[i].into()));
-        }
-        at[(vid[j] - vid[j0]) as usize] = base + k as u32;
+/// The starts of [`spell_starts`] for the vertices `vid[js]`, into `share`: the array from
+/// the first one's end on.
+fn fill_starts(sp: &Spells, js: std::ops::Range<usize>, share: &mut [u32]) {
+    let (vid, end) = (sp.vid.get(), sp.end.get());
+    let first = vid[js.start] as usize + 1;
+    let mut filled = 0;
+    for j in js.clone() {
+        let place = vid[j] as usize + 1 - first;
+        let before = if j == 0 { 0 } else { end[j - 1] };
+        share[filled..place].fill(before);
+        share[place] = end[j];
+        filled = place + 1;
     }
-    assert_eq!(k, out.len(), "the count and the settling disagree");
+    share[filled..].fill(end[js.end - 1]);
 }
 
 #[cfg(test)]
@@ -249,6 +214,71 @@ mod tests {
                     by_hand(&clipped, q),
                     "u8, {len}, q {q}"
                 );
+            }
+        }
+    }
+
+    /// Spells over vertex sets sparse and dense, with gaps at the start and the end, cut
+    /// into chunks or not: each vertex's spells start where counting them by hand says,
+    /// and each spell's bit says whether it does not hold `q`, as `[from, to)` says.
+    #[test]
+    fn spell_starts_and_bits_match_the_spells_counted_by_hand() {
+        let mut seed = 11u64;
+        let mut next = move |m: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        for (n, share) in [
+            (0, 0),
+            (1, 100),
+            (7, 50),
+            (300, 30),
+            (20_000, 90),
+            (70_000, 3),
+        ] {
+            let (mut vid, mut end, mut count) = (Vec::new(), Vec::new(), vec![0u32; n]);
+            let mut total = 0;
+            for (v, c) in count.iter_mut().enumerate() {
+                if next(100) < share {
+                    *c = 1 + next(5) as u32;
+                    total += *c;
+                    vid.push(v as VertexId);
+                    end.push(total);
+                }
+            }
+            let (from, to): (Vec<u16>, Vec<u16>) = (0..total)
+                .map(|_| {
+                    let f = next(300) as u16;
+                    (f, f + 1 + next(40) as u16)
+                })
+                .unzip();
+            let sp = Spells {
+                vid: Sec::owned(vid),
+                end: Sec::owned(end),
+                nbr: Sec::owned(vec![0; total as usize]),
+            };
+            let mut want = vec![0u32];
+            for c in &count {
+                want.push(want.last().unwrap() + c);
+            }
+            assert_eq!(
+                spell_starts(&sp, n),
+                want,
+                "{n} vertices, {share}% with spells"
+            );
+            let ends = Spans {
+                from: Sec::owned(from.clone()),
+                to: Sec::owned(to.clone()),
+            };
+            for q in [0, 1, 150, 299, 340, 70_000] {
+                let mut words = vec![0u64; from.len().div_ceil(64)];
+                for (i, (&f, &t)) in from.iter().zip(&to).enumerate() {
+                    let holds = u32::from(f) <= q && q < u32::from(t);
+                    words[i / 64] |= u64::from(!holds) << (i % 64);
+                }
+                assert_eq!(not_holding(&ends, q), words, "{total} spells, q {q}");
             }
         }
     }

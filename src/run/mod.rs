@@ -88,6 +88,19 @@ impl<T: bytemuck::Pod> Sec<T> {
         }
     }
 
+    /// Another handle on the same elements of a mapped section (the mapping is shared,
+    /// nothing is copied); `None` for a section in DRAM, which has one owner.
+    pub(crate) fn shared(&self) -> Option<Self> {
+        match &self._owner {
+            Owner::Mapped(m) => Some(Sec {
+                ptr: self.ptr,
+                len: self.len,
+                _owner: Owner::Mapped(m.clone()),
+            }),
+            Owner::Owned(_) | Owner::Huge(_) => None,
+        }
+    }
+
     /// The elements.
     #[inline]
     pub fn get(&self) -> &[T] {

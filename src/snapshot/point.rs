@@ -1,30 +1,35 @@
 //! A past graph read in place: one run's lists with the entries that came after the
-//! commit masked out, and the few edges present then that the run no longer lists.
+//! commit masked out, and the run versions' spells of edges present then that the run does
+//! not list, masked to those that hold the commit.
 //!
 //! A compacted store with run versions holds the graph as of any commit inside its run's
-//! range: the run's entries born by then, plus the edges its versions settle present then
-//! that the run does not list (removed after the commit). Copying that graph out costs its
-//! size in fresh DRAM, which a VM zeroes page by page (0.3 s at Kron20). Read in place it
-//! costs a bit per entry (the mask, 4 MB at Kron20) and the settled edges (a few percent).
+//! range: the run's entries born by then, plus the edges its versions' spells say were
+//! present then (removed after the commit). Copying that graph out costs its size in fresh
+//! DRAM, which a VM zeroes page by page (0.3 s at Kron20). Read in place it costs a bit per
+//! entry and per spell (the masks, 4.5 MB at Kron20) and where each vertex's spells start
+//! (4 B a vertex); the spells' neighbors are read where the versions file is mapped.
 //!
-//! A list is read word by word of the mask: a word with no entry masked hands its slice
+//! A list is read word by word of its mask: a word with no entry masked hands its slice
 //! over as it is, else its live entries are picked by their bits, without a branch per
-//! entry. The run's list comes first, then the settled edges: each is ascending, and
+//! entry. The run's list comes first, then the spells that hold: each is ascending, and
 //! sorted reads merge them.
 
 use super::flat::{meta_methods, Adj, Meta};
 use super::{GraphView, Snapshot};
+use crate::run::Sec;
 use crate::types::VertexId;
 
-/// One direction of a point: which of the run's entries it leaves out, and the edges it
-/// holds that the run does not list.
+/// One direction of a point: which of the run's entries it leaves out, and the spells
+/// of edges it holds that the run does not list.
 pub(crate) struct PointLists {
     /// Bit `p` set: the run's entry `p` came after the point.
     dead: Vec<u64>,
-    /// Vertex `v`'s settled edges are `extra[extra_at[v]..extra_at[v + 1]]`, ascending;
-    /// `extra_at` has one more entry than the snapshot has vertices.
-    extra_at: Vec<u32>,
-    extra: Vec<VertexId>,
+    /// Vertex `v`'s spells are `spells[spell_at[v]..spell_at[v + 1]]`, ascending;
+    /// `spell_at` has one more entry than the snapshot has vertices.
+    spell_at: Vec<u32>,
+    spells: Sec<VertexId>,
+    /// Bit `i` set: spell `i` does not hold the point.
+    spell_dead: Vec<u64>,
 }
 
 impl PointLists {
@@ -32,34 +37,40 @@ impl PointLists {
     /// vertices; `None` when the parts do not fit one another.
     pub(crate) fn new(
         dead: Vec<u64>,
-        extra_at: Vec<u32>,
-        extra: Vec<VertexId>,
-        entries: usize,
-        n: usize,
+        spell_at: Vec<u32>,
+        spells: Sec<VertexId>,
+        spell_dead: Vec<u64>,
+        (entries, n): (usize, usize),
     ) -> Option<PointLists> {
         let fits = dead.len() == entries.div_ceil(64)
-            && extra_at.len() == n + 1
-            && extra_at.last().map(|&e| e as usize) == Some(extra.len());
-        // The mask builds `extra_at` as running ends, so it never falls; a read past that
+            && spell_at.len() == n + 1
+            && spell_at.last().map(|&e| e as usize) == Some(spells.get().len())
+            && spell_dead.len() == spells.get().len().div_ceil(64);
+        // The starts are built as running ends, so they never fall; a read past that
         // would panic on its slice, not read astray. Checked where tests run: a pass over
         // every vertex is a few ms of each open at Kron20.
-        debug_assert!(extra_at.windows(2).all(|w| w[0] <= w[1]));
+        debug_assert!(spell_at.windows(2).all(|w| w[0] <= w[1]));
         fits.then_some(PointLists {
             dead,
-            extra_at,
-            extra,
+            spell_at,
+            spells,
+            spell_dead,
         })
     }
 
-    /// Entries of the run that the point leaves out.
-    fn dead_count(&self) -> u64 {
-        self.dead.iter().map(|w| u64::from(w.count_ones())).sum()
+    /// Entries of the run that the point leaves out, less the spells it keeps.
+    fn net_dead(&self) -> i64 {
+        let ones = |w: &[u64]| w.iter().map(|w| i64::from(w.count_ones())).sum::<i64>();
+        let held = self.spells.get().len() as i64 - ones(&self.spell_dead);
+        ones(&self.dead) - held
     }
 
-    /// DRAM held, in bytes.
+    /// DRAM held, in bytes (the spells are read where their file is mapped).
     fn bytes(&self) -> usize {
         use std::mem::size_of_val;
-        size_of_val(&self.dead[..]) + size_of_val(&self.extra_at[..]) + size_of_val(&self.extra[..])
+        size_of_val(&self.dead[..])
+            + size_of_val(&self.spell_at[..])
+            + size_of_val(&self.spell_dead[..])
     }
 }
 
@@ -86,7 +97,86 @@ impl PointIndex {
 
     /// The directed edges of the point, over a run of `run_entries` out-entries.
     pub(crate) fn edges(&self, run_entries: u64) -> u64 {
-        run_entries - self.out.dead_count() + self.out.extra.len() as u64
+        (run_entries as i64 - self.out.net_dead()) as u64
+    }
+}
+
+/// A list of ids with a bit per id that masks it out, as a view reads it: the run's
+/// entries (masked when born after the point) or the spells (masked when they do not hold
+/// it).
+#[derive(Clone, Copy)]
+struct MaskedIds<'a> {
+    ids: &'a [VertexId],
+    dead: &'a [u64],
+}
+
+impl MaskedIds<'_> {
+    /// The live ids at positions `a..b`.
+    #[inline(always)]
+    fn count(&self, a: usize, b: usize) -> usize {
+        let mut dead = 0;
+        let mut p = a;
+        while p < b {
+            let end = ((p | 63) + 1).min(b);
+            dead += ((self.dead[p >> 6] >> (p & 63)) & low(end - p)).count_ones() as usize;
+            p = end;
+        }
+        b - a - dead
+    }
+
+    /// Folds the live ids at positions `a..b`.
+    #[inline(always)]
+    fn fold<A, F: FnMut(A, VertexId) -> A>(&self, a: usize, b: usize, init: A, f: &mut F) -> A {
+        let mut acc = init;
+        let mut p = a;
+        while p < b {
+            let end = ((p | 63) + 1).min(b);
+            let dead = (self.dead[p >> 6] >> (p & 63)) & low(end - p);
+            if dead == 0 {
+                acc = self.ids[p..end].iter().fold(acc, |a, &x| f(a, x));
+            } else {
+                let mut live = !dead & low(end - p);
+                while live != 0 {
+                    acc = f(acc, self.ids[p + live.trailing_zeros() as usize]);
+                    live &= live - 1;
+                }
+            }
+            p = end;
+        }
+        acc
+    }
+
+    /// Calls `f` on the live ids at positions `a..b` until it returns true.
+    #[inline(always)]
+    fn find<F: FnMut(VertexId) -> bool>(&self, a: usize, b: usize, f: &mut F) -> bool {
+        let mut p = a;
+        while p < b {
+            let end = ((p | 63) + 1).min(b);
+            let dead = (self.dead[p >> 6] >> (p & 63)) & low(end - p);
+            if dead == 0 {
+                if self.ids[p..end].iter().any(|&x| f(x)) {
+                    return true;
+                }
+            } else {
+                let mut live = !dead & low(end - p);
+                while live != 0 {
+                    if f(self.ids[p + live.trailing_zeros() as usize]) {
+                        return true;
+                    }
+                    live &= live - 1;
+                }
+            }
+            p = end;
+        }
+        false
+    }
+
+    /// Whether `w` is live among positions `a..b` (ascending; an id may repeat).
+    fn has(&self, a: usize, b: usize, w: VertexId) -> bool {
+        let from = a + self.ids[a..b].partition_point(|&x| x < w);
+        (from..b)
+            .take_while(|&p| self.ids[p] == w)
+            .any(|p| (self.dead[p >> 6] >> (p & 63)) & 1 == 0)
     }
 }
 
@@ -94,9 +184,9 @@ impl PointIndex {
 #[derive(Clone, Copy)]
 struct Masked<'a> {
     run: Adj<'a>,
-    dead: &'a [u64],
-    extra_at: &'a [u32],
-    extra: &'a [VertexId],
+    entries: MaskedIds<'a>,
+    spell_at: &'a [u32],
+    spells: MaskedIds<'a>,
 }
 
 /// The low `k` bits (`k <= 64`).
@@ -112,9 +202,15 @@ impl<'a> Masked<'a> {
     fn new(run: Adj<'a>, l: &'a PointLists) -> Masked<'a> {
         Masked {
             run,
-            dead: &l.dead,
-            extra_at: &l.extra_at,
-            extra: &l.extra,
+            entries: MaskedIds {
+                ids: run.ids(),
+                dead: &l.dead,
+            },
+            spell_at: &l.spell_at,
+            spells: MaskedIds {
+                ids: l.spells.get(),
+                dead: &l.spell_dead,
+            },
         }
     }
 
@@ -125,96 +221,50 @@ impl<'a> Masked<'a> {
         (a, a + self.run.at(v).len())
     }
 
-    /// `v`'s settled edges.
+    /// `v`'s positions among the spells.
     #[inline(always)]
-    fn extras(&self, v: VertexId) -> &'a [VertexId] {
+    fn spell_range(&self, v: VertexId) -> (usize, usize) {
         let v = v as usize;
-        match self.extra_at.get(v + 1) {
-            Some(&e) => &self.extra[self.extra_at[v] as usize..e as usize],
-            None => &[],
+        match self.spell_at.get(v + 1) {
+            Some(&e) => (self.spell_at[v] as usize, e as usize),
+            None => (0, 0),
         }
     }
 
     #[inline(always)]
     fn degree(&self, v: VertexId) -> usize {
-        let (a, b) = self.range(v);
-        let mut dead = 0;
-        let mut p = a;
-        while p < b {
-            let end = ((p | 63) + 1).min(b);
-            dead += ((self.dead[p >> 6] >> (p & 63)) & low(end - p)).count_ones() as usize;
-            p = end;
-        }
-        b - a - dead + self.extras(v).len()
+        let ((a, b), (c, d)) = (self.range(v), self.spell_range(v));
+        self.entries.count(a, b) + self.spells.count(c, d)
     }
 
-    /// Folds `v`'s neighbors: the run's live entries, then the settled edges.
+    /// Folds `v`'s neighbors: the run's live entries, then the spells that hold.
     #[inline(always)]
     fn fold<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, mut f: F) -> A {
-        let (a, b) = self.range(v);
-        let ids = self.run.ids();
-        let mut acc = init;
-        let mut p = a;
-        while p < b {
-            let end = ((p | 63) + 1).min(b);
-            let dead = (self.dead[p >> 6] >> (p & 63)) & low(end - p);
-            if dead == 0 {
-                acc = ids[p..end].iter().fold(acc, |a, &x| f(a, x));
-            } else {
-                let mut live = !dead & low(end - p);
-                while live != 0 {
-                    acc = f(acc, ids[p + live.trailing_zeros() as usize]);
-                    live &= live - 1;
-                }
-            }
-            p = end;
-        }
-        self.extras(v).iter().fold(acc, |a, &x| f(a, x))
+        let ((a, b), (c, d)) = (self.range(v), self.spell_range(v));
+        let acc = self.entries.fold(a, b, init, &mut f);
+        self.spells.fold(c, d, acc, &mut f)
     }
 
     /// Calls `f` on `v`'s neighbors until it returns true; returns whether it did.
     #[inline(always)]
     fn find<F: FnMut(VertexId) -> bool>(&self, v: VertexId, mut f: F) -> bool {
-        let (a, b) = self.range(v);
-        let ids = self.run.ids();
-        let mut p = a;
-        while p < b {
-            let end = ((p | 63) + 1).min(b);
-            let dead = (self.dead[p >> 6] >> (p & 63)) & low(end - p);
-            if dead == 0 {
-                if ids[p..end].iter().any(|&x| f(x)) {
-                    return true;
-                }
-            } else {
-                let mut live = !dead & low(end - p);
-                while live != 0 {
-                    if f(ids[p + live.trailing_zeros() as usize]) {
-                        return true;
-                    }
-                    live &= live - 1;
-                }
-            }
-            p = end;
-        }
-        self.extras(v).iter().any(|&x| f(x))
+        let ((a, b), (c, d)) = (self.range(v), self.spell_range(v));
+        self.entries.find(a, b, &mut f) || self.spells.find(c, d, &mut f)
     }
 
     /// Whether `w` is a neighbor of `v` at the point: a live entry of the run's list, or
-    /// a settled edge (an entry masked out may be settled present again).
+    /// a spell that holds (an entry masked out may be present again by a spell).
     fn has(&self, v: VertexId, w: VertexId) -> bool {
-        let (a, _) = self.range(v);
-        let live = match self.run.at(v).binary_search(&w) {
-            Ok(i) => (self.dead[(a + i) >> 6] >> ((a + i) & 63)) & 1 == 0,
-            Err(_) => false,
-        };
-        live || self.extras(v).binary_search(&w).is_ok()
+        let ((a, b), (c, d)) = (self.range(v), self.spell_range(v));
+        self.entries.has(a, b, w) || self.spells.has(c, d, w)
     }
 
     /// `v`'s neighbors, sorted, into `out`.
     fn sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
         out.clear();
         self.fold(v, (), |(), x| out.push(x));
-        if !self.extras(v).is_empty() {
+        let (c, d) = self.spell_range(v);
+        if self.spells.count(c, d) > 0 {
             // Two ascending runs end to end: the stable sort finds them and merges.
             out.sort();
         }
@@ -358,15 +408,15 @@ mod tests {
     }
 
     /// Lists of lengths from 0 to 300 (crossing mask words at every offset), each entry
-    /// masked at one of three densities, and settled edges beside some: every read of the
-    /// masked view equals the same read of the lists filtered by hand.
+    /// masked at one of three densities, and spells beside some (an id twice, one spell
+    /// masked; an id the run lists masked): every read of the masked view equals the same
+    /// read of the lists filtered by hand.
     #[test]
     fn masked_reads_equal_the_lists_filtered() {
         let mut seed = 3;
         let n = 60usize;
         let (mut offs, mut ids, mut dead_of) = (vec![0u64], Vec::new(), Vec::new());
-        let mut extra_at = vec![0u32];
-        let mut extra = Vec::new();
+        let (mut spell_at, mut spells, mut spell_dead_of) = (vec![0u32], Vec::new(), Vec::new());
         for v in 0..n {
             let len = [0, 1, 63, 64, 65, 130, 300][v % 7] as u64;
             let density = [0, 10, 90][v % 3];
@@ -377,23 +427,56 @@ mod tests {
                 dead_of.push(next(&mut seed) % 100 < density);
             }
             offs.push(ids.len() as u64);
-            // Settled edges: above every listed one, or between them (never a live one).
-            for k in 0..(v % 4) as u64 {
-                extra.push((x + 1 + k) as VertexId);
+            // Spells: ids above every listed one, each twice (held once at most), and
+            // in every fifth vertex one more per listed id that is masked out.
+            let masked: Vec<VertexId> = (offs[v] as usize..ids.len())
+                .filter(|&p| dead_of[p] && v % 5 == 0)
+                .map(|p| ids[p])
+                .collect();
+            let mut mine: Vec<(VertexId, bool)> = masked
+                .iter()
+                .map(|&w| (w, next(&mut seed).is_multiple_of(2)))
+                .collect();
+            for k in 0..[0, 1, 40, 70][v % 4] as u64 {
+                let w = (x + 1 + k) as VertexId;
+                let held = next(&mut seed) % 3;
+                mine.push((w, held != 1));
+                mine.push((w, held != 2));
             }
-            extra_at.push(extra.len() as u32);
+            mine.sort_by_key(|s| s.0);
+            for (w, dead) in mine {
+                spells.push(w);
+                spell_dead_of.push(dead);
+            }
+            spell_at.push(spells.len() as u32);
         }
-        let mut dead = vec![0u64; ids.len().div_ceil(64)];
-        for (p, _) in dead_of.iter().enumerate().filter(|(_, &d)| d) {
-            dead[p >> 6] |= 1 << (p & 63);
-        }
-        let lists = PointLists::new(dead, extra_at, extra.clone(), ids.len(), n).unwrap();
+        let bits = |of: &[bool]| {
+            let mut words = vec![0u64; of.len().div_ceil(64)];
+            for (p, _) in of.iter().enumerate().filter(|(_, &d)| d) {
+                words[p >> 6] |= 1 << (p & 63);
+            }
+            words
+        };
+        let sec = Sec::owned(spells.clone());
+        let lists = PointLists::new(
+            bits(&dead_of),
+            spell_at.clone(),
+            sec,
+            bits(&spell_dead_of),
+            (ids.len(), n),
+        )
+        .unwrap();
         let m = Masked::new(Adj::new(&offs, &ids, &[]), &lists);
+        let mut edges = 0;
         for v in 0..n as VertexId {
             let (a, b) = (offs[v as usize] as usize, offs[v as usize + 1] as usize);
             let mut want: Vec<VertexId> = (a..b).filter(|&p| !dead_of[p]).map(|p| ids[p]).collect();
-            let (e0, e1) = (lists.extra_at[v as usize], lists.extra_at[v as usize + 1]);
-            want.extend_from_slice(&extra[e0 as usize..e1 as usize]);
+            let (c, d) = (
+                spell_at[v as usize] as usize,
+                spell_at[v as usize + 1] as usize,
+            );
+            want.extend((c..d).filter(|&i| !spell_dead_of[i]).map(|i| spells[i]));
+            edges += want.len();
             let got = m.fold(v, Vec::new(), |mut acc, x| {
                 acc.push(x);
                 acc
@@ -405,7 +488,7 @@ mod tests {
             let mut by_hand = want.clone();
             by_hand.sort_unstable();
             assert_eq!(sorted, by_hand, "vertex {v}: sorted");
-            for &x in &ids[a..b] {
+            for &x in ids[a..b].iter().chain(&spells[c..d]) {
                 assert_eq!(m.has(v, x), want.contains(&x), "vertex {v}: has {x}");
             }
             for &x in &want {
@@ -419,6 +502,14 @@ mod tests {
             }
             assert!(!m.find(v, |_| false));
         }
-        assert!(PointLists::new(vec![], vec![0], vec![], 1, 0).is_none());
+        let idx = PointIndex::new(lists, None);
+        assert_eq!(
+            idx.edges(ids.len() as u64),
+            edges as u64,
+            "the point's edge count"
+        );
+        let none = || Sec::owned(Vec::new());
+        assert!(PointLists::new(vec![], vec![0], none(), vec![], (1, 0)).is_none());
+        assert!(PointLists::new(vec![], vec![0, 1], none(), vec![], (0, 1)).is_none());
     }
 }

@@ -196,7 +196,7 @@ impl Inner {
             .pool
             .install(|| versions_mask::mask_at(run, v, lsn, n))?;
         let lists = |d: versions_mask::DirMask, entries: usize| {
-            PointLists::new(d.dead, d.extra_at, d.extra, entries, n)
+            PointLists::new(d.dead, d.spell_at, d.spells, d.spell_dead, (entries, n))
         };
         let out = lists(m.out, run.out.adds.get().len())?;
         let inn = match (m.inn, &run.inn) {
