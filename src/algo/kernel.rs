@@ -398,7 +398,8 @@ pub fn run(s: &Snapshot, kernel: Kernel, p: &Params) -> Result<Outcome> {
 /// view's index, and copies of the lists the kernel sweeps pass after pass, see
 /// [`Kernel::sweeps`]) and
 /// names it: `flat` (one compacted run), `point` (a past graph read in place: one compacted
-/// run with the entries after its commit masked), `packed` (one compressed run), `flat-streamed` or
+/// run with the entries after its commit masked), `point-copy` (and the lists the kernel
+/// sweeps copied out of it), `packed` (one compressed run), `flat-streamed` or
 /// `packed-streamed` (the same, its in-lists streamed from the medium by the kernel's
 /// sweeps, see [`crate::SweepReads`]), `runs-streamed` (several runs' swept lists streamed
 /// and merged window by window), `runs-merged` (the same from their mappings: runs that fit
@@ -426,7 +427,10 @@ pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
         _ => {}
     }
     if s.point().is_some() {
-        return "point";
+        return match s.plan_point_sweeps(kernel.sweeps(p)) && !kernel.sweeps(p).is_empty() {
+            true => "point-copy",
+            false => "point",
+        };
     }
     let streamed = s.sweep_stream().is_some();
     if s.flat().is_some() {

@@ -14,6 +14,7 @@ mod layered;
 mod packed;
 mod patch;
 mod point;
+mod point_copy;
 mod stream;
 mod view;
 

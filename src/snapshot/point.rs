@@ -15,9 +15,11 @@
 //! sorted reads merge them.
 
 use super::flat::{meta_methods, Adj, Meta};
-use super::{GraphView, Snapshot};
+use super::point_copy::PointCopy;
+use super::{Dir, GraphView, Snapshot};
 use crate::run::Sec;
 use crate::types::VertexId;
+use std::sync::OnceLock;
 
 /// One direction of a point: which of the run's entries it leaves out, and the spells
 /// of edges it holds that the run does not list.
@@ -83,16 +85,33 @@ pub(crate) fn point_reads(run: &crate::run::Run) -> bool {
         && run.header.flags & crate::run::format::WEIGHTED == 0
 }
 
-/// A point's lists of both directions (`inn` unused in undirected stores).
+/// A point's lists of both directions (`inn` unused in undirected stores), and the copies
+/// of those a kernel sweeps ([`Snapshot::plan_point_sweeps`]), made on first use.
 pub(crate) struct PointIndex {
     out: PointLists,
     inn: Option<PointLists>,
+    copies: [OnceLock<Option<PointCopy>>; 2],
 }
 
 impl PointIndex {
     /// The point's lists.
     pub(crate) fn new(out: PointLists, inn: Option<PointLists>) -> PointIndex {
-        PointIndex { out, inn }
+        PointIndex {
+            out,
+            inn,
+            copies: Default::default(),
+        }
+    }
+
+    /// The copy of direction `d`'s lists, once made (`None` inside: not made, it did not
+    /// fit).
+    pub(crate) fn copy(&self, d: Dir) -> &OnceLock<Option<PointCopy>> {
+        &self.copies[usize::from(d == Dir::In && self.inn.is_some())]
+    }
+
+    /// The copy of `d`'s lists, if made.
+    fn copied(&self, d: Dir) -> Option<&PointCopy> {
+        self.copy(d).get()?.as_ref()
     }
 
     /// The directed edges of the point, over a run of `run_entries` out-entries.
@@ -114,6 +133,9 @@ impl MaskedIds<'_> {
     /// The live ids at positions `a..b`.
     #[inline(always)]
     fn count(&self, a: usize, b: usize) -> usize {
+        if self.dead.is_empty() {
+            return b - a;
+        }
         let mut dead = 0;
         let mut p = a;
         while p < b {
@@ -127,6 +149,9 @@ impl MaskedIds<'_> {
     /// Folds the live ids at positions `a..b`.
     #[inline(always)]
     fn fold<A, F: FnMut(A, VertexId) -> A>(&self, a: usize, b: usize, init: A, f: &mut F) -> A {
+        if self.dead.is_empty() {
+            return self.ids[a..b].iter().fold(init, |a, &x| f(a, x));
+        }
         let mut acc = init;
         let mut p = a;
         while p < b {
@@ -149,6 +174,9 @@ impl MaskedIds<'_> {
     /// Calls `f` on the live ids at positions `a..b` until it returns true.
     #[inline(always)]
     fn find<F: FnMut(VertexId) -> bool>(&self, a: usize, b: usize, f: &mut F) -> bool {
+        if self.dead.is_empty() {
+            return self.ids[a..b].iter().any(|&x| f(x));
+        }
         let mut p = a;
         while p < b {
             let end = ((p | 63) + 1).min(b);
@@ -176,7 +204,7 @@ impl MaskedIds<'_> {
         let from = a + self.ids[a..b].partition_point(|&x| x < w);
         (from..b)
             .take_while(|&p| self.ids[p] == w)
-            .any(|p| (self.dead[p >> 6] >> (p & 63)) & 1 == 0)
+            .any(|p| self.dead.is_empty() || (self.dead[p >> 6] >> (p & 63)) & 1 == 0)
     }
 }
 
@@ -211,6 +239,24 @@ impl<'a> Masked<'a> {
                 ids: l.spells.get(),
                 dead: &l.spell_dead,
             },
+        }
+    }
+
+    /// A direction copied out: its lists as they are, nothing masked, no spells.
+    fn copied(c: &'a PointCopy) -> Masked<'a> {
+        let run = Adj::new(&c.offs, &c.ids, &[]);
+        let none = MaskedIds {
+            ids: &[],
+            dead: &[],
+        };
+        Masked {
+            run,
+            entries: MaskedIds {
+                ids: run.ids(),
+                dead: &[],
+            },
+            spell_at: &[],
+            spells: none,
         }
     }
 
@@ -287,11 +333,10 @@ impl Snapshot {
     /// one run has versions. `None` otherwise.
     pub fn point(&self) -> Option<PointView<'_>> {
         let idx = self.point.as_deref()?;
-        let run = &self.runs[0];
-        let out = Masked::new(Adj::of(&run.out)?, &idx.out);
-        let inn = match (&run.inn, &idx.inn) {
-            (Some(d), Some(l)) => Masked::new(Adj::of(d)?, l),
-            _ => out,
+        let out = self.point_side(idx, Dir::Out)?;
+        let inn = match idx.inn {
+            Some(_) => self.point_side(idx, Dir::In)?,
+            None => out,
         };
         Some(PointView {
             meta: self.meta(),
@@ -300,18 +345,36 @@ impl Snapshot {
             idx,
         })
     }
-}
 
-impl Snapshot {
+    /// One direction of the point `idx` (out-lists stand for in-lists when undirected):
+    /// its copy if one was made, else the run read through the masks.
+    fn point_side<'a>(&'a self, idx: &'a PointIndex, d: Dir) -> Option<Masked<'a>> {
+        if let Some(c) = idx.copied(d) {
+            return Some(Masked::copied(c));
+        }
+        let run = &self.runs[0];
+        match (d, &run.inn, &idx.inn) {
+            (Dir::In, Some(dd), Some(l)) => Some(Masked::new(Adj::of(dd)?, l)),
+            _ => Some(Masked::new(Adj::of(&run.out)?, &idx.out)),
+        }
+    }
+
     /// One direction of the point this snapshot is, for a read of one list: cheaper than
     /// the whole [`PointView`], which the snapshot's own reads would otherwise build per
     /// call (a model check's lookup of every pair of vertices did, at twice the cost).
     #[inline]
-    pub(crate) fn point_dir(&self, d: super::Dir) -> Option<PointDir<'_>> {
+    pub(crate) fn point_dir(&self, d: Dir) -> Option<PointDir<'_>> {
+        let idx = self.point.as_deref()?;
+        self.point_side(idx, d).map(PointDir)
+    }
+
+    /// One direction of the point read through its masks, never its copy (what a copy is
+    /// made from).
+    pub(crate) fn point_dir_masked(&self, d: Dir) -> Option<PointDir<'_>> {
         let idx = self.point.as_deref()?;
         let run = &self.runs[0];
         let m = match (d, &run.inn, &idx.inn) {
-            (super::Dir::In, Some(dd), Some(l)) => Masked::new(Adj::of(dd)?, l),
+            (Dir::In, Some(dd), Some(l)) => Masked::new(Adj::of(dd)?, l),
             _ => Masked::new(Adj::of(&run.out)?, &idx.out),
         };
         Some(PointDir(m))
@@ -322,6 +385,49 @@ impl Snapshot {
 pub(crate) struct PointDir<'a>(Masked<'a>);
 
 impl PointDir<'_> {
+    /// The positions it reads: the run's entries and the spells (an upper bound on its
+    /// edges).
+    pub(crate) fn entries(&self) -> usize {
+        self.0.entries.ids.len() + self.0.spells.ids.len()
+    }
+
+    /// Writes `v`'s neighbors, ascending, to the front of `out`, and returns how many:
+    /// the run's live entries, then the spells that hold (gathered in `spare`) merged in
+    /// from the back, as both are ascending.
+    pub(crate) fn write_sorted(
+        &self,
+        v: VertexId,
+        out: &mut [VertexId],
+        spare: &mut Vec<VertexId>,
+    ) -> usize {
+        let ((a, b), (c, d)) = (self.0.range(v), self.0.spell_range(v));
+        let mut i = 0;
+        self.0.entries.find(a, b, &mut |x| {
+            out[i] = x;
+            i += 1;
+            false
+        });
+        spare.clear();
+        self.0.spells.find(c, d, &mut |x| {
+            spare.push(x);
+            false
+        });
+        let (mut j, len) = (spare.len(), i + spare.len());
+        for w in (0..len).rev() {
+            if j == 0 {
+                break;
+            }
+            if i > 0 && out[i - 1] > spare[j - 1] {
+                out[w] = out[i - 1];
+                i -= 1;
+            } else {
+                out[w] = spare[j - 1];
+                j -= 1;
+            }
+        }
+        len
+    }
+
     /// The degree of `v`.
     pub(crate) fn degree(&self, v: VertexId) -> usize {
         self.0.degree(v)
@@ -346,7 +452,11 @@ impl PointDir<'_> {
 impl PointView<'_> {
     /// DRAM the view holds (masks and settled edges of both directions), in bytes.
     pub fn index_bytes(&self) -> usize {
-        self.idx.out.bytes() + self.idx.inn.as_ref().map_or(0, PointLists::bytes)
+        let copies = [Dir::Out, Dir::In].map(|d| self.idx.copied(d).map_or(0, PointCopy::bytes));
+        self.idx.out.bytes()
+            + self.idx.inn.as_ref().map_or(0, PointLists::bytes)
+            + copies[0]
+            + usize::from(self.idx.inn.is_some()) * copies[1]
     }
 }
 
@@ -488,6 +598,9 @@ mod tests {
             let mut by_hand = want.clone();
             by_hand.sort_unstable();
             assert_eq!(sorted, by_hand, "vertex {v}: sorted");
+            let (mut buf, mut spare) = (vec![0; want.len() + 3], Vec::new());
+            let k = PointDir(m).write_sorted(v, &mut buf, &mut spare);
+            assert_eq!(buf[..k], by_hand, "vertex {v}: written sorted");
             for &x in ids[a..b].iter().chain(&spells[c..d]) {
                 assert_eq!(m.has(v, x), want.contains(&x), "vertex {v}: has {x}");
             }

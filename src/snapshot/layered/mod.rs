@@ -185,7 +185,7 @@ impl Snapshot {
 
     /// Bytes a sweep copy may take now: the store's `Options::view_copy_bytes`, by default
     /// half the DRAM available.
-    fn copy_budget_now(&self) -> u64 {
+    pub(super) fn copy_budget_now(&self) -> u64 {
         match self.copy_budget {
             Some(b) => b as u64,
             None => crate::medium::dram::available().unwrap_or(0) / 2,
