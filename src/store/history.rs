@@ -413,9 +413,13 @@ impl Inner {
     }
 
     /// The graph right after the commit `at` names, if the changes since are held (in the
-    /// window kept or not: a follower's, `follow.rs`); `None` if not. Its runs are plain
-    /// (never a point's mask): a follower seals patches over them.
-    pub(super) fn snapshot_held(&self, at: Point) -> Result<Option<(Snapshot, CommitPoint)>> {
+    /// window kept or not: a follower's, `follow.rs`); `None` if not. Laid out as `shape`
+    /// allows: a patch is sealed only over plain runs, never over a point's mask.
+    pub(super) fn snapshot_held(
+        &self,
+        at: Point,
+        shape: PointShape,
+    ) -> Result<Option<(Snapshot, CommitPoint)>> {
         let parts = self.snapshot_parts()?;
         let pieces = self.pieces()?;
         let commits = Self::commits_of(&pieces, parts.lsn);
@@ -424,7 +428,7 @@ impl Inner {
             Point::Time(t) => commits.partition_point(|c| c.unix_nanos <= t),
         };
         match found.checked_sub(1) {
-            Some(i) => (self.snapshot_of(parts, &pieces, &commits, i, PointShape::Runs)).map(Some),
+            Some(i) => (self.snapshot_of(parts, &pieces, &commits, i, shape)).map(Some),
             None => Ok(None),
         }
     }

@@ -11,7 +11,9 @@
 //! - every GAP kernel on the graph as of each point, against the same graph in a
 //!   compacted store of its own;
 //! - history bytes at rest against the WAL bytes of the same changes;
-//! - a diff between neighbouring rounds, per change.
+//! - a diff between neighbouring rounds, per change;
+//! - on the compacted store, wcc and pr-tol brought forward round by round and commit by
+//!   commit against each step computed afresh (`rolling.rs`).
 
 use evograph::algo::kernel::{self, Kernel, Params};
 use evograph::history::History;
@@ -156,6 +158,8 @@ pub fn run(
     let diffs = diff_costs(&ga, &log)?;
     drop(ga);
     let versioned = with_versions(&all_dir, dir, &points, a, threads)?;
+    // On the compacted store, as the points above: steps read its versions.
+    let rolling = super::rolling::run(&Graph::open(&all_dir, ro())?, T0, DAY, ROUNDS)?;
     let (n, h) = (median(none), median(all));
     Ok(json!({
         "rounds": ROUNDS, "share": SHARE, "commits": log.commits.len(),
@@ -168,6 +172,7 @@ pub fn run(
             "ratio": log.segment_bytes as f64 / wal_bytes.max(1) as f64,
             "records": changes},
         "diff": diffs,
+        "rolling": rolling,
     }))
 }
 

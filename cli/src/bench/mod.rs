@@ -18,6 +18,7 @@ mod kernels;
 mod lookup;
 mod pregel;
 mod report;
+mod rolling;
 mod standing;
 mod sys;
 
