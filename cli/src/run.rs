@@ -252,10 +252,10 @@ fn run_rolling(
 
 /// The kernels a rolling computation brings forward from step to step (by the net
 /// changes between their points, patched over the graph, when they fit the patch):
-/// their values there are exactly a recompute's. Others compute afresh at each step
-/// (pr-tol too: brought forward over a small history with vertex deletes, its scores
-/// strayed 0.037 (L1) from a fresh pr-tol's).
-const FORWARD: [Kernel; 3] = [Kernel::Wcc, Kernel::Bfs, Kernel::Sssp];
+/// their values there are exactly a recompute's, and pr-tol's within its tolerance of
+/// the fixed point as a recompute's are (a step whose residual needs more sweeps than a
+/// recompute recomputes, from the scores kept). Others compute afresh at each step.
+const FORWARD: [Kernel; 4] = [Kernel::Wcc, Kernel::Bfs, Kernel::Sssp, Kernel::PrTol];
 
 /// The source a rolling computation brought forward starts from: `Some(None)` for a
 /// kernel that needs none, `None` when `--source` names no vertex the store ever had

@@ -568,5 +568,54 @@ fn rolling_steps_brought_forward_equal_each_point_computed_afresh() {
             }
             assert!(blocks >= 8, "{kernel}: {blocks} steps");
         }
+        pr_tol_steps_are_within_the_tolerance_of_each_point(&s);
     }
+}
+
+/// Rolling pr-tol, brought forward: every step's scores are within pr-tol's tolerance
+/// (1e-4, L1) of the fixed point, as `run pr-tol --at` is, so the two differ by at most
+/// twice that, over the same vertices.
+fn pr_tol_steps_are_within_the_tolerance_of_each_point(s: &str) {
+    let scores = |text: &str| -> std::collections::BTreeMap<String, f64> {
+        (text.lines())
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .map(|l| {
+                let (v, x) = l.split_once(' ').unwrap();
+                (v.to_owned(), x.parse().unwrap())
+            })
+            .collect()
+    };
+    let out = ok(&[
+        "run",
+        s,
+        "pr-tol",
+        "--from",
+        "@1000000000",
+        "--to",
+        "@1000040000",
+        "--every",
+        "1",
+    ]);
+    let mut blocks = 0;
+    for block in out.split("# at ").skip(1) {
+        let (head, values) = block.split_once('\n').unwrap();
+        let lsn = head
+            .rsplit_once("commit LSN ")
+            .unwrap()
+            .1
+            .trim_end_matches(')');
+        let (got, want) = (
+            scores(values),
+            scores(&ok(&["run", s, "pr-tol", "--at", lsn])),
+        );
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>(),
+            "at {head}"
+        );
+        let l1: f64 = got.iter().map(|(v, x)| (x - want[v]).abs()).sum();
+        assert!(l1 <= 2e-4, "pr-tol at {head}: L1 {l1} from a fresh pr-tol");
+        blocks += 1;
+    }
+    assert!(blocks >= 8, "pr-tol: {blocks} steps");
 }

@@ -464,15 +464,16 @@ class Graph:
         DataFrame with columns ``time`` (the step's point, UTC), ``lsn`` (the commit it
         read), ``vertex`` and ``value``, one row per vertex per step (one row with vertex
         None for a kernel with one value, such as ``tc``). A step whose graph lacks
-        ``source`` has no rows. ``params`` are :meth:`Snapshot.run`'s. ``wcc``, ``bfs``
-        and ``sssp`` over points (no ``width``, no other parameter than ``source``) are
-        brought forward from the step before, as the command line brings them; other
-        kernels, and windows, are computed afresh at each step."""
+        ``source`` has no rows. ``params`` are :meth:`Snapshot.run`'s. ``wcc``, ``bfs``,
+        ``sssp`` and ``pr-tol`` over points (no ``width``, no other parameter than
+        ``source``) are brought forward from the step before, as the command line brings
+        them (``pr-tol``'s scores within its tolerance of the fixed point, as a recompute's
+        are); other kernels, and windows, are computed afresh at each step."""
         pd = _pandas("rolling")
         w = None if width is None else str(width)
         steps = self._g.rolling_steps(_point(from_), _point(to), str(every), w)
         name = kernel.replace("_", "-").lower()
-        if w is None and name in ("wcc", "bfs", "sssp") and set(params) <= {"source"}:
+        if w is None and name in ("wcc", "bfs", "sssp", "pr-tol") and set(params) <= {"source"}:
             return self._roll_forward(pd, name, steps, params.get("source"))
         frames = []
         for nanos, lsn, a, b in steps:

@@ -402,7 +402,7 @@ impl Graph {
         ))
     }
 
-    /// `kernel` (wcc, bfs or sssp) at each commit of `lsns` (ascending), brought forward
+    /// `kernel` (wcc, bfs, sssp or pr-tol) at each commit of `lsns` (ascending), brought forward
     /// from one to the next as `evograph run --every` brings it: per commit, the keys of
     /// the vertices then (ids, or names) and their values as `Snapshot.kernel` gives them
     /// (labels as keys), or `None` where the commit's graph lacks `source` (a key as text,

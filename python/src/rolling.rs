@@ -1,4 +1,4 @@
-//! `Graph.roll_forward`: a rolling computation of wcc, bfs or sssp brought forward from
+//! `Graph.roll_forward`: a rolling computation of wcc, bfs, sssp or pr-tol brought forward from
 //! step to step by a maintainer, as `evograph run --every` does, in the shape
 //! `Graph.rolling` tables: per step, the vertices then and their values.
 
@@ -12,7 +12,7 @@ use evograph::{GraphView, VertexId};
 pub(crate) enum StepValues {
     /// Hops (bfs), or labels as external ids (wcc).
     Int(Vec<i64>),
-    /// Distances (sssp).
+    /// Distances (sssp), scores (pr-tol).
     Float(Vec<f64>),
 }
 
