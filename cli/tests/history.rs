@@ -548,13 +548,7 @@ fn rolling_steps_brought_forward_equal_each_point_computed_afresh() {
             }
             let out = ok(&args);
             let mut blocks = 0;
-            for block in out.split("# at ").skip(1) {
-                let (head, values) = block.split_once('\n').unwrap();
-                let lsn = head
-                    .rsplit_once("commit LSN ")
-                    .unwrap()
-                    .1
-                    .trim_end_matches(')');
+            for (head, lsn, values) in step_blocks(&out) {
                 let mut again = vec!["run", &s, kernel, "--at", lsn];
                 if kernel != "wcc" {
                     again.extend(["--source", "3"]);
@@ -597,13 +591,7 @@ fn pr_tol_steps_are_within_the_tolerance_of_each_point(s: &str) {
         "1",
     ]);
     let mut blocks = 0;
-    for block in out.split("# at ").skip(1) {
-        let (head, values) = block.split_once('\n').unwrap();
-        let lsn = head
-            .rsplit_once("commit LSN ")
-            .unwrap()
-            .1
-            .trim_end_matches(')');
+    for (head, lsn, values) in step_blocks(&out) {
         let (got, want) = (
             scores(values),
             scores(&ok(&["run", s, "pr-tol", "--at", lsn])),
@@ -618,4 +606,16 @@ fn pr_tol_steps_are_within_the_tolerance_of_each_point(s: &str) {
         blocks += 1;
     }
     assert!(blocks >= 8, "pr-tol: {blocks} steps");
+}
+
+/// The `# at` blocks of a rolling run's output: each block's head line, the commit LSN it
+/// names, and its values.
+fn step_blocks(out: &str) -> Vec<(&str, &str, &str)> {
+    (out.split("# at ").skip(1))
+        .map(|block| {
+            let (head, values) = block.split_once('\n').unwrap();
+            let lsn = (head.rsplit_once("commit LSN ").unwrap().1).trim_end_matches(')');
+            (head, lsn, values)
+        })
+        .collect()
 }
