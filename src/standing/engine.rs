@@ -9,7 +9,7 @@ use crate::algo::kernel::{Kernel, Params};
 use crate::history::net::{EdgeChange, VertexChange};
 use crate::pregel::programs;
 use crate::snapshot::{Patched, Snapshot};
-use crate::store::follow::{Applied, Follower, NetChanges};
+use crate::store::follow::{Ahead, Applied, Follower, NetChanges};
 use crate::store::{CommitPoint, Point};
 use crate::types::VertexId;
 use crate::{Error, Graph, GraphView, Result};
@@ -93,8 +93,10 @@ enum Patching {
     Done(Step),
     /// No batch since the last step.
     NothingNew,
-    /// The step must seal: take a snapshot and read the net changes.
-    Seal,
+    /// The step must seal: take a snapshot and read the net changes (those to a past
+    /// commit, with the ids handed out, when the patch read them already and they did not
+    /// fit: reading them again cost a rolling step at Kron20 23 ms).
+    Seal(Option<Ahead>),
 }
 
 /// Patches `batches` over `g`, in order; returns each edge updated with its last state
@@ -340,11 +342,11 @@ impl Maintainer {
             None => self.try_patch(started)?,
             Some(p) => self.try_patch_net(p, started)?,
         };
-        match patched {
+        let read = match patched {
             Patching::Done(step) => return Ok(Some(step)),
             Patching::NothingNew => return Ok(None),
-            Patching::Seal => {}
-        }
+            Patching::Seal(read) => read,
+        };
         let f = self.follower.as_ref().expect("a follower is registered");
         let (new, lsn) = match at {
             None => f.snapshot()?,
@@ -370,10 +372,14 @@ impl Maintainer {
         let changes = match (&self.graph, at) {
             (None, _) => None,
             (Some(_), None) => f.changes(self.lsn, lsn)?.map(Changes::from),
-            (Some(_), Some(_)) => match f.handed_out(self.lsn, lsn)? {
-                Some(born) => (f.changes(self.lsn, lsn)?).map(|n| with_born(n, born, &new)),
-                None => None,
-            },
+            (Some(_), Some(p)) => {
+                let ahead = match read {
+                    Some(a) => Some(a),
+                    None => f.ahead(p, self.lsn)?,
+                };
+                (ahead.filter(|a| a.commit.lsn == lsn))
+                    .and_then(|a| Some(with_born(a.net?, a.born, &new)))
+            }
         };
         let changes_s = started.elapsed().as_secs_f64() - snapshot_s;
         self.base_lsn = lsn;
@@ -404,13 +410,13 @@ impl Maintainer {
     /// wrote a history segment per batch (issue 65, item 5).
     fn try_patch(&mut self, started: Instant) -> Result<Patching> {
         let (Some(g), Some(f)) = (&self.graph, &self.follower) else {
-            return Ok(Patching::Seal);
+            return Ok(Patching::Seal(None));
         };
         if !self.state.patches() {
-            return Ok(Patching::Seal);
+            return Ok(Patching::Seal(None));
         }
         let Some((batches, lsn)) = f.applied_since(self.lsn)? else {
-            return Ok(Patching::Seal);
+            return Ok(Patching::Seal(None));
         };
         if lsn == self.lsn {
             return Ok(Patching::NothingNew);
@@ -424,7 +430,7 @@ impl Maintainer {
             && g.entries() + 2 * updates <= patch_budget(g, f.memtable_budget()?)
             && (updates as u64) <= large_batch(g.base().num_edges());
         if !fits {
-            return Ok(Patching::Seal);
+            return Ok(Patching::Seal(None));
         }
         let g = self.graph.as_mut().expect("checked above");
         let old_n = g.num_vertices();
@@ -442,19 +448,19 @@ impl Maintainer {
     /// undoing of every change after it. New vertices of a string-keyed store seal.
     fn try_patch_net(&mut self, at: Point, started: Instant) -> Result<Patching> {
         let (Some(g), Some(f)) = (&self.graph, &self.follower) else {
-            return Ok(Patching::Seal);
+            return Ok(Patching::Seal(None));
         };
         if !self.state.patches() {
-            return Ok(Patching::Seal);
+            return Ok(Patching::Seal(None));
         }
         let Some(ahead) = f.ahead(at, self.lsn)? else {
-            return Ok(Patching::Seal);
+            return Ok(Patching::Seal(None));
         };
         let (c, born) = (ahead.commit, ahead.born);
         let net = match (c.lsn.cmp(&self.lsn), ahead.net) {
             (std::cmp::Ordering::Equal, _) => return Ok(Patching::NothingNew),
             (std::cmp::Ordering::Greater, Some(net)) => net,
-            _ => return Ok(Patching::Seal),
+            _ => return Ok(Patching::Seal(None)),
         };
         // A past graph has the latest graph's ids, those not yet handed out deleted; a
         // patch adds the ones past its own.
@@ -464,7 +470,12 @@ impl Maintainer {
             && g.entries() + 2 * net.edges.len() <= patch_budget(g, f.memtable_budget()?)
             && (net.edges.len() as u64) <= large_batch(g.base().num_edges());
         if !fits {
-            return Ok(Patching::Seal);
+            let net = Some(net);
+            return Ok(Patching::Seal(Some(Ahead {
+                commit: c,
+                born,
+                net,
+            })));
         }
         let externals = f.external_ids(old_n..old_n + added)?;
         let changes_s = started.elapsed().as_secs_f64();

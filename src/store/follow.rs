@@ -29,7 +29,6 @@ use crate::types::VertexId;
 use crate::GraphView;
 use crate::{Error, Result};
 use std::collections::{BTreeMap, VecDeque};
-use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -286,21 +285,6 @@ impl Follower {
             return Ok(Some(NetChanges::default()));
         }
         open_store(&self.inner)?.net_changes(after, upto)
-    }
-
-    /// The dense ids handed out after the commit at `after` up to the one at `upto`;
-    /// `None` unless both commits are held. A past graph holds the latest graph's ids (the
-    /// later ones deleted), so a step between two past commits learns its new vertices
-    /// from these, not from the graphs' sizes.
-    pub(crate) fn handed_out(&self, after: u64, upto: u64) -> Result<Option<Range<u64>>> {
-        let pieces = open_store(&self.inner)?.pieces()?;
-        let ids = |lsn: u64| {
-            (pieces.iter())
-                .flat_map(|p| p.commits.iter())
-                .find(|c| c.lsn == lsn)
-                .map(|c| c.vertices)
-        };
-        Ok(ids(after).zip(ids(upto)).map(|(a, b)| a..b))
     }
 
     /// The store's memtable budget, in bytes: what the user gave the store's DRAM for
