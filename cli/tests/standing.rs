@@ -147,6 +147,63 @@ fn ingest_maintain_writes_lines_that_replay_to_the_recomputed_result() {
     }
 }
 
+/// History segments in store `s`.
+fn segments(s: &str) -> usize {
+    (std::fs::read_dir(s).unwrap().flatten())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".hist"))
+        .count()
+}
+
+/// A standing kernel over a stream of small batches into a store keeping history writes
+/// history at the pace of flushes (issue 65, item 5): its steps' snapshots, sealed into
+/// DRAM every few thousand updates, go out with the next full memtable. Before, each
+/// woke the flusher and wrote a run, a history segment and a manifest commit of its own.
+#[test]
+fn maintain_writes_history_at_the_pace_of_flushes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("u.ops"), ops(8, 60_000, 5_000)).unwrap();
+    let input = p(d, "u.ops");
+    let common = [
+        "--batch",
+        "10",
+        "--history",
+        "all",
+        "--memtable-mb",
+        "1",
+        "--durability",
+        "none",
+    ];
+    let plain = p(d, "plain");
+    let mut args = vec!["ingest", &plain, &input];
+    args.extend(common);
+    ok(&args);
+    let kept = p(d, "kept");
+    let changes = p(d, "wcc.txt");
+    let mut args = vec![
+        "ingest",
+        &kept,
+        &input,
+        "--maintain",
+        "wcc",
+        "--changes",
+        &changes,
+    ];
+    args.extend(common);
+    ok(&args);
+    let (with, without) = (segments(&kept), segments(&plain));
+    assert!(
+        without >= 2,
+        "the stream flushes more than once: {without} segments"
+    );
+    assert!(
+        with <= without,
+        "{with} history segments with --maintain wcc, {without} without"
+    );
+    let log = |s: &str| ok(&["log", s]).lines().count();
+    assert_eq!(log(&kept), log(&plain), "every commit is kept either way");
+}
+
 #[test]
 fn watch_replays_history_between_two_commits() {
     let tmp = tempfile::tempdir().unwrap();

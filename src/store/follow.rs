@@ -205,7 +205,7 @@ impl Graph {
             id
         };
         if !w.mem.keeps_history() {
-            inner.freeze_locked(&mut w);
+            inner.freeze_locked(&mut w, super::write::Freeze::ForReading);
         }
         Ok(Follower {
             inner: Arc::downgrade(inner),

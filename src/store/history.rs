@@ -15,7 +15,7 @@
 //! LSN range.
 
 use super::versions::PointShape;
-use super::write::SnapshotParts;
+use super::write::{Freeze, SnapshotParts};
 use super::{CommitPoint, Inner, Maint};
 use crate::history::{net, segment, window_start, History};
 use crate::manifest::HistRef;
@@ -214,7 +214,7 @@ impl Inner {
     pub(super) fn pieces(&self) -> Result<Vec<Piece>> {
         {
             let mut w = self.writer.lock().unwrap();
-            self.freeze_locked(&mut w);
+            self.freeze_locked(&mut w, Freeze::ForReading);
         }
         self.seal_pending_dram()?;
         let mut pieces: Vec<Piece> = {

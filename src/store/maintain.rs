@@ -14,6 +14,7 @@
 //! runs stays bounded, and a merge above level 0 rewrites one partition at a time.
 
 use super::policy::{self, Output};
+use super::write::Freeze;
 use super::{Frozen, Inner, Maint, RunVersions, Runs};
 
 use crate::manifest::{self, HistRef, RunRef};
@@ -74,13 +75,26 @@ impl Inner {
     /// into run files ([`Inner::seal_next_file`]), one at a time between merges.
     pub(super) fn seal_pending_dram(&self) -> Result<()> {
         let _g = self.seal_lock.lock().unwrap();
-        while let Some((f, older)) = self.oldest_frozen()? {
-            let mem = self.take_frozen(&f)?;
-            let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
-            let (run, history) = self.pool.install(|| mem.seal_with_history(&older, id));
-            self.publish_sealed(&f, Arc::new(run), history.map(Arc::new));
-        }
+        while self.seal_oldest_dram_locked()? {}
         Ok(())
+    }
+
+    /// Seals the oldest frozen memtable, if any, into an in-DRAM run; whether there was one.
+    fn seal_oldest_dram(&self) -> Result<bool> {
+        let _g = self.seal_lock.lock().unwrap();
+        self.seal_oldest_dram_locked()
+    }
+
+    /// [`Inner::seal_oldest_dram`] with the seal lock held.
+    fn seal_oldest_dram_locked(&self) -> Result<bool> {
+        let Some((f, older)) = self.oldest_frozen()? else {
+            return Ok(false);
+        };
+        let mem = self.take_frozen(&f)?;
+        let id = self.next_run_id.fetch_add(1, Ordering::AcqRel);
+        let (run, history) = self.pool.install(|| mem.seal_with_history(&older, id));
+        self.publish_sealed(&f, Arc::new(run), history.map(Arc::new));
+        Ok(true)
     }
 
     /// Seals the oldest frozen memtable into a committed run file (committing runs sealed
@@ -93,8 +107,14 @@ impl Inner {
     fn seal_next_file(&self) -> Result<bool> {
         let mut m = self.maint.lock().unwrap();
         // Runs sealed into DRAM for snapshots are older than every frozen memtable, and
-        // the manifest lists runs in order: they are committed first.
-        self.flush_dram(&mut m)?;
+        // the manifest lists runs in order: they are committed first, and with the oldest
+        // frozen memtable (sealed into DRAM beside them) as one run file, one segment and
+        // one commit, not one each.
+        if self.has_dram_runs() {
+            let sealed = self.seal_oldest_dram()?;
+            self.flush_dram(&mut m)?;
+            return Ok(sealed);
+        }
         let (run, unpersisted, history) = {
             let _g = self.seal_lock.lock().unwrap();
             if self.has_dram_runs() {
@@ -256,7 +276,7 @@ impl Inner {
         }
         {
             let mut w = self.writer.lock().unwrap();
-            self.freeze_locked(&mut w);
+            self.freeze_locked(&mut w, Freeze::Full);
         }
         self.flush_pending(merges)
     }

@@ -88,6 +88,24 @@ fn commit_time(w: &Writer, at: Option<i64>) -> Result<i64> {
 /// them faster than that.
 const MAX_PENDING_RUNS: usize = 64;
 
+/// Why the active memtable is frozen: whether the flusher must write it out now.
+#[derive(Clone, Copy)]
+pub(super) enum Freeze {
+    /// It reached its budget, or a flush or close asked: the flusher writes it out.
+    Full,
+    /// A reader (a snapshot, a follower, the history's pieces) seals what it reads into
+    /// DRAM. That run is written out with the next full memtable, as one run file, one
+    /// segment and one commit: a standing kernel whose steps seal every few thousand
+    /// updates wrote a file, a segment and a manifest commit per step when each woke the
+    /// flusher.
+    ForReading,
+}
+
+/// Runs pending (frozen or sealed into DRAM) at which a reader's freeze wakes the flusher
+/// after all: about the runs a level holds before it is merged, so a reader snapshotting
+/// often leaves views no longer than the flusher's levels would.
+const READER_RUNS_KEPT: usize = 8;
+
 fn pending_runs(st: &super::State) -> usize {
     st.frozen.len() + st.runs.iter().filter(|r| r.in_dram()).count()
 }
@@ -134,9 +152,12 @@ impl Inner {
             unix_nanos: time,
         });
         self.batch_applied(first, end, ids, &batch);
-        let full = w.mem.bytes() >= self.freeze_bytes();
+        // Runs readers sealed into DRAM wait for the next full memtable to be written out
+        // with it (one run file, one segment, one commit), so they count towards it.
+        let full = w.mem.bytes() >= self.freeze_bytes()
+            || (!w.mem.is_empty() && w.mem.bytes() + self.dram_run_bytes() >= self.freeze_bytes());
         if full {
-            self.freeze_locked(&mut w);
+            self.freeze_locked(&mut w, Freeze::Full);
         }
         // Wait without the writer lock: snapshots need it, and the wait is for flushes.
         drop(w);
@@ -424,7 +445,9 @@ impl Inner {
     }
 
     /// Moves the active memtable to the frozen queue (called with the writer lock held).
-    pub(super) fn freeze_locked(&self, w: &mut Writer) -> bool {
+    /// [`Freeze::Full`] wakes the flusher to write it out; [`Freeze::ForReading`] leaves it
+    /// for the reader to seal into DRAM, written out with the next full memtable.
+    pub(super) fn freeze_locked(&self, w: &mut Writer, why: Freeze) -> bool {
         let n = self.dict.read().unwrap().len() as VertexId;
         let fresh = Memtable::new(self.undirected, self.weighted, w.next_lsn, n)
             .keeping_history(self.keeps_history());
@@ -440,10 +463,23 @@ impl Inner {
         });
         let mut st = self.state.lock().unwrap();
         st.frozen.push_back(f);
-        st.work = true;
+        // Readers' runs wait for a full memtable, unless there are so many that every
+        // snapshot's seal resolves against them all and every view reads them all.
+        if matches!(why, Freeze::Full) || pending_runs(&st) >= READER_RUNS_KEPT {
+            st.work = true;
+        }
         drop(st);
         self.state_cv.notify_all();
         true
+    }
+
+    /// Bytes of runs sealed into DRAM by readers and not yet written out: part of the
+    /// memtable budget, as the memtables they were.
+    fn dram_run_bytes(&self) -> usize {
+        let st = self.state.lock().unwrap();
+        (st.runs.iter().filter(|r| r.in_dram()))
+            .map(|r| r.bytes() as usize)
+            .sum()
     }
 
     /// Holds the writer back while frozen and sealed-but-unflushed memtables exceed two
@@ -466,6 +502,11 @@ impl Inner {
                 return Ok(());
             }
             self.check_poisoned()?;
+            // Readers' freezes leave the flusher asleep: the wait is what wakes it for them.
+            if !st.work {
+                st.work = true;
+                self.state_cv.notify_all();
+            }
             st = self.state_cv.wait(st).unwrap();
         }
     }
@@ -479,7 +520,7 @@ impl Inner {
         self.check_poisoned()?;
         let (runs, frozen, deleted, n, lsn) = {
             let mut w = self.writer.lock().unwrap();
-            self.freeze_locked(&mut w);
+            self.freeze_locked(&mut w, Freeze::ForReading);
             let st = self.state.lock().unwrap();
             let n = self.dict.read().unwrap().len();
             (
