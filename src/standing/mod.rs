@@ -30,6 +30,7 @@
 mod before;
 mod changes;
 mod engine;
+mod forest;
 mod handle;
 mod paths;
 mod rank;
@@ -129,7 +130,8 @@ pub enum Recomputed {
     /// by more than the memtable budget, or a reader's writer flushed past them in a store
     /// without history.
     ChangesGone,
-    /// The changes touched more than an eighth of the edges: a recompute costs less.
+    /// The changes touched more edges than a step is worth (an eighth of them; wcc, whose
+    /// recompute is parallel and its step sequential, one in 128): a recompute costs less.
     LargeBatch,
 }
 

@@ -27,7 +27,7 @@ use crate::GraphView;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-const NONE: VertexId = VertexId::MAX;
+use super::forest::{self, NONE};
 
 /// Labels and the spanning forest behind them.
 #[derive(Default)]
@@ -47,34 +47,12 @@ fn neighbors<G: GraphView>(g: &G, v: VertexId, mut f: impl FnMut(VertexId)) {
 }
 
 impl Wcc {
-    /// Labels, parents and depths from scratch: a BFS from each vertex not yet reached,
-    /// in increasing order, so the first of a component reached is its smallest.
+    /// Labels, parents and depths from scratch, in parallel: Afforest's labels (each the
+    /// smallest id of its component, as the standing labels are), then a forest searched
+    /// from every component's smallest vertex at once.
     fn compute_on<G: GraphView>(&mut self, g: &G) {
-        let n = g.num_vertices();
-        self.label = (0..n as VertexId).collect();
-        self.parent = vec![NONE; n];
-        self.depth = vec![0; n];
-        let mut queue = Vec::new();
-        for s in 0..n as VertexId {
-            if self.parent[s as usize] != NONE || self.label[s as usize] != s {
-                continue;
-            }
-            queue.clear();
-            queue.push(s);
-            let mut i = 0;
-            while let Some(&v) = queue.get(i) {
-                i += 1;
-                let dv = self.depth[v as usize];
-                neighbors(g, v, |y| {
-                    if y != s && self.parent[y as usize] == NONE && self.label[y as usize] == y {
-                        self.label[y as usize] = s;
-                        self.parent[y as usize] = v;
-                        self.depth[y as usize] = dv + 1;
-                        queue.push(y);
-                    }
-                });
-            }
-        }
+        self.label = crate::algo::gap::cc::afforest(g);
+        (self.parent, self.depth) = forest::forest(g, &self.label);
     }
 
     /// Grows the arrays to `n` vertices, each new one its own component.
@@ -224,6 +202,15 @@ impl Maintained for Wcc {
 
     fn patches(&self) -> bool {
         true
+    }
+
+    /// The recompute is parallel (Afforest and a forest search, about 5 ns an edge on two
+    /// threads at Kron20), a step sequential (0.5-0.8 µs a change, most of it looking up
+    /// whether a deleted tree edge's reverse is left): past about one change in 128
+    /// edges the recompute is the cheaper. Below 4,096 changes a step costs a few
+    /// milliseconds at most, and a patched step seals nothing.
+    fn large_batch(&self, edges: u64) -> u64 {
+        (edges / 128).max(4096)
     }
 
     fn value(&self, v: VertexId) -> super::Value {
