@@ -13,7 +13,7 @@
 //! Beamer's direction-optimizing BFS: the first levels from a million roots, and the giant
 //! component's middle levels, would otherwise read every edge of their frontier.
 
-use crate::types::VertexId;
+use crate::types::{AtomicVertexId, VertexId};
 use crate::GraphView;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -36,9 +36,9 @@ pub(super) fn forest<G: GraphView>(g: &G, label: &[VertexId]) -> (Vec<VertexId>,
         .into_par_iter()
         .map(|v| AtomicU32::new(if is_root(v) { 0 } else { UNSEEN }))
         .collect();
-    let parent: Vec<AtomicU32> = (0..n)
+    let parent: Vec<AtomicVertexId> = (0..n)
         .into_par_iter()
-        .map(|_| AtomicU32::new(NONE))
+        .map(|_| AtomicVertexId::new(NONE))
         .collect();
     let search = Search {
         g,
@@ -46,19 +46,20 @@ pub(super) fn forest<G: GraphView>(g: &G, label: &[VertexId]) -> (Vec<VertexId>,
         depth: &depth,
         parent: &parent,
     };
-    let mut frontier = (0..n).into_par_iter().filter(|&v| is_root(v)).count();
-    let mut small: Option<Vec<VertexId>> = None;
+    // Roots without an edge are components of their own, and no search starts there: at
+    // Kron20 they are most of the roots, and counted in the first frontier they sent the
+    // first level bottom-up, a pass over every list that found the giant's one root.
+    let mut frontier: Vec<VertexId> = (0..n as VertexId)
+        .into_par_iter()
+        .filter(|&v| is_root(v as usize) && search.has_neighbor(v))
+        .collect();
     let mut level = 0;
-    while frontier > 0 {
+    while !frontier.is_empty() {
         level += 1;
-        let next = if frontier > n / BOTTOM_UP {
-            search.bottom_up(level)
-        } else {
-            let from = small.take().unwrap_or_else(|| search.at_level(level - 1));
-            search.top_down(&from, level)
+        frontier = match frontier.len() > n / BOTTOM_UP {
+            true => search.bottom_up(level),
+            false => search.top_down(&frontier, level),
         };
-        frontier = next.len();
-        small = Some(next);
     }
     let depth: Vec<u32> = depth.into_iter().map(AtomicU32::into_inner).collect();
     assert!(
@@ -66,7 +67,7 @@ pub(super) fn forest<G: GraphView>(g: &G, label: &[VertexId]) -> (Vec<VertexId>,
         "every vertex is reached from its component's root"
     );
     (
-        parent.into_iter().map(AtomicU32::into_inner).collect(),
+        parent.into_iter().map(AtomicVertexId::into_inner).collect(),
         depth,
     )
 }
@@ -76,7 +77,7 @@ struct Search<'a, G> {
     g: &'a G,
     label: &'a [VertexId],
     depth: &'a [AtomicU32],
-    parent: &'a [AtomicU32],
+    parent: &'a [AtomicVertexId],
 }
 
 impl<G: GraphView> Search<'_, G> {
@@ -85,12 +86,9 @@ impl<G: GraphView> Search<'_, G> {
         self.g.find_out(v, &mut f) || (!self.g.is_undirected() && self.g.find_in(v, f))
     }
 
-    /// The vertices at depth `level`.
-    fn at_level(&self, level: u32) -> Vec<VertexId> {
-        (0..self.depth.len() as VertexId)
-            .into_par_iter()
-            .filter(|&v| self.depth[v as usize].load(Relaxed) == level)
-            .collect()
+    /// Whether `v` has an edge, either direction.
+    fn has_neighbor(&self, v: VertexId) -> bool {
+        self.find(v, |_| true)
     }
 
     /// Every neighbor of the frontier not reached yet is claimed by the first frontier
@@ -178,11 +176,11 @@ mod tests {
         #[test]
         fn forest_spans_each_component_from_its_smallest_vertex(
             n in 1usize..200,
-            raw in proptest::collection::vec((0u32..200, 0u32..200), 0..400),
+            raw in proptest::collection::vec((0..200 as VertexId, 0..200 as VertexId), 0..400),
             undirected: bool,
         ) {
             let edges: Vec<_> = raw.into_iter()
-                .map(|(a, b)| (a % n as u32, b % n as u32))
+                .map(|(a, b)| (a % n as VertexId, b % n as VertexId))
                 .collect();
             let g = Csr::from_edges(n, &edges, undirected);
             let label = crate::algo::gap::cc::afforest(&g);
@@ -195,14 +193,14 @@ mod tests {
     fn a_long_path_is_searched_level_by_level() {
         // A path of 1,000 vertices numbered from its middle: half the levels top-down from
         // one root, each a frontier of one or two.
-        let n = 1000u32;
-        let order: Vec<u32> = (0..n).map(|i| (i + n / 2) % n).collect();
+        let n: VertexId = 1000;
+        let order: Vec<VertexId> = (0..n).map(|i| (i + n / 2) % n).collect();
         let edges: Vec<_> = order.windows(2).map(|w| (w[1], w[0])).collect();
         let g = Csr::from_edges(n as usize, &edges, false);
         let label = crate::algo::gap::cc::afforest(&g);
         assert!(label.iter().all(|&l| l == 0));
         let (parent, depth) = forest(&g, &label);
         check(&g, &label, &parent, &depth);
-        assert_eq!(depth.iter().max(), Some(&(n / 2)));
+        assert_eq!(depth.iter().max(), Some(&(n as u32 / 2)));
     }
 }
