@@ -23,6 +23,7 @@ pub(crate) mod versions;
 pub(crate) mod versions_count;
 pub(crate) mod versions_file;
 pub(crate) mod versions_mask;
+pub(crate) mod versions_transpose;
 pub(crate) mod window;
 
 use std::fmt;

@@ -128,16 +128,26 @@ pub(crate) struct Versions {
 type Gathered = (VertexId, VertexId, u32);
 
 /// A spell as a build makes it: (vertex, neighbor, from, to).
-type Spell = (VertexId, VertexId, u32, u32);
+pub(super) type Spell = (VertexId, VertexId, u32, u32);
 
 /// One direction's columns as a build makes them: born, died, and the spells present and
 /// absent.
 #[derive(Default)]
-struct Columns {
-    born: Vec<u32>,
-    died: Vec<u32>,
-    present: Vec<Spell>,
-    absent: Vec<Spell>,
+pub(super) struct Columns {
+    pub(super) born: Vec<u32>,
+    pub(super) died: Vec<u32>,
+    pub(super) present: Vec<Spell>,
+    pub(super) absent: Vec<Spell>,
+}
+
+/// How a build derives a directed run's in-direction.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum InDirection {
+    /// As the out-direction's transpose where the run holds every vertex's plain lists
+    /// (`versions_transpose`), else gathered.
+    Transposed,
+    /// From the changes gathered by destination, as any direction's.
+    Gathered,
 }
 
 /// Which lists a build gathers changes for.
@@ -152,9 +162,10 @@ enum Lists {
 }
 
 /// The versions of `run` from the history `pieces` (in LSN order) holding the changes of
-/// its range; `Err` says why they cannot be built (the run and the history disagree, or
-/// the store is weighted, which versions do not cover yet).
-pub(crate) fn build(run: &Run, pieces: &[&Sealed]) -> Result<Versions, String> {
+/// its range, the in-direction derived as `inn` says; `Err` says why they cannot be built
+/// (the run and the history disagree, or the store is weighted, which versions do not
+/// cover yet).
+pub(crate) fn build(run: &Run, pieces: &[&Sealed], inn: InDirection) -> Result<Versions, String> {
     let h = &run.header;
     if h.flags & crate::run::format::WEIGHTED != 0 {
         return Err("versions cover unweighted stores only".into());
@@ -165,10 +176,8 @@ pub(crate) fn build(run: &Run, pieces: &[&Sealed]) -> Result<Versions, String> {
     }
     let span = h.span();
     let n_commits = commits.len();
-    let dir = |d: &DirData, lists: Lists| -> Result<DirVersions, String> {
-        let changes = gather(pieces, &ords, lists, &span);
-        let c = dir_versions(d, &changes)?;
-        drop(changes);
+    let columns = |d: &DirData, lists: Lists| dir_versions(d, &gather(pieces, &ords, lists, &span));
+    let finish = |c: Columns| -> Result<DirVersions, String> {
         let (present, [pf, pt]) = spells(c.present)?;
         let (absent, [af, at]) = spells(c.absent)?;
         Ok(DirVersions {
@@ -178,8 +187,19 @@ pub(crate) fn build(run: &Run, pieces: &[&Sealed]) -> Result<Versions, String> {
         })
     };
     let (out, inn) = match &run.inn {
-        Some(i) => (dir(&run.out, Lists::Out)?, Some(dir(i, Lists::In)?)),
-        None => (dir(&run.out, Lists::Both)?, None),
+        Some(i) => {
+            let o = columns(&run.out, Lists::Out)?;
+            let whole = h.part_shift() == 0;
+            let t = (whole && inn == InDirection::Transposed)
+                .then(|| super::versions_transpose::columns(&run.out, i, &o))
+                .flatten();
+            let c = match t {
+                Some(c) => c,
+                None => columns(i, Lists::In)?,
+            };
+            (finish(o)?, Some(finish(c)?))
+        }
+        None => (finish(columns(&run.out, Lists::Both)?)?, None),
     };
     let (vx_at, vx) = vertex_changes(pieces, &ords, &span);
     Ok(Versions {

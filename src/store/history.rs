@@ -58,7 +58,7 @@ impl Recent {
         Some(s)
     }
 
-    fn put(&mut self, lsns: (u64, u64), s: Arc<Sealed>, budget: usize) {
+    pub(super) fn put(&mut self, lsns: (u64, u64), s: Arc<Sealed>, budget: usize) {
         let bytes = s.bytes();
         if bytes > budget || self.entries.iter().any(|e| e.0 == lsns) {
             return;

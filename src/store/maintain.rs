@@ -749,7 +749,14 @@ impl Inner {
             // Only its commit table is kept: a bulk load's changes are hundreds of MB that
             // the writer has no reason to keep.
             if let Some((r, s)) = added {
+                let lsns = (r.min_lsn, r.max_lsn);
                 kept.segments.push(super::history::Segment::written(r, &s));
+                // Versions derived after each flush read the run's changes from here,
+                // not decoded again from the segment just written.
+                if self.opts.run_versions == RunVersions::Flush {
+                    let budget = self.opts.memtable_bytes;
+                    kept.recent.put(lsns, s, budget);
+                }
             }
             // After the push: the commit that adds a segment may drop it at once (history
             // turned off while the memtable still kept it), and its file goes below.

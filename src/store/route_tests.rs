@@ -362,3 +362,61 @@ fn versions_of_the_first_format_are_read_as_none_and_derived_again() {
     ));
     assert!(read().is_some(), "compact derived them again");
 }
+
+/// A directed run's in-direction derived as its out-direction's transpose says what
+/// gathering its changes by destination says, for every run of stores flushed, merged,
+/// compacted and partitioned (a partition's in-lists are gathered either way).
+#[test]
+fn versions_transposed_say_what_versions_gathered_say() {
+    use crate::history::versions::{build, InDirection};
+    let mut whole = 0;
+    for bits in [0, 2] {
+        let g = store_with(false, false, bits);
+        let inner = &g.inner;
+        for run in inner.file_runs() {
+            let Some(segs) = inner.range_segments(&run) else {
+                continue;
+            };
+            let loaded: Vec<_> = segs
+                .iter()
+                .map(|s| inner.segment_changes(s).unwrap())
+                .collect();
+            let refs: Vec<&crate::memtable::history::Sealed> =
+                loaded.iter().map(|s| &**s).collect();
+            let t = build(&run, &refs, InDirection::Transposed).unwrap();
+            let c = build(&run, &refs, InDirection::Gathered).unwrap();
+            assert!(
+                super::versions::same_versions(&t, &c),
+                "run {} (partition shift {})",
+                run.header.id,
+                run.header.part_shift()
+            );
+            if run.header.part_shift() == 0 {
+                let inn = run.inn.as_ref().unwrap();
+                assert!(crate::history::versions_transpose::transposes(
+                    &run.out, inn
+                ));
+                whole += (run.out.n_adds() > 0) as usize;
+            }
+        }
+    }
+    assert!(
+        whole > 1,
+        "runs holding every vertex were compared: {whole}"
+    );
+}
+
+/// The transpose refuses in-lists that are not the out-lists transposed (the build then
+/// gathers them, and names what disagrees).
+#[test]
+fn a_run_whose_directions_disagree_is_not_transposed() {
+    let g = store(false, false);
+    let inner = &g.inner;
+    let run = (inner.file_runs().into_iter())
+        .find(|r| r.out.n_adds() > 2)
+        .unwrap();
+    use crate::history::versions_transpose::transposes;
+    assert!(transposes(&run.out, run.inn.as_ref().unwrap()));
+    // The out-direction read as the in-direction: its lists are not the transpose.
+    assert!(!transposes(&run.out, &run.out));
+}

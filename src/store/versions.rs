@@ -8,10 +8,10 @@
 //! reader that finds none (or a damaged one) builds the point by the other routes. The file
 //! goes with its run (`RunFile`'s drop, and open's survey of files no run names).
 
-use super::history::Piece;
+use super::history::{Piece, Segment};
 use super::write::SnapshotParts;
 use super::{Inner, Maint, RunVersions};
-use crate::history::versions::{self, Versions};
+use crate::history::versions::{self, InDirection, Versions};
 use crate::history::{versions_file, versions_mask};
 use crate::memtable::history::Sealed;
 use crate::run::Run;
@@ -68,7 +68,7 @@ impl Inner {
             {
                 continue;
             }
-            let v = match self.derive_versions(&run) {
+            let v = match self.derive_versions(&run, InDirection::Transposed) {
                 Ok(Derived::Built(v)) => v,
                 Ok(Derived::Later) | Err(_) => continue,
                 Ok(Derived::Refused | Derived::TooLarge) => {
@@ -84,23 +84,12 @@ impl Inner {
         }
     }
 
-    /// The versions of `run` from the committed history segments of its range.
-    fn derive_versions(&self, run: &Run) -> Result<Derived> {
-        let (lo, hi) = (run.header.min_lsn, run.header.max_lsn);
-        let segments = self.history.lock().unwrap().segments.clone();
-        let mut covering: Vec<_> = (segments.iter())
-            .filter(|s| s.r.max_lsn > lo && s.r.min_lsn < hi)
-            .collect();
-        covering.sort_by_key(|s| s.r.min_lsn);
-        // The changes must reach the run's end without a gap: a run committed before its
-        // segment is listed (or one whose history was never kept) gets none.
-        let whole = covering
-            .windows(2)
-            .all(|w| w[0].r.max_lsn == w[1].r.min_lsn)
-            && covering.last().is_some_and(|s| s.r.max_lsn >= hi);
-        if !whole {
+    /// The versions of `run` from the committed history segments of its range, its
+    /// in-direction derived as `inn` says.
+    fn derive_versions(&self, run: &Run, inn: InDirection) -> Result<Derived> {
+        let Some(covering) = self.range_segments(run) else {
             return Ok(Derived::Later);
-        }
+        };
         let entries = std::iter::once(&run.out)
             .chain(run.inn.as_ref())
             .map(|d| d.n_adds() + d.n_tombs())
@@ -114,10 +103,29 @@ impl Inner {
             .collect::<Result<_>>()?;
         run.verify()?;
         let refs: Vec<&Sealed> = loaded.iter().map(|s| &**s).collect();
-        Ok(match self.pool.install(|| versions::build(run, &refs)) {
-            Ok(v) => Derived::Built(Box::new(v)),
-            Err(_) => Derived::Refused,
-        })
+        Ok(
+            match self.pool.install(|| versions::build(run, &refs, inn)) {
+                Ok(v) => Derived::Built(Box::new(v)),
+                Err(_) => Derived::Refused,
+            },
+        )
+    }
+
+    /// The committed history segments of `run`'s range, in LSN order; `None` unless
+    /// they reach its end without a gap (a run committed before its segment is listed,
+    /// or one whose history was never kept, has none).
+    pub(super) fn range_segments(&self, run: &Run) -> Option<Vec<Segment>> {
+        let (lo, hi) = (run.header.min_lsn, run.header.max_lsn);
+        let segments = self.history.lock().unwrap().segments.clone();
+        let mut covering: Vec<Segment> = (segments.into_iter())
+            .filter(|s| s.r.max_lsn > lo && s.r.min_lsn < hi)
+            .collect();
+        covering.sort_by_key(|s| s.r.min_lsn);
+        let whole = covering
+            .windows(2)
+            .all(|w| w[0].r.max_lsn == w[1].r.min_lsn)
+            && covering.last().is_some_and(|s| s.r.max_lsn >= hi);
+        whole.then_some(covering)
     }
 
     /// The store id files are stamped with (0 for stores from before stamps).
@@ -234,7 +242,8 @@ impl Inner {
             let why = match versions_file::read(&*self.medium, r, store_id) {
                 Ok(None) => continue,
                 Err(e) => e.to_string(),
-                Ok(Some(v)) => match self.derive_versions(r) {
+                // Gathered, not transposed as a writer derives them: two routes that agree.
+                Ok(Some(v)) => match self.derive_versions(r, InDirection::Gathered) {
                     Ok(Derived::Built(again)) if same_versions(&v, &again) => continue,
                     // Commits let go since it was derived: the file says more, not less.
                     Ok(Derived::Built(again))
@@ -283,7 +292,7 @@ pub(super) fn every_partition_reaches(runs: &[Arc<Run>], lsn: u64, shift: u32, n
 }
 
 /// Whether two versions of one run say the same.
-fn same_versions(a: &Versions, b: &Versions) -> bool {
+pub(super) fn same_versions(a: &Versions, b: &Versions) -> bool {
     let dir = |x: &versions::DirVersions, y: &versions::DirVersions| {
         let same = |a: &versions::Spells, b: &versions::Spells| {
             a.vid.get() == b.vid.get() && a.end.get() == b.end.get() && a.nbr.get() == b.nbr.get()
