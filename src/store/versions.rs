@@ -68,7 +68,17 @@ impl Inner {
             {
                 continue;
             }
-            let v = match self.derive_versions(&run, InDirection::Transposed) {
+            let derived = self.derive_versions(&run, InDirection::Transposed);
+            // A flush left its changes in DRAM for this derivation only: a bulk load's are
+            // hundreds of MB, which the writer has no other reason to keep.
+            if step == RunVersions::Flush {
+                let ranges: Vec<(u64, u64)> = (self.range_segments(&run).unwrap_or_default())
+                    .iter()
+                    .map(|s| (s.r.min_lsn, s.r.max_lsn))
+                    .collect();
+                self.history.lock().unwrap().recent.forget(&ranges);
+            }
+            let v = match derived {
                 Ok(Derived::Built(v)) => v,
                 Ok(Derived::Later) | Err(_) => continue,
                 Ok(Derived::Refused | Derived::TooLarge) => {
