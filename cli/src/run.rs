@@ -72,7 +72,8 @@ pub struct Args {
     to: Option<evograph::store::Point>,
     /// Rolling: the kernel at every STEP from --from to --to, a duration from --from's time
     /// (90s, 12h, 7d) or a number of commits from its commit, one `# at TIME (commit LSN
-    /// L)` block of values per step. Each step is computed afresh.
+    /// L)` block of values per step. wcc, bfs, sssp and pr-tol are brought forward from
+    /// the step before (without --width); other kernels, and windows, are computed afresh.
     #[arg(long, value_name = "STEP", requires_all = ["from", "to"],
         conflicts_with_all = ["at", "window", "json", "output", "trials"])]
     every: Option<evograph::store::Stride>,
