@@ -33,6 +33,10 @@ pub(crate) trait Maintained: Send + Sync {
     fn patches(&self) -> bool {
         false
     }
+    /// Called with the graph the values are of just before a patch changes it in place:
+    /// the last moment that graph can be read exactly (the step's old graph is then the
+    /// new one with the changes undone, which reads every changed edge as it is after).
+    fn before_patch(&mut self, _g: &Patched) {}
     /// Vertex `v`'s value (below [`Maintained::len`]).
     fn value(&self, v: VertexId) -> Value;
     /// Vertices it holds values for.
@@ -434,6 +438,7 @@ impl Maintainer {
         }
         let g = self.graph.as_mut().expect("checked above");
         let old_n = g.num_vertices();
+        self.state.before_patch(g);
         let changes = patch(g, &batches);
         let changes_s = started.elapsed().as_secs_f64();
         let mut step = self.advance_patched(lsn, changes, old_n, started);
@@ -481,6 +486,7 @@ impl Maintainer {
         let externals = f.external_ids(old_n..old_n + added)?;
         let changes_s = started.elapsed().as_secs_f64();
         let g = self.graph.as_mut().expect("checked above");
+        self.state.before_patch(g);
         let changes = patch_net(g, net, born, &externals);
         let mut step = self.advance_patched(c.lsn, changes, old_n, started);
         step.phases.changes = changes_s;

@@ -29,7 +29,8 @@ use std::collections::BinaryHeap;
 
 use super::forest::{self, NONE};
 
-/// Labels and the spanning forest behind them.
+/// Labels and the spanning forest behind them (empty after a recompute, until a step
+/// brings the labels forward).
 #[derive(Default)]
 pub(crate) struct Wcc {
     label: Vec<VertexId>,
@@ -47,16 +48,42 @@ fn neighbors<G: GraphView>(g: &G, v: VertexId, mut f: impl FnMut(VertexId)) {
 }
 
 impl Wcc {
-    /// Labels, parents and depths from scratch, in parallel: Afforest's labels (each the
-    /// smallest id of its component, as the standing labels are), then a forest searched
-    /// from every component's smallest vertex at once.
+    /// Labels from scratch, in parallel: Afforest's (each the smallest id of its
+    /// component, as the standing labels are). The forest behind them waits for the next
+    /// step that brings them forward, searched in the graph the labels are of
+    /// ([`Wcc::forest_in`], before a patch changes it): a rolling wcc whose every step is
+    /// large recomputes at each, and
+    /// built at each recompute the forest took half of every step (35 of 75 ms at Kron20)
+    /// and was never read.
     fn compute_on<G: GraphView>(&mut self, g: &G) {
         self.label = crate::algo::gap::cc::afforest(g);
+        self.parent.clear();
+        self.depth.clear();
+    }
+
+    /// The forest behind the labels, searched in `g` (the graph the labels are of) from
+    /// every component's smallest vertex at once, unless it is kept already.
+    fn forest_in(&mut self, g: &Patched) {
+        if self.parent.len() == self.label.len() {
+            return;
+        }
+        (self.parent, self.depth) = match g.is_patched() {
+            true => forest::forest(g, &self.label),
+            // A sealed graph is a snapshot: searched through its fastest view.
+            false => crate::with_view!(g.base(), |view| forest::forest(view, &self.label)),
+        };
+    }
+
+    /// Labels and forest from scratch on `g`; returns every vertex.
+    fn recompute(&mut self, g: &Patched) -> Vec<VertexId> {
+        self.label = crate::algo::gap::cc::afforest(g);
         (self.parent, self.depth) = forest::forest(g, &self.label);
+        (0..g.num_vertices() as VertexId).collect()
     }
 
     /// Grows the arrays to `n` vertices, each new one its own component.
     fn grow(&mut self, n: usize) {
+        debug_assert_eq!(self.parent.len(), self.label.len(), "a forest to grow");
         let from = self.label.len() as VertexId;
         self.label.extend(from..n as VertexId);
         self.parent.resize(n, NONE);
@@ -185,6 +212,14 @@ impl Maintained for Wcc {
     }
 
     fn update(&mut self, old: &Old<'_>, new: &Patched, ch: &Changes) -> Vec<VertexId> {
+        match old {
+            Old::Was(g) => self.forest_in(g),
+            // A patched step's old graph reads every changed edge as it is after: the
+            // forest was searched before the patch ([`Maintained::before_patch`]), or the
+            // labels are computed again.
+            Old::Undone(_) if self.parent.len() != self.label.len() => return self.recompute(new),
+            Old::Undone(_) => {}
+        }
         self.grow(new.num_vertices());
         let trimmed = self.trim(old, new, ch);
         let mut offers = Vec::new();
@@ -205,8 +240,12 @@ impl Maintained for Wcc {
         true
     }
 
-    /// The recompute is parallel (Afforest and a forest search, about 5 ns an edge on two
-    /// threads at Kron20), a step sequential (about 0.27 µs a change at Kron20 since only
+    fn before_patch(&mut self, g: &Patched) {
+        self.forest_in(g);
+    }
+
+    /// The recompute is parallel (Afforest, about 2.5 ns an edge on two threads at Kron20;
+    /// the next step brought forward adds a forest search of as much), a step sequential (about 0.27 µs a change at Kron20 since only
     /// tree edges look up their reverse, 0.47 µs before; with the patch and the changes
     /// read, a step of 65,536 deletions took 0.79x a fresh wcc): past about one change in
     /// 128 edges the recompute is the cheaper (at one in 32, a 1 % round took 4-7x). Below 4,096 changes a step costs a few
@@ -230,5 +269,80 @@ impl Maintained for Wcc {
 
     fn kind(&self) -> super::Kind {
         super::Kind::Vertex
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::standing::before::Before;
+    use crate::{Graph, Options, Record};
+
+    /// Labels as a recompute gives them, and a forest behind them: every vertex's parent a
+    /// shallower vertex of its label, every root its label.
+    fn check(w: &Wcc, g: &Patched, ctx: &str) {
+        assert_eq!(w.label, crate::algo::gap::cc::afforest(g), "{ctx}: labels");
+        assert_eq!(w.parent.len(), w.label.len(), "{ctx}: a forest");
+        for (v, &p) in w.parent.iter().enumerate() {
+            match p {
+                NONE => assert_eq!(w.label[v], v as VertexId, "{ctx}: root {v}"),
+                p => {
+                    assert_eq!(w.label[p as usize], w.label[v], "{ctx}: parent of {v}");
+                    assert!(w.depth[p as usize] < w.depth[v], "{ctx}: depth of {v}");
+                }
+            }
+        }
+    }
+
+    /// A recompute leaves the forest to the next step, which searches it in the old graph:
+    /// a sealed step's, or a patched step's before the patch changes it (else that step
+    /// recomputes). Either way the labels and the forest are a recompute's.
+    #[test]
+    fn a_step_after_a_recompute_finds_or_recomputes_the_forest() {
+        let g = Graph::in_memory(Options::new().threads(2)).unwrap();
+        g.insert_edges(&[(1, 2), (2, 3), (4, 5), (6, 6), (7, 8), (8, 9)])
+            .unwrap();
+        // Components no batch touches: a step brought forward leaves them be.
+        let far: Vec<(u64, u64)> = (20..40).step_by(2).map(|u| (u, u + 1)).collect();
+        g.insert_edges(&far).unwrap();
+        let far = g.dense_id(20).unwrap().expect("a far vertex");
+        let f = g.follow().unwrap();
+        let (mut old, mut lsn) = f.snapshot().unwrap();
+        let batches: Vec<Vec<Record>> = vec![
+            vec![Record::Insert(3, 4)],
+            vec![Record::Delete(2, 3), Record::Insert(9, 1)],
+            vec![Record::Delete(8, 9), Record::Delete(7, 8)],
+            vec![Record::DeleteVertex(1), Record::Insert(10, 2)],
+        ];
+        for (i, b) in batches.into_iter().enumerate() {
+            g.apply(&b).unwrap();
+            let (snap, l) = f.snapshot().unwrap();
+            let ch = Changes::from(f.changes(lsn, l).unwrap().unwrap());
+            let (was, new) = (Patched::new(old.clone()), Patched::new(snap.clone()));
+            // Sealed; patched, the forest searched before the patch; patched without.
+            for way in 0..3 {
+                let mut w = Wcc::default();
+                w.compute(&old);
+                assert!(w.parent.is_empty(), "a recompute searches no forest");
+                if way == 1 {
+                    w.before_patch(&was);
+                    check(&w, &was, &format!("batch {i}, before the patch"));
+                }
+                let before = Before::new(&new, &ch, was.num_vertices());
+                let o = match way {
+                    0 => Old::Was(&was),
+                    _ => Old::Undone(before),
+                };
+                let touched = w.update(&o, &new, &ch);
+                check(&w, &new, &format!("batch {i}, way {way}"));
+                let reached = touched.contains(&far);
+                assert_eq!(
+                    reached,
+                    way == 2,
+                    "batch {i}, way {way}: only a step without the forest recomputes"
+                );
+            }
+            (old, lsn) = (snap, l);
+        }
     }
 }
