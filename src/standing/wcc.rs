@@ -52,9 +52,8 @@ impl Wcc {
     /// component, as the standing labels are). The forest behind them waits for the next
     /// step that brings them forward, searched in the graph the labels are of
     /// ([`Wcc::forest_in`], before a patch changes it): a rolling wcc whose every step is
-    /// large recomputes at each, and
-    /// built at each recompute the forest took half of every step (35 of 75 ms at Kron20)
-    /// and was never read.
+    /// large recomputes at each, and built at each recompute the forest took half of every
+    /// step (35 of 75 ms at Kron20) and was never read.
     fn compute_on<G: GraphView>(&mut self, g: &G) {
         self.label = crate::algo::gap::cc::afforest(g);
         self.parent.clear();
@@ -76,8 +75,8 @@ impl Wcc {
 
     /// Labels and forest from scratch on `g`; returns every vertex.
     fn recompute(&mut self, g: &Patched) -> Vec<VertexId> {
-        self.label = crate::algo::gap::cc::afforest(g);
-        (self.parent, self.depth) = forest::forest(g, &self.label);
+        self.compute_on(g);
+        self.forest_in(g);
         (0..g.num_vertices() as VertexId).collect()
     }
 
@@ -245,10 +244,11 @@ impl Maintained for Wcc {
     }
 
     /// The recompute is parallel (Afforest, about 2.5 ns an edge on two threads at Kron20;
-    /// the next step brought forward adds a forest search of as much), a step sequential (about 0.27 µs a change at Kron20 since only
-    /// tree edges look up their reverse, 0.47 µs before; with the patch and the changes
-    /// read, a step of 65,536 deletions took 0.79x a fresh wcc): past about one change in
-    /// 128 edges the recompute is the cheaper (at one in 32, a 1 % round took 4-7x). Below 4,096 changes a step costs a few
+    /// the next step brought forward adds a forest search of as much), a step sequential
+    /// (about 0.27 µs a change at Kron20 since only tree edges look up their reverse, 0.47
+    /// µs before; with the patch and the changes read, a step of 65,536 deletions took
+    /// 0.79x a fresh wcc): past about one change in 128 edges the recompute is the cheaper
+    /// (at one in 32, a 2 % round took 4-7x). Below 4,096 changes a step costs a few
     /// milliseconds at most, and a patched step seals nothing.
     fn large_batch(&self, edges: u64) -> u64 {
         (edges / 128).max(4096)
@@ -294,6 +294,17 @@ mod tests {
         }
     }
 
+    /// How a step after a recompute reads the old graph.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Way {
+        /// A sealed step: the old graph itself.
+        Sealed,
+        /// A patched step, the forest searched before the patch.
+        PatchedAfterHook,
+        /// A patched step without it.
+        PatchedWithout,
+    }
+
     /// A recompute leaves the forest to the next step, which searches it in the old graph:
     /// a sealed step's, or a patched step's before the patch changes it (else that step
     /// recomputes). Either way the labels and the forest are a recompute's.
@@ -319,27 +330,26 @@ mod tests {
             let (snap, l) = f.snapshot().unwrap();
             let ch = Changes::from(f.changes(lsn, l).unwrap().unwrap());
             let (was, new) = (Patched::new(old.clone()), Patched::new(snap.clone()));
-            // Sealed; patched, the forest searched before the patch; patched without.
-            for way in 0..3 {
+            for way in [Way::Sealed, Way::PatchedAfterHook, Way::PatchedWithout] {
                 let mut w = Wcc::default();
                 w.compute(&old);
                 assert!(w.parent.is_empty(), "a recompute searches no forest");
-                if way == 1 {
+                if way == Way::PatchedAfterHook {
                     w.before_patch(&was);
                     check(&w, &was, &format!("batch {i}, before the patch"));
                 }
                 let before = Before::new(&new, &ch, was.num_vertices());
                 let o = match way {
-                    0 => Old::Was(&was),
+                    Way::Sealed => Old::Was(&was),
                     _ => Old::Undone(before),
                 };
                 let touched = w.update(&o, &new, &ch);
-                check(&w, &new, &format!("batch {i}, way {way}"));
+                check(&w, &new, &format!("batch {i}, {way:?}"));
                 let reached = touched.contains(&far);
                 assert_eq!(
                     reached,
-                    way == 2,
-                    "batch {i}, way {way}: only a step without the forest recomputes"
+                    way == Way::PatchedWithout,
+                    "batch {i}, {way:?}: only a step without the forest recomputes"
                 );
             }
             (old, lsn) = (snap, l);
