@@ -19,6 +19,7 @@ pub(crate) mod lifetime;
 pub(crate) mod net;
 pub(crate) mod ordinals;
 pub(crate) mod segment;
+pub(crate) mod segment_read;
 pub(crate) mod versions;
 pub(crate) mod versions_count;
 pub(crate) mod versions_file;

@@ -331,13 +331,20 @@ pub struct Head {
     /// Its commits, oldest first.
     pub commits: Vec<Commit>,
     /// Where each commit's vertex changes end.
-    ends: Vec<usize>,
+    pub(super) ends: Vec<usize>,
     /// Edge and vertex changes held.
-    counts: (usize, usize),
+    pub(super) counts: (usize, usize),
     /// Its format, and (format 3) its distinct sources and commit width.
     layout: Layout,
-    sources: usize,
-    width: usize,
+    pub(super) sources: usize,
+    pub(super) width: usize,
+}
+
+impl Head {
+    /// The segment's format (2 or 3).
+    pub(super) fn format(&self) -> u32 {
+        self.layout.version
+    }
 }
 
 /// The layout magic `m` names; `name` is used in errors.
@@ -421,6 +428,29 @@ pub fn decode_head(b: &[u8], name: &str) -> Result<Head> {
 pub fn decode(b: &[u8], name: &str) -> Result<(Header, Sealed)> {
     let bad = |m: &str| Error::corrupt(format!("history segment {name}: {m}"));
     let head = decode_head(b, name)?;
+    let body = checked_body(b, &head, name)?;
+    let (nc, (ne, nv), l) = (head.commits.len(), head.counts, head.layout);
+    let weighted = head.header.weighted;
+    let (edges, vts) = match l.version {
+        2 => changes_v2(body, ne, weighted),
+        _ => changes(body, ne, head.sources, head.width, weighted).map_err(|m| bad(&m))?,
+    };
+    if edges.edges.iter().any(|c| c.commit as usize >= nc) {
+        return Err(bad("a change names a commit it does not hold"));
+    }
+    let sealed = Sealed {
+        commits: head.commits,
+        edges: edges.edges,
+        weights: edges.weights,
+        vertices: vertex_changes(vts, &head.ends, nv),
+    };
+    Ok((head.header, sealed))
+}
+
+/// The body of segment bytes `b` (every byte after the commit table) whose head is
+/// `head`, its length and checksum checked; `name` is used in errors.
+pub(super) fn checked_body<'b>(b: &'b [u8], head: &Head, name: &str) -> Result<&'b [u8]> {
+    let bad = |m: &str| Error::corrupt(format!("history segment {name}: {m}"));
     let (nc, (ne, nv), l) = (head.commits.len(), head.counts, head.layout);
     let body = match l.version {
         2 => body_len_v2(ne, nv, head.header.weighted),
@@ -437,22 +467,7 @@ pub fn decode(b: &[u8], name: &str) -> Result<(Header, Sealed)> {
     if crcs(b, nc, l).1 != stored {
         return Err(bad("checksum mismatch"));
     }
-    let body = &b[l.header_len() + nc * COMMIT_BYTES..];
-    let weighted = head.header.weighted;
-    let (edges, vts) = match l.version {
-        2 => changes_v2(body, ne, weighted),
-        _ => changes(body, ne, head.sources, head.width, weighted).map_err(|m| bad(&m))?,
-    };
-    if edges.edges.iter().any(|c| c.commit as usize >= nc) {
-        return Err(bad("a change names a commit it does not hold"));
-    }
-    let sealed = Sealed {
-        commits: head.commits,
-        edges: edges.edges,
-        weights: edges.weights,
-        vertices: vertex_changes(vts, &head.ends, nv),
-    };
-    Ok((head.header, sealed))
+    Ok(&b[l.header_len() + nc * COMMIT_BYTES..])
 }
 
 /// The bytes after a format 2 commit table, `None` if they overflow.
@@ -505,7 +520,7 @@ fn changes(
 }
 
 /// Change `i`'s commit, `width` bytes at its place in `b`.
-fn commit_at(b: &[u8], i: usize, width: usize) -> u32 {
+pub(super) fn commit_at(b: &[u8], i: usize, width: usize) -> u32 {
     let mut w = [0u8; 4];
     w[..width].copy_from_slice(&b[i * width..(i + 1) * width]);
     u32::from_le_bytes(w)
@@ -540,7 +555,7 @@ fn weight_at(wts: &[u8], i: usize) -> f64 {
 }
 
 /// The `nv` vertex changes in `vts`, each with the commit whose `ends` cover it.
-fn vertex_changes(vts: &[u8], ends: &[usize], nv: usize) -> Vec<(u32, VertexId)> {
+pub(super) fn vertex_changes(vts: &[u8], ends: &[usize], nv: usize) -> Vec<(u32, VertexId)> {
     let mut vertices = Vec::with_capacity(nv);
     let mut k = 0;
     for i in 0..nv {

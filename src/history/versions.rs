@@ -27,9 +27,9 @@
 //! range's lists in each).
 
 use super::ordinals::{with_ordinals, Ordinals, Spans};
+use super::segment_read::ChangeSet;
 use crate::batch::{id_of, is_del};
 use crate::medium::dram::HugeArray;
-use crate::memtable::history::Sealed;
 use crate::run::build::{self, DirPart, RunMeta};
 use crate::run::{Compression, DirData, Run, Sec};
 use crate::types::VertexId;
@@ -165,7 +165,21 @@ enum Lists {
 /// its range, the in-direction derived as `inn` says; `Err` says why they cannot be built
 /// (the run and the history disagree, or the store is weighted, which versions do not
 /// cover yet).
-pub(crate) fn build(run: &Run, pieces: &[&Sealed], inn: InDirection) -> Result<Versions, String> {
+pub(crate) fn build(
+    run: &Run,
+    pieces: &[&ChangeSet],
+    inn: InDirection,
+) -> Result<Versions, String> {
+    build_with(run, pieces, inn, GATHER_AT_ONCE)
+}
+
+/// [`build`], gathering about `at_once` changes at a time (tests make it a few).
+pub(crate) fn build_with(
+    run: &Run,
+    pieces: &[&ChangeSet],
+    inn: InDirection,
+    at_once: usize,
+) -> Result<Versions, String> {
     let h = &run.header;
     if h.flags & crate::run::format::WEIGHTED != 0 {
         return Err("versions cover unweighted stores only".into());
@@ -176,7 +190,8 @@ pub(crate) fn build(run: &Run, pieces: &[&Sealed], inn: InDirection) -> Result<V
     }
     let span = h.span();
     let n_commits = commits.len();
-    let columns = |d: &DirData, lists: Lists| dir_versions(d, &gather(pieces, &ords, lists, &span));
+    let columns =
+        |d: &DirData, lists: Lists| dir_columns(d, pieces, &ords, lists, (&span, at_once));
     let finish = |c: Columns| -> Result<DirVersions, String> {
         let (present, [pf, pt]) = spells(c.present)?;
         let (absent, [af, at]) = spells(c.absent)?;
@@ -216,11 +231,11 @@ pub(crate) fn build(run: &Run, pieces: &[&Sealed], inn: InDirection) -> Result<V
 
 /// The LSNs of the commits inside `lo+1 ..= hi` among `pieces`, and per piece the ordinal
 /// of each of its commits (0 for one outside the range).
-fn commit_table(pieces: &[&Sealed], lo: u64, hi: u64) -> (Vec<u64>, Vec<Vec<u32>>) {
+fn commit_table(pieces: &[&ChangeSet], lo: u64, hi: u64) -> (Vec<u64>, Vec<Vec<u32>>) {
     let mut lsns = Vec::new();
     let ords = (pieces.iter())
         .map(|p| {
-            (p.commits.iter())
+            (p.commits().iter())
                 .map(|c| match c.lsn > lo && c.lsn <= hi {
                     true => {
                         lsns.push(c.lsn);
@@ -234,39 +249,107 @@ fn commit_table(pieces: &[&Sealed], lo: u64, hi: u64) -> (Vec<u64>, Vec<Vec<u32>
     (lsns, ords)
 }
 
-/// Every edge change inside the range whose list lies in the run's vertex `span`, keyed
-/// as `lists` says and sorted by (vertex, neighbor, commit), the order of one commit's
-/// changes kept (a stable sort).
-fn gather(
-    pieces: &[&Sealed],
+/// Edge changes a derivation gathers at once, at most about (12 B each, and as much again
+/// while they are sorted): a direction whose range holds more is derived a range of its
+/// vertices at a time, each range's changes read from the segments when it comes, so
+/// that the DRAM a derivation holds is its columns' and not its changes' (a Kron24 load's
+/// 268 M changes would take 3.2 GB gathered, 6.4 GB sorted).
+const GATHER_AT_ONCE: usize = 1 << 24;
+
+/// A direction's columns, from the changes `pieces` hold inside the range (`ords` their
+/// commits' ordinals) whose lists lie in the run's vertex `span`, keyed as `lists` says:
+/// gathered one range of the direction's index positions at a time, the ranges cut to hold
+/// about equal shares of its entries.
+fn dir_columns(
+    d: &DirData,
+    pieces: &[&ChangeSet],
     ords: &[Vec<u32>],
     lists: Lists,
-    span: &std::ops::Range<u64>,
+    (span, at_once): (&std::ops::Range<u64>, usize),
+) -> Result<Columns, String> {
+    let changes: usize = pieces.iter().map(|p| p.len()).sum();
+    let keyed = if lists == Lists::Both {
+        2 * changes
+    } else {
+        changes
+    };
+    let n = d.n_index();
+    let cuts = index_cuts(d, keyed.div_ceil(at_once.max(1)).max(1));
+    let mut all = Columns::default();
+    for w in cuts.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let lo = if a == 0 { 0 } else { d.vid_at(a) as u64 };
+        let hi = if b == n { u64::MAX } else { d.vid_at(b) as u64 };
+        let ids = lo.max(span.start)..hi.min(span.end);
+        let c = dir_versions(d, &gather(pieces, ords, lists, &ids), (a, b))?;
+        all.born.extend_from_slice(&c.born);
+        all.died.extend_from_slice(&c.died);
+        all.present.extend_from_slice(&c.present);
+        all.absent.extend_from_slice(&c.absent);
+    }
+    Ok(all)
+}
+
+/// Index positions `0 = c[0] < c[1] < .. = n` that cut `d`'s index into at most `parts`
+/// ranges of about equal entries (`[0, 0]` for an empty index).
+fn index_cuts(d: &DirData, parts: usize) -> Vec<usize> {
+    let n = d.n_index();
+    let starts = list_starts(d);
+    let toffs = d.toffs.get();
+    let held = |i: usize| starts.get(i).copied().unwrap_or(0) + toffs.get(i).copied().unwrap_or(0);
+    let total = held(n);
+    let mut cuts = vec![0];
+    for k in 1..parts {
+        let want = (total as u128 * k as u128 / parts as u128) as u64;
+        let c = super::segment_read::partition(n, |i| held(i) < want);
+        if c > *cuts.last().unwrap() && c < n {
+            cuts.push(c);
+        }
+    }
+    cuts.push(n);
+    cuts
+}
+
+/// Every edge change inside the range whose list belongs to a vertex in `ids`, keyed as
+/// `lists` says and sorted by (vertex, neighbor, commit), the order of one commit's
+/// changes kept (a stable sort).
+fn gather(
+    pieces: &[&ChangeSet],
+    ords: &[Vec<u32>],
+    lists: Lists,
+    ids: &std::ops::Range<u64>,
 ) -> Vec<Gathered> {
     let mut out: Vec<Gathered> = Vec::new();
     let mut keep = |v: VertexId, nbr: VertexId, at: u32| {
-        if span.contains(&(v as u64)) {
+        if ids.contains(&(v as u64)) {
             out.push((v, nbr, at));
         }
     };
     for (p, ord) in pieces.iter().zip(ords) {
-        for c in &p.edges {
-            let o = ord[c.commit as usize];
-            if o == 0 {
-                continue;
-            }
-            let (src, dst) = (c.src, id_of(c.dst));
-            let at = o | if is_del(c.dst) { REMOVED } else { 0 };
-            match lists {
-                Lists::Out => keep(src, dst, at),
-                Lists::In => keep(dst, src, at),
-                Lists::Both => {
-                    keep(src, dst, at);
-                    if src != dst {
-                        keep(dst, src, at);
+        let change = |src: VertexId, dst: VertexId, commit: u32| {
+            let o = ord[commit as usize];
+            (o != 0).then(|| (src, id_of(dst), o | if is_del(dst) { REMOVED } else { 0 }))
+        };
+        match lists {
+            // A source's changes sit together in a segment: only the range's are read.
+            Lists::Out => p.sources_in(ids.start, ids.end, |s, d, c| {
+                if let Some((s, d, at)) = change(s, d, c) {
+                    keep(s, d, at)
+                }
+            }),
+            Lists::In => p.each(|s, d, c| {
+                if let Some((s, d, at)) = change(s, d, c) {
+                    keep(d, s, at)
+                }
+            }),
+            Lists::Both => p.each(|s, d, c| {
+                if let Some((s, d, at)) = change(s, d, c) {
+                    keep(s, d, at);
+                    if s != d {
+                        keep(d, s, at);
                     }
                 }
-            }
+            }),
         }
     }
     let key = |e: &Gathered| (e.0, e.1, e.2 & !REMOVED);
@@ -280,17 +363,19 @@ fn gather(
 /// `changes` sorted by (vertex, neighbor, commit), stably: a counting sort by vertex,
 /// then each vertex's few changes sorted by neighbor and commit.
 fn sort_by_vertex(changes: Vec<Gathered>) -> Vec<Gathered> {
-    let space = changes.iter().map(|e| e.0 as usize + 1).max().unwrap_or(0);
+    let base = changes.iter().map(|e| e.0).min().unwrap_or(0);
+    let slot = |e: &Gathered| (e.0 - base) as usize;
+    let space = changes.iter().map(|e| slot(e) + 1).max().unwrap_or(0);
     let mut at = vec![0usize; space + 1];
     for e in &changes {
-        at[e.0 as usize + 1] += 1;
+        at[slot(e) + 1] += 1;
     }
     for i in 1..at.len() {
         at[i] += at[i - 1];
     }
     let mut out = vec![(0, 0, 0); changes.len()];
     for e in changes {
-        let p = &mut at[e.0 as usize];
+        let p = &mut at[slot(&e)];
         out[*p] = e;
         *p += 1;
     }
@@ -299,15 +384,21 @@ fn sort_by_vertex(changes: Vec<Gathered>) -> Vec<Gathered> {
     out
 }
 
-/// A direction's columns, vertex range by range.
-fn dir_versions(d: &DirData, changes: &[Gathered]) -> Result<Columns, String> {
+/// A direction's columns for its index positions `a..b` (the first range also takes the
+/// changes of vertices below the index, the last those above it), from `changes`, which
+/// hold those of the range's vertices: in parallel, a sub-range at a time.
+fn dir_versions(
+    d: &DirData,
+    changes: &[Gathered],
+    (a, b): (usize, usize),
+) -> Result<Columns, String> {
     let n = d.n_index();
-    let chunk = (n / (rayon::current_num_threads() * 8)).max(4096);
-    let ranges: Vec<(usize, usize)> = (0..n.div_ceil(chunk))
-        .map(|c| (c * chunk, ((c + 1) * chunk).min(n)))
+    let chunk = ((b - a) / (rayon::current_num_threads() * 8)).max(4096);
+    let ranges: Vec<(usize, usize)> = (0..(b - a).div_ceil(chunk))
+        .map(|c| (a + c * chunk, (a + (c + 1) * chunk).min(b)))
         .collect();
     let parts: Vec<Columns> = (ranges.par_iter())
-        .map(|&(a, b)| dir_range(d, changes, a, b, a == 0, b == n))
+        .map(|&(x, y)| dir_range(d, changes, x, y, x == 0, y == n))
         .collect::<Result<_, String>>()?;
     let mut all = Columns::default();
     for p in parts {
@@ -495,12 +586,12 @@ fn alternates(g: &[Gathered]) -> Result<(), String> {
 
 /// The vertex changes inside the range of vertices in the run's `span`, in commit order.
 fn vertex_changes(
-    pieces: &[&Sealed],
+    pieces: &[&ChangeSet],
     ords: &[Vec<u32>],
     span: &std::ops::Range<u64>,
 ) -> (Vec<u32>, Vec<VertexId>) {
     (pieces.iter().zip(ords))
-        .flat_map(|(p, ord)| p.vertices.iter().map(move |&(c, x)| (ord[c as usize], x)))
+        .flat_map(|(p, ord)| p.vertices().iter().map(move |&(c, x)| (ord[c as usize], x)))
         .filter(|&(o, x)| o != 0 && span.contains(&(id_of(x) as u64)))
         .unzip()
 }

@@ -17,6 +17,7 @@
 use super::versions::PointShape;
 use super::write::{Freeze, SnapshotParts};
 use super::{CommitPoint, Inner, Maint};
+use crate::history::segment_read::{ChangeSet, InPlace};
 use crate::history::{net, segment, window_start, History};
 use crate::manifest::HistRef;
 use crate::memtable::history::{Commit, Sealed};
@@ -326,6 +327,25 @@ impl Inner {
         let budget = self.opts.memtable_bytes;
         (self.history.lock().unwrap().recent).put(lsns, sealed.clone(), budget);
         Ok(sealed)
+    }
+
+    /// The changes of `seg` as a derivation of versions reads them: decoded where they are
+    /// in DRAM already, else read in place from the file (decoded only for a segment that
+    /// cannot be, of format 2 or a weighted store), and not kept after.
+    pub(super) fn segment_change_set(&self, seg: &Segment) -> Result<ChangeSet> {
+        let lsns = (seg.r.min_lsn, seg.r.max_lsn);
+        if let Some(s) = self.history.lock().unwrap().recent.get(lsns) {
+            return Ok(ChangeSet::Decoded(s));
+        }
+        let name = segment::file_name(lsns.0, lsns.1);
+        match InPlace::open(&*self.medium, &name)? {
+            Some((h, set)) => {
+                let set = ChangeSet::InPlace(set);
+                self.check_segment(&name, &h, set.commits().len(), seg)?;
+                Ok(set)
+            }
+            None => self.segment_changes(seg).map(ChangeSet::Decoded),
+        }
     }
 
     /// `check`: every segment `root` names read whole (both checksums), matched against

@@ -365,33 +365,52 @@ fn versions_of_the_first_format_are_read_as_none_and_derived_again() {
 
 /// A directed run's in-direction derived as its out-direction's transpose says what
 /// gathering its changes by destination says, for every run of stores flushed, merged,
-/// compacted and partitioned (a partition's in-lists are gathered either way).
+/// compacted and partitioned (a partition's in-lists are gathered either way); and
+/// versions derived from segments read in place, a few changes gathered at a time (many
+/// ranges of vertices), say what those from decoded segments say, undirected stores too.
 #[test]
 fn versions_transposed_say_what_versions_gathered_say() {
-    use crate::history::versions::{build, InDirection};
-    let mut whole = 0;
-    for bits in [0, 2] {
-        let g = store_with(false, false, bits);
+    use crate::history::segment::{self};
+    use crate::history::segment_read::{ChangeSet, InPlace};
+    use crate::history::versions::{build, build_with, InDirection};
+    let (mut whole, mut one_direction) = (0, 0);
+    for (undirected, bits) in [(false, 0), (false, 2), (true, 0)] {
+        let g = store_with(undirected, false, bits);
         let inner = &g.inner;
         for run in inner.file_runs() {
             let Some(segs) = inner.range_segments(&run) else {
                 continue;
             };
-            let loaded: Vec<_> = segs
-                .iter()
-                .map(|s| inner.segment_changes(s).unwrap())
+            let decoded: Vec<_> = (segs.iter())
+                .map(|s| ChangeSet::Decoded(inner.segment_changes(s).unwrap()))
                 .collect();
-            let refs: Vec<&crate::memtable::history::Sealed> =
-                loaded.iter().map(|s| &**s).collect();
+            let in_place: Vec<_> = (segs.iter())
+                .map(|s| {
+                    let name = segment::file_name(s.r.min_lsn, s.r.max_lsn);
+                    let (_, set) = InPlace::open(&*inner.medium, &name).unwrap().unwrap();
+                    ChangeSet::InPlace(set)
+                })
+                .collect();
+            let (refs, placed): (Vec<&ChangeSet>, Vec<&ChangeSet>) =
+                (decoded.iter().collect(), in_place.iter().collect());
             let t = build(&run, &refs, InDirection::Transposed).unwrap();
             let c = build(&run, &refs, InDirection::Gathered).unwrap();
-            assert!(
-                super::versions::same_versions(&t, &c),
+            let what = format!(
                 "run {} (partition shift {})",
                 run.header.id,
                 run.header.part_shift()
             );
-            if run.header.part_shift() == 0 {
+            assert!(super::versions::same_versions(&t, &c), "{what}");
+            // Read in place from the files, and a few changes gathered at a time.
+            for at_once in [usize::MAX, 7] {
+                for inn in [InDirection::Transposed, InDirection::Gathered] {
+                    let p = build_with(&run, &placed, inn, at_once).unwrap();
+                    assert!(super::versions::same_versions(&t, &p), "{what}, {at_once}");
+                }
+            }
+            if undirected {
+                one_direction += (run.out.n_adds() > 0) as usize;
+            } else if run.header.part_shift() == 0 {
                 let inn = run.inn.as_ref().unwrap();
                 assert!(crate::history::versions_transpose::transposes(
                     &run.out, inn
@@ -401,8 +420,8 @@ fn versions_transposed_say_what_versions_gathered_say() {
         }
     }
     assert!(
-        whole > 1,
-        "runs holding every vertex were compared: {whole}"
+        whole > 1 && one_direction > 1,
+        "runs holding every vertex were compared: {whole}, undirected: {one_direction}"
     );
 }
 

@@ -11,9 +11,9 @@
 use super::history::{Piece, Segment};
 use super::write::SnapshotParts;
 use super::{Inner, Maint, RunVersions};
+use crate::history::segment_read::ChangeSet;
 use crate::history::versions::{self, InDirection, Versions};
 use crate::history::{versions_file, versions_mask};
-use crate::memtable::history::Sealed;
 use crate::run::Run;
 use crate::snapshot::{PointIndex, PointLists};
 use crate::{Error, Result};
@@ -34,12 +34,11 @@ enum Derived {
 }
 
 /// DRAM a derivation holds at its peak, about, for a run of `entries` list entries (both
-/// directions) whose range's history segments take `segment_bytes`: the changes decoded
-/// (12 B each, from about 6 B in a segment), gathered and sorted for each direction, and
-/// the columns and file built from them. A Kron20 load (a 147 MB segment, 33 M entries)
-/// peaked at 1.1 GB; this says 1.4 GB.
-fn derivation_bytes(segment_bytes: u64, entries: u64) -> u64 {
-    segment_bytes.saturating_mul(8) + entries.saturating_mul(8)
+/// directions): its columns (a `u32` an entry, then narrowed) and the file encoded from
+/// them, beside the changes of one range of vertices gathered and sorted (the segments are
+/// read in place, `segment_read`).
+fn derivation_bytes(entries: u64) -> u64 {
+    entries.saturating_mul(8) + (1 << 30)
 }
 
 impl Inner {
@@ -104,15 +103,15 @@ impl Inner {
             .chain(run.inn.as_ref())
             .map(|d| d.n_adds() + d.n_tombs())
             .sum();
-        let need = derivation_bytes(covering.iter().map(|s| s.r.file_len).sum(), entries);
+        let need = derivation_bytes(entries);
         if crate::medium::dram::available().is_some_and(|a| need > a / 2) {
             return Ok(Derived::TooLarge);
         }
-        let loaded: Vec<Arc<Sealed>> = (covering.iter())
-            .map(|s| self.segment_changes(s))
+        let loaded: Vec<ChangeSet> = (covering.iter())
+            .map(|s| self.segment_change_set(s))
             .collect::<Result<_>>()?;
         run.verify()?;
-        let refs: Vec<&Sealed> = loaded.iter().map(|s| &**s).collect();
+        let refs: Vec<&ChangeSet> = loaded.iter().collect();
         Ok(
             match self.pool.install(|| versions::build(run, &refs, inn)) {
                 Ok(v) => Derived::Built(Box::new(v)),
