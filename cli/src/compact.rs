@@ -55,7 +55,7 @@ fn warn_unversioned(
         !matches!(asked, crate::args::RunVersions::Never) && g.history().keeps() && !s.weighted;
     if wanted && s.versions_files < runs {
         eprintln!(
-            "evograph: run versions for {} of {runs} run(s): the others would hold more than half of the DRAM available while derived, or their history does not cover them; points inside them are built by undoing every later change",
+            "evograph: run versions for {} of {runs} run(s): the others would hold more than half of the DRAM available while derived, their history does not cover them, or it is damaged (`evograph check` names what); points inside them are built by undoing every later change",
             s.versions_files
         );
     }

@@ -206,6 +206,18 @@ fn damaged_history_is_named_and_refused(versioned: bool) {
             versions, versioned,
             "a versions file after ingest and compact"
         );
+        if !versioned {
+            // A compaction commits, then cannot derive versions from the damaged
+            // segment: it says so, names `check`, and the store reads as before.
+            let out = evograph(["compact", &s]);
+            assert_no_panic(&out, "compact");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{err}");
+            assert!(
+                err.contains("run versions for 0 of 1 run(s)") && err.contains("evograph check"),
+                "{err}"
+            );
+        }
         if at == 120 || !versions {
             let err = fails(&["export", &s, "--at", "3"], "history segment");
             assert!(err.contains(what), "{err}");
