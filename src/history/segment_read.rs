@@ -68,7 +68,7 @@ impl InPlace {
             at_end,
             at_commit,
             at_dst,
-            bytes: bytes.clone(),
+            bytes,
         };
         set.check()
             .map_err(|m| Error::corrupt(format!("history segment {name}: {m}")))?;

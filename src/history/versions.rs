@@ -140,6 +140,16 @@ pub(super) struct Columns {
     pub(super) absent: Vec<Spell>,
 }
 
+impl Columns {
+    /// Appends the columns of the vertices after these.
+    fn append(&mut self, mut next: Columns) {
+        self.born.append(&mut next.born);
+        self.died.append(&mut next.died);
+        self.present.append(&mut next.present);
+        self.absent.append(&mut next.absent);
+    }
+}
+
 /// How a build derives a directed run's in-direction.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum InDirection {
@@ -281,11 +291,7 @@ fn dir_columns(
         let lo = if a == 0 { 0 } else { d.vid_at(a) as u64 };
         let hi = if b == n { u64::MAX } else { d.vid_at(b) as u64 };
         let ids = lo.max(span.start)..hi.min(span.end);
-        let c = dir_versions(d, &gather(pieces, ords, lists, &ids), (a, b))?;
-        all.born.extend_from_slice(&c.born);
-        all.died.extend_from_slice(&c.died);
-        all.present.extend_from_slice(&c.present);
-        all.absent.extend_from_slice(&c.absent);
+        all.append(dir_versions(d, &gather(pieces, ords, lists, &ids), (a, b))?);
     }
     Ok(all)
 }
@@ -402,10 +408,7 @@ fn dir_versions(
         .collect::<Result<_, String>>()?;
     let mut all = Columns::default();
     for p in parts {
-        all.born.extend_from_slice(&p.born);
-        all.died.extend_from_slice(&p.died);
-        all.present.extend_from_slice(&p.present);
-        all.absent.extend_from_slice(&p.absent);
+        all.append(p);
     }
     if n == 0 {
         unlisted(changes, &mut all)?;
