@@ -72,6 +72,7 @@ fn wal_append(c: &mut Criterion) {
             start_lsn: 0,
             log_in_use: false,
             header_ok: &any,
+            reach: evograph::internals::wal::Reach::Written,
         };
         let rec = recover(&*medium, &expect, true, |_, _| Ok(())).unwrap();
         let stamps = evograph::internals::wal::LogStamps {

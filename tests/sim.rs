@@ -430,7 +430,11 @@ fn verify_history(g: &Graph, cfg: Config, bounds: &Bounds, k: usize) -> Result<(
 /// `check` notes and passes (FORMAT.md, "The log's tail"). Images of a store never committed
 /// are no store to read.
 fn verify_reader(img: &SimMedium, cfg: Config) -> Result<(), String> {
-    let opts = reopen_opts(cfg).read_only(true);
+    // As `Graph::open` reads a store no writer holds: every block that reads (a power cut
+    // can take the durable point published after a persist, not the blocks).
+    let opts = reopen_opts(cfg)
+        .read_only(true)
+        .log_reach(evograph::LogReach::Written);
     let g = match evograph::internals::open_on(Arc::new(img.clone()), opts) {
         Ok(g) => g,
         Err(evograph::Error::NotAStore { .. }) => return Ok(()),

@@ -84,6 +84,27 @@ pub fn window(s: &str) -> Result<(evograph::store::Point, evograph::store::Point
     Ok((point(a)?, point(b)?))
 }
 
+/// How far a reading command reads the log of a writer running beside it.
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct Reach {
+    /// Also read the batches a writer running beside this command has written but not
+    /// made durable yet (under sync durability, not yet acknowledged): newer, but a power
+    /// cut may still take them back. With no writer running, every batch in the log is
+    /// read either way
+    #[arg(long)]
+    pub unacknowledged: bool,
+}
+
+impl Reach {
+    /// The library's setting.
+    pub fn log_reach(self) -> evograph::LogReach {
+        match self.unacknowledged {
+            true => evograph::LogReach::Written,
+            false => evograph::LogReach::Durable,
+        }
+    }
+}
+
 /// Which graph a reading command reads: the latest, the one as of a commit, or a window.
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct When {

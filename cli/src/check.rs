@@ -13,7 +13,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
     // Opening verifies every run checksum, the dictionary, the manifest and the WAL blocks.
-    let g = crate::open_existing(&a.store, true)?;
+    let g = crate::open_existing(&a.store, true, evograph::LogReach::Durable)?;
     let r = g.check()?;
     for n in &r.notes {
         println!("note: {n}");

@@ -22,7 +22,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
-    let g = crate::open_reader(&a.store)?;
+    let g = crate::open_reader(&a.store, evograph::LogReach::Durable)?;
     let d = g.diff(a.from, a.to)?;
     crate::args::note_on_success(format!(
         "from {} to {}",

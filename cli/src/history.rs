@@ -38,7 +38,7 @@ enum Of {
 }
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
-    let g = crate::open_reader(&a.store)?;
+    let g = crate::open_reader(&a.store, evograph::LogReach::Durable)?;
     let id = |k: &str| g.dense_id_of(k);
     let (what, life) = match &a.of {
         Of::Edge { src, dst } => (

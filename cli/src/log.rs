@@ -23,7 +23,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
     use evograph::store::Point;
-    let g = crate::open_reader(&a.store)?;
+    let g = crate::open_reader(&a.store, evograph::LogReach::Durable)?;
     let log = g.log()?;
     let keep = |c: &evograph::store::CommitPoint| {
         let after = |p: &Point| match *p {

@@ -182,8 +182,11 @@ fn argument_error(e: &clap::Error) -> String {
 
 /// Opens an existing store to read it, saying on stderr in one line if the newest log
 /// segment ends in bytes that do not read (the command answers from the log before them).
-fn open_reader(path: &std::path::Path) -> evograph::Result<evograph::Graph> {
-    let g = open_existing(path, true)?;
+fn open_reader(
+    path: &std::path::Path,
+    reach: evograph::LogReach,
+) -> evograph::Result<evograph::Graph> {
+    let g = open_existing(path, true, reach)?;
     warn_unreadable_tail(&g);
     Ok(g)
 }
@@ -212,9 +215,16 @@ fn warn_open(g: &evograph::Graph) {
 }
 
 /// Opens an existing store without changing it (for the inspecting commands).
-fn open_existing(path: &std::path::Path, read_only: bool) -> evograph::Result<evograph::Graph> {
+fn open_existing(
+    path: &std::path::Path,
+    read_only: bool,
+    reach: evograph::LogReach,
+) -> evograph::Result<evograph::Graph> {
     evograph::Graph::open(
         path,
-        evograph::Options::new().create(false).read_only(read_only),
+        evograph::Options::new()
+            .create(false)
+            .read_only(read_only)
+            .log_reach(reach),
     )
 }

@@ -23,6 +23,8 @@ pub struct Args {
     /// Store directory.
     store: PathBuf,
     #[command(flatten)]
+    reach: crate::args::Reach,
+    #[command(flatten)]
     when: crate::args::When,
     /// What to look up.
     what: What,
@@ -90,7 +92,7 @@ impl Lookup<'_> {
 }
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
-    let g = crate::open_reader(&a.store)?;
+    let g = crate::open_reader(&a.store, a.reach.log_reach())?;
     let s = crate::args::snapshot_of(&g, a.when)?;
     let look = Lookup { g: &g, s: &s };
     let stdout = std::io::stdout();

@@ -63,6 +63,8 @@ pub struct Args {
     /// Store directory.
     store: PathBuf,
     #[command(flatten)]
+    reach: crate::args::Reach,
+    #[command(flatten)]
     when: crate::args::When,
     /// Rolling: the first step's point (with --every; an LSN, @SECONDS or RFC 3339).
     #[arg(long, value_parser = args::point, requires = "every")]
@@ -164,6 +166,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
         evograph::Options::new()
             .create(false)
             .read_only(true)
+            .log_reach(a.reach.log_reach())
             .threads(threads)
             .view_copy_bytes(a.view_mb.map(|mb| mb << 20))
             .sweep_reads(a.sweep_reads.into()),

@@ -13,6 +13,8 @@ pub struct Args {
     /// Store directory.
     store: PathBuf,
     #[command(flatten)]
+    reach: crate::args::Reach,
+    #[command(flatten)]
     when: crate::args::When,
     /// Print one JSON object instead of a table.
     #[arg(long)]
@@ -55,7 +57,7 @@ fn merge_index_bytes(s: &evograph::store::Stats) -> u64 {
 
 pub fn run(a: Args) -> evograph::Result<ExitCode> {
     let t = std::time::Instant::now();
-    let g = crate::open_existing(&a.store, true)?;
+    let g = crate::open_existing(&a.store, true, a.reach.log_reach())?;
     let open_seconds = t.elapsed().as_secs_f64();
     let s = g.stats()?;
     // Count what export lists: the memtable included, an undirected edge once.

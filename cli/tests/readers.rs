@@ -136,19 +136,25 @@ fn readers_see_prefixes(durability: &str, lines: usize, seed: u64, keys: &str) -
         text,
         40,
     );
-    let mut last = 0usize;
+    // The newest read's edges, and the newest of each kind: to the durable point (even
+    // rounds), or with --unacknowledged to the last block written, which may be further.
+    let (mut last, mut last_of) = (0usize, [0usize; 2]);
     let mut inside = 0usize;
     let mut round = 0usize;
     loop {
         let done = ingest.try_wait().unwrap().is_some();
         round += 1;
-        let exp = evograph(dir, &["export", "S"]);
+        let kind = round % 2;
+        let exp = match kind {
+            0 => evograph(dir, &["export", "S"]),
+            _ => evograph(dir, &["export", "S", "--unacknowledged"]),
+        };
         let err = String::from_utf8_lossy(&exp.stderr);
         if exp.status.code() == Some(2) && err.contains("is not an evograph store") {
             // Before the writer committed its first root.
             assert!(
-                last == 0,
-                "the store vanished after a read saw {last} edges: {err}"
+                last_of == [0, 0],
+                "the store vanished after a read saw {last_of:?} edges: {err}"
             );
         } else {
             assert_eq!(exp.status.code(), Some(0), "export during ingest: {err}");
@@ -160,13 +166,19 @@ fn readers_see_prefixes(durability: &str, lines: usize, seed: u64, keys: &str) -
                 "read {round}: {k} edges that are not the input's first {k} distinct edges"
             );
             assert!(
-                k >= last,
-                "read {round}: {k} edges after an earlier read saw {last}"
+                k >= last_of[kind],
+                "read {round}: {k} edges after an earlier read of its kind saw {}",
+                last_of[kind]
+            );
+            assert!(
+                kind == 0 || k >= last_of[0],
+                "read {round}: {k} edges written, fewer than an earlier read to the durable point saw ({})",
+                last_of[0]
             );
             if k > 0 && k < order.len() {
                 inside += 1;
             }
-            last = k;
+            (last, last_of[kind]) = (k, k);
             // Other readers: every one must work while the writer runs.
             if round.is_multiple_of(3) {
                 for args in [

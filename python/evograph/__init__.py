@@ -102,6 +102,7 @@ def open(
     compress: bool = False,
     history: Optional[str] = None,
     run_versions: str = "compact",
+    unacknowledged: bool = False,
 ) -> "Graph":
     """Opens the store at ``path``; with ``create=True``, creates it if there is none.
 
@@ -113,7 +114,10 @@ def open(
     ``False`` means "directed/unweighted if new, whatever it is otherwise". ``memtable_mb`` is the DRAM budget for
     buffered updates (1024 by default), ``threads`` the workers (0: one per core), and
     ``read_only`` opens without changing any file (a reader beside another process's
-    writer).
+    writer). Such a reader holds the batches that writer has made durable: under
+    ``"sync"``, every batch acknowledged before it opened and none still in flight;
+    ``unacknowledged=True`` also reads the batches written but not yet durable (newer, but
+    a power cut may still take them back).
 
     ``keys`` says how vertices are keyed: ``"u64"`` (unsigned 64-bit integers) or
     ``"string"`` (names); a new store is keyed by integers unless told otherwise, and
@@ -156,6 +160,7 @@ def open(
         bool(compress),
         history,
         run_versions,
+        bool(unacknowledged),
     )
     return Graph(inner)
 

@@ -29,7 +29,7 @@ pub struct Graph {
 /// write compressed runs.
 #[pyfunction]
 #[pyo3(signature = (path, create, durability, undirected, weighted, memtable_mb, threads, read_only,
-    keys=None, compress=false, history=None, run_versions=None))]
+    keys=None, compress=false, history=None, run_versions=None, unacknowledged=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn open(
     py: Python<'_>,
@@ -45,6 +45,7 @@ pub fn open(
     compress: bool,
     history: Option<&str>,
     run_versions: Option<&str>,
+    unacknowledged: bool,
 ) -> PyResult<Graph> {
     let durability: Durability = durability.parse().map_err(PyValueError::new_err)?;
     let keys = match keys {
@@ -59,7 +60,11 @@ pub fn open(
         .durability(durability)
         .threads(threads)
         .create(create)
-        .read_only(read_only);
+        .read_only(read_only)
+        .log_reach(match unacknowledged {
+            true => evograph::LogReach::Written,
+            false => evograph::LogReach::Durable,
+        });
     if let Some(h) = history {
         opts = opts.history(h.parse().map_err(PyValueError::new_err)?);
     }

@@ -73,6 +73,25 @@ def test_second_writer_is_refused(store):
             assert r.snapshot().num_edges == 1
 
 
+def test_a_reader_holds_what_a_writer_made_durable_unless_it_asks_for_more(store):
+    # An hour between persists: a batch is written at once, durable only by a flush.
+    with evograph.open(store, create=True, durability="interval=3600000") as g:
+        g.insert_edges([1], [2])
+        g.flush()
+        g.insert_edges([3, 5], [4, 6])
+        deadline = time.monotonic() + 20
+        while True:
+            with evograph.open(store, read_only=True, unacknowledged=True) as r:
+                if r.snapshot().num_edges == 3:
+                    break
+            assert time.monotonic() < deadline, "the writer never wrote the batch"
+            time.sleep(0.002)
+        with evograph.open(store, read_only=True) as r:
+            assert r.snapshot().num_edges == 1
+    with evograph.open(store, read_only=True) as r:
+        assert r.snapshot().num_edges == 3
+
+
 @pytest.mark.parametrize(
     "src, dst, exc, msg",
     [

@@ -94,7 +94,7 @@ pub use check::CheckReport;
 pub use history::{Diff, Log, Point};
 pub use lifetime::{LifeEvent, Lifetime};
 pub use open::{check_id_width, holds_store, is_store_file, recorded_creator, recorded_key_kind};
-pub use options::{Compression, MediumKind, Options, RunVersions, Verify};
+pub use options::{Compression, LogReach, MediumKind, Options, RunVersions, Verify};
 pub use retention::HistoryBytes;
 pub use rolling::{RollStep, Stride};
 pub use size::GraphSize;

@@ -120,6 +120,8 @@ pub struct Options {
     /// Open without changing any file: no WAL repair, no flush on close, writes refused.
     /// The WAL is still replayed (into DRAM) so reads see every acknowledged update.
     pub(crate) read_only: bool,
+    /// How far a read-only handle reads the log of a writer running beside it.
+    pub(crate) log_reach: LogReach,
     /// What creates the store (such as "evograph demo"), recorded in it at creation and
     /// shown by `stats`; ignored when opening an existing store.
     pub(crate) created_by: Option<String>,
@@ -291,12 +293,36 @@ impl Options {
         self
     }
 
+    /// How far a read-only handle reads the log of a writer that holds the store open
+    /// beside it: the batches it has made durable (the default; under
+    /// [`Durability::Sync`] that is every batch acknowledged, and none still in flight),
+    /// or every batch it has written. With no writer running, a reader reads every block
+    /// that reads, as the next writer's recovery will keep them.
+    pub fn log_reach(mut self, reach: LogReach) -> Options {
+        self.log_reach = reach;
+        self
+    }
+
     /// What creates the store (such as "evograph demo"), recorded in it at creation and
     /// shown by `stats`; ignored when opening an existing store.
     pub fn created_by(mut self, created_by: impl Into<Option<String>>) -> Options {
         self.created_by = created_by.into();
         self
     }
+}
+
+/// How far a read-only handle reads a live writer's log ([`Options::log_reach`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LogReach {
+    /// The batches the writer has made durable. Under [`Durability::Sync`] a batch is
+    /// acknowledged once durable, so the reader holds every batch acknowledged before it
+    /// opened and none that a power cut could still take back; under
+    /// [`Durability::Interval`] it holds the batches up to the last persist.
+    #[default]
+    Durable,
+    /// Every batch the writer has written to the log, durable or not: newer, but a batch
+    /// read this way may not be acknowledged yet and may still be lost to a power cut.
+    Written,
 }
 
 /// When a writer derives the versions of its runs ([`Options::run_versions`]).
@@ -348,6 +374,7 @@ impl Default for Options {
             partition_bits: 20,
             background: true,
             read_only: false,
+            log_reach: LogReach::Durable,
             wal_segment_bytes: crate::wal::writer::SEGMENT_BYTES,
             created_by: None,
             history: History::None,

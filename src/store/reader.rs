@@ -19,6 +19,12 @@
 //! - **Be half way through a block or a manifest slot**: a torn block ends the log (its
 //!   checksum or, on pmem, its missing commit marker), a torn slot leaves the older root in
 //!   force.
+//! - **Have written a group it has not made durable yet**: the reader replays the newest
+//!   segment only up to the durable point its progress record names, which the writer
+//!   publishes after each persist and before it acknowledges ([`super::LogReach`]): so a
+//!   reader holds every batch acknowledged before it opened and none a power cut could
+//!   take back. With no writer holding the lock it reads every block that reads, as the
+//!   next writer's recovery will keep them.
 //!
 //! A store that is damaged for real fails every attempt with the same error, which is then
 //! returned; errors are retried only while a writer holds the lock or the root moves.
@@ -50,7 +56,14 @@ pub(super) fn open_reader(path: &Path, opts: Options) -> Result<Graph> {
     loop {
         attempt += 1;
         let before = root_seq(&*medium);
-        let res = open_on(path, medium.clone(), None, opts.clone());
+        let mut opts = opts.clone();
+        if !writer_active(path) {
+            // No group is in flight: the next writer's recovery keeps every block that
+            // reads, durable point or not (a crash can lose the record published after a
+            // persist), so the reader shows them too.
+            opts.log_reach = super::LogReach::Written;
+        }
+        let res = open_on(path, medium.clone(), None, opts);
         let after = root_seq(&*medium);
         let moved = before != after;
         match res {

@@ -202,6 +202,10 @@ fn read_store(
         start_lsn: root.wal_start_lsn,
         log_in_use: root.log_in_use,
         header_ok: &header_ok,
+        reach: match opts.log_reach {
+            super::LogReach::Durable => wal::Reach::Durable,
+            super::LogReach::Written => wal::Reach::Written,
+        },
     };
     let repair = !opts.read_only;
     let log = replay_wal(

@@ -10,8 +10,14 @@
 //! - bounds the bytes a crash can have torn: the last write's, up to `written` (past that
 //!   page a fresh file holds zeros).
 //!
-//! Two slots, each in a sector of its own, are written in turn, so a torn write of one
-//! leaves the other; the valid slot with the higher `seq` is in force. A segment is made
+//! After each persist the writer also publishes the new durable point, a record with both
+//! ends there, without a persist of its own (the blocks are durable already): a reader in
+//! another process replays the newest segment up to the newest record's `durable` point,
+//! so it holds every batch acknowledged under `sync` and none still in flight.
+//!
+//! Two slots, each in a sector of its own: between two persists every record goes to the
+//! slot the last persist did not make durable, so a torn write of one leaves the other;
+//! the valid slot with the higher `seq` is in force. A segment is made
 //! with records 0 and 1 (nothing written yet) in its two slots, persisted before its
 //! header is written, so a segment whose header reads always holds a valid record, and a
 //! slot of zeros in it was zeroed by something other than the writer.

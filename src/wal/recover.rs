@@ -69,6 +69,9 @@ pub struct Recovered {
     /// What the newest segment holds past the log's end, if anything (cut off when
     /// repairing).
     pub tail: Option<Tail>,
+    /// Records of blocks that read past the newest segment's durable point, which a reader
+    /// asked for [`Reach::Durable`] left out (a live writer's group in flight).
+    pub held_back: u64,
 }
 
 /// What the manifest expects of the log.
@@ -81,6 +84,21 @@ pub struct Expect<'a> {
     /// Checks a segment's header against the root (its store, the commit it was made
     /// under), before any segment is replayed or repaired; its error refuses the store.
     pub header_ok: &'a dyn Fn(&str, &SegmentHeader) -> Result<()>,
+    /// How far a reader (no repair) replays the newest segment; a writer's recovery reads
+    /// every block that reads, whatever this says.
+    pub reach: Reach,
+}
+
+/// How far into the newest segment a reader replays (FORMAT.md, "What a reader in another
+/// process may rely on").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reach {
+    /// Up to its progress record's durable point: the blocks a live writer has made
+    /// durable (under `sync`, every acknowledged batch), not a group still in flight.
+    #[default]
+    Durable,
+    /// Every block that reads, durable or not.
+    Written,
 }
 
 /// Replays the log from `expect.start_lsn`, calling `apply(block, skip)` for every block
@@ -129,7 +147,15 @@ pub fn recover(
             )));
         }
         let later = headers[idx + 1..].iter().find(|(_, h)| h.is_some());
-        let end = replay_segment(medium, &hdr, later.is_some(), start_lsn, repair, &mut apply)?;
+        let limit = Limit::of(repair, expect.reach, later.is_some());
+        let end = replay_segment(
+            medium,
+            &hdr,
+            (later.is_some(), limit),
+            start_lsn,
+            repair,
+            &mut apply,
+        )?;
         out.bytes_replayed += end.bytes_replayed;
         out.segments.push(SegmentInfo {
             seq,
@@ -140,6 +166,11 @@ pub fn recover(
         out.next_lsn = end.lsn;
         if !settle_end(medium, &hdr, &end, later.map(|&(s, _)| s), repair)? {
             out.tail = end.tail;
+            if let Some(at) = end.held_back {
+                // The tail was judged where the blocks end; the reader's log ends here.
+                out.held_back = end.lsn - at.lsn;
+                (out.end_offset, out.next_lsn) = (at.offset as u64, at.lsn);
+            }
             break;
         }
     }
@@ -261,6 +292,30 @@ struct SegmentEnd {
     len: Option<u64>,
     /// The file's length.
     file_len: u64,
+    /// Where replay stopped short of `offset`: the durable point of a segment replayed to
+    /// [`Limit::Durable`], when blocks that read follow it.
+    held_back: Option<At>,
+}
+
+/// How far one segment is replayed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Limit {
+    /// To its progress record's durable point (a reader's newest segment).
+    Durable,
+    /// To its last block that reads.
+    Written,
+}
+
+impl Limit {
+    /// A reader that asked for [`Reach::Durable`] stops in the newest segment (one that no
+    /// later segment `followed`); every segment before it is durable whole, and a writer's
+    /// recovery reads everything.
+    fn of(repair: bool, reach: Reach, followed: bool) -> Limit {
+        match (repair, reach, followed) {
+            (false, Reach::Durable, false) => Limit::Durable,
+            _ => Limit::Written,
+        }
+    }
 }
 
 /// Replays the blocks of one segment (`followed` by a later one), checking that whatever
@@ -268,22 +323,29 @@ struct SegmentEnd {
 fn replay_segment(
     medium: &dyn Medium,
     hdr: &SegmentHeader,
-    followed: bool,
+    (followed, limit): (bool, Limit),
     start_lsn: u64,
     repair: bool,
     apply: &mut impl FnMut(&Block, u64) -> Result<()>,
 ) -> Result<SegmentEnd> {
     let map = SegmentBytes::read(medium, hdr.seq, repair)?;
     let bytes = map.bytes();
+    let durable = durable_lsn(bytes, hdr, limit).map(|d| d.max(start_lsn));
     let mut lsn = hdr.first_lsn;
     let mut off = hdr.header_len() as usize;
     let mut replayed = 0;
+    let mut held_back = None;
+    // Blocks past the durable point are read on, unapplied: the tail is judged where the
+    // blocks end, as a writer's recovery would judge it.
     while let Ok(b) = block::decode(&bytes[off.min(bytes.len())..])? {
         if b.first_lsn != lsn {
             break;
         }
         let end = lsn + b.records;
-        if end > start_lsn {
+        if held_back.is_none() && durable.is_some_and(|d| end > d) {
+            held_back = Some(At { offset: off, lsn });
+        }
+        if end > start_lsn && held_back.is_none() {
             apply(&b, start_lsn.saturating_sub(lsn))?;
             replayed += b.len as u64;
         }
@@ -311,7 +373,19 @@ fn replay_segment(
             Layout::Grown => None,
         },
         file_len: bytes.len() as u64,
+        held_back,
     })
+}
+
+/// The durable point a segment replayed to `limit` stops at: its progress record's, when
+/// it has a header page whose record reads (a segment of an earlier format, or one whose
+/// record does not read, is replayed whole, as before).
+fn durable_lsn(bytes: &[u8], hdr: &SegmentHeader, limit: Limit) -> Option<u64> {
+    if limit != Limit::Durable || !matches!(hdr.layout, Layout::Paged { .. }) {
+        return None;
+    }
+    let page = &bytes[..bytes.len().min(segment::PAGE_LEN as usize)];
+    progress::read(page).newest.map(|p| p.durable.lsn)
 }
 
 /// Where reading a segment stopped: its byte offset and the LSN expected there.

@@ -2,7 +2,8 @@
 //! recovery makes of segments deleted, trailers torn and tails cut.
 
 use super::block;
-use super::recover::{recover, Expect, Recovered};
+use super::progress;
+use super::recover::{recover, Expect, Reach, Recovered};
 use super::segment::{self, SegmentHeader};
 use super::writer::{LogStamps, Wal};
 use crate::batch::DenseBatch;
@@ -36,6 +37,7 @@ fn read_back(m: &MemoryMedium, log_in_use: bool) -> Result<(Recovered, u64)> {
             start_lsn: 0,
             log_in_use,
             header_ok: &any_header,
+            reach: Reach::Written,
         },
         false,
         |b, skip| {
@@ -189,6 +191,19 @@ fn a_torn_last_write_is_a_crash_and_blocks_zeroed_before_it_are_damage() {
     let seg = m.open(&name).unwrap();
     let b = seg.map().unwrap().bytes().to_vec();
     let last = last_block(&b);
+    // The last write persisted and published durable: torn, it is damage.
+    seg.write_at(last as u64 + 40, &[0u8; 16]).unwrap();
+    let t = read_back(&m, true).unwrap().0.tail.expect("reported");
+    assert!(t.damage.is_some(), "{t:?}");
+    seg.write_at(0, &b[..segment::PAGE_LEN as usize]).unwrap();
+    // As a crash during the last write leaves the header page: the record published
+    // after its persist never landed (torn), the one written before it is in force.
+    let newest = progress::read(&b).newest.unwrap();
+    seg.write_at(
+        newest.slot_offset() as u64 + 3,
+        &[b[newest.slot_offset() + 3] ^ 0x40],
+    )
+    .unwrap();
     // The last write's body torn (zeros where its sectors never landed): a crash's.
     seg.write_at(last as u64 + 40, &[0u8; 16]).unwrap();
     let (rec, records) = read_back(&m, true).unwrap();
@@ -228,4 +243,109 @@ fn a_damaged_block_before_one_whose_hint_covers_it_is_refused() {
     assert!(last > first, "two blocks in the newest segment");
     seg.write_at(first as u64, &[0xFF]).unwrap();
     assert!(read_back(&m, true).is_err());
+}
+
+/// Reads the log back as a reader asking for `reach` while a writer has it in use: the
+/// records replayed, and those held back past the durable point.
+fn read_to(m: &MemoryMedium, reach: Reach) -> Result<(u64, u64)> {
+    let mut records = 0;
+    let rec = recover(
+        m,
+        &Expect {
+            start_lsn: 0,
+            log_in_use: true,
+            header_ok: &any_header,
+            reach,
+        },
+        false,
+        |b, skip| {
+            records += b.records - skip;
+            Ok(())
+        },
+    )?;
+    assert_eq!(
+        rec.next_lsn, records,
+        "the reader's log ends where it replayed"
+    );
+    Ok((records, rec.held_back))
+}
+
+fn ten_edges() -> DenseBatch {
+    let mut b = DenseBatch::default();
+    for j in 0..10 {
+        b.push_edge(j, j + 1, false, 0.0);
+    }
+    b
+}
+
+#[test]
+fn a_reader_stops_at_the_durable_point_the_writer_publishes_after_each_persist() {
+    let m = Arc::new(MemoryMedium::new());
+    // An hour between persists: blocks are written at once and made durable by `sync`.
+    let hour = Durability::Interval(3_600_000);
+    let wal = Wal::start(
+        m.clone(),
+        Recovered::default(),
+        hour,
+        1 << 20,
+        Vec::new(),
+        stamps(),
+    )
+    .unwrap();
+    wal.submit(&ten_edges(), 0).unwrap();
+    wal.sync().unwrap();
+    assert_eq!(read_to(&m, Reach::Durable).unwrap(), (10, 0));
+    wal.submit(&ten_edges(), 10).unwrap();
+    wal.submit(&ten_edges(), 20).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while read_to(&m, Reach::Written).unwrap().0 < 30 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the writer never wrote the blocks"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // Written, not durable: a reader leaves them out unless it asks for them.
+    assert_eq!(read_to(&m, Reach::Durable).unwrap(), (10, 20));
+    assert_eq!(read_to(&m, Reach::Written).unwrap(), (30, 0));
+    wal.sync().unwrap();
+    assert_eq!(read_to(&m, Reach::Durable).unwrap(), (30, 0));
+    wal.shutdown(false).unwrap();
+}
+
+#[test]
+fn a_writer_recovering_blocks_past_the_durable_point_publishes_them() {
+    let m = written(3);
+    let name = segments(&m).pop().unwrap();
+    let seg = m.open(&name).unwrap();
+    let mut page = vec![0u8; segment::PAGE_LEN as usize];
+    seg.read_at(0, &mut page).unwrap();
+    // As a crash that kept the blocks but lost the record published after their persist
+    // leaves it: the newest record says only the first block was durable.
+    let p = progress::read(&page).newest.unwrap();
+    let first = progress::Position {
+        offset: segment::PAGE_LEN,
+        lsn: 0,
+    };
+    let stale = progress::Progress {
+        seq: p.seq + 1,
+        durable: first,
+        written: p.written,
+    };
+    stale.put(&mut page);
+    seg.write_at(0, &page).unwrap();
+    let (durable, held) = read_to(&m, Reach::Durable).unwrap();
+    assert!(held > 0 && durable + held == 30, "{durable} + {held}");
+    let (rec, _) = read_back(&m, true).unwrap();
+    let wal = Wal::start(
+        m.clone(),
+        rec,
+        Durability::Sync,
+        SEGMENT,
+        Vec::new(),
+        stamps(),
+    )
+    .unwrap();
+    assert_eq!(read_to(&m, Reach::Durable).unwrap(), (30, 0));
+    wal.shutdown(false).unwrap();
 }

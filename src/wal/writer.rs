@@ -323,6 +323,8 @@ struct Log {
     cur_limit: Option<u64>,
     /// The progress record written last in the current segment.
     progress_seq: u64,
+    /// Which slot the next progress record goes to.
+    next_slot: NextSlot,
     /// Where the log was durable as of the last completed persist.
     durable: Position,
     offset: u64,
@@ -379,7 +381,8 @@ impl Log {
             }
         };
         let recorded = page.as_deref().map(progress::read).unwrap_or_default();
-        Ok(Log {
+        let behind = page.is_some() && recorded.newest.is_none_or(|p| p.durable.lsn < rec.next_lsn);
+        let mut log = Log {
             cur_limit: match page {
                 Some(_) => Some(cur.len()?.min(segment::PAGE_LEN + segment_bytes)),
                 None => None,
@@ -389,6 +392,8 @@ impl Log {
             cur,
             page,
             progress_seq: recorded.newest.map_or(0, |p| p.seq),
+            // What recovery left (or a new segment's making) is durable.
+            next_slot: NextSlot::Other,
             durable: Position {
                 offset,
                 lsn: rec.next_lsn,
@@ -400,7 +405,15 @@ impl Log {
             segment_bytes,
             marked,
             markers: Vec::new(),
-        })
+        };
+        if behind {
+            // Recovery kept blocks past the record's durable point (a crash lost the record
+            // published after their persist), and `continue_segment` persisted them: say so
+            // before anything is written, or a reader would leave them out until the next
+            // persist.
+            log.publish_durable()?;
+        }
+        Ok(log)
     }
 
     /// Writes a group of encoded blocks ending at LSN `end` (with its commit marker held
@@ -448,7 +461,12 @@ impl Log {
         let Some(page) = self.page.as_mut() else {
             return Ok(());
         };
-        self.progress_seq += 1;
+        // Every record between two persists goes to one slot, which a crash can tear; the
+        // other holds the record the last persist made durable.
+        self.progress_seq += match std::mem::replace(&mut self.next_slot, NextSlot::Same) {
+            NextSlot::Other => 1,
+            NextSlot::Same => 2,
+        };
         let p = Progress {
             seq: self.progress_seq,
             durable: self.durable,
@@ -479,7 +497,18 @@ impl Log {
             offset: self.offset,
             lsn: self.next_lsn,
         };
-        Ok(())
+        self.next_slot = NextSlot::Other;
+        self.publish_durable()
+    }
+
+    /// Records in the header page that the log is durable to its end, without a persist
+    /// of its own. A reader in another process takes the log up to the newest record's
+    /// durable point (`recover` with [`Reach::Durable`](super::recover::Reach)), and a
+    /// `sync` acknowledgement waits for this write, so such a reader holds every
+    /// acknowledged record and none still in flight. The claim holds whichever of the
+    /// header page's writes a crash keeps: the blocks were durable before it was made.
+    fn publish_durable(&mut self) -> Result<()> {
+        self.record_progress(self.durable)
     }
 
     /// Bytes of the current segment's header.
@@ -533,6 +562,7 @@ impl Log {
         self.page = Some(next.page);
         // Records 0 and 1 are the new segment's making.
         self.progress_seq = 1;
+        self.next_slot = NextSlot::Other;
         self.segments.push_back(info);
         self.offset = segment::PAGE_LEN;
         self.durable = Position {
@@ -730,6 +760,18 @@ fn continue_segment(
         page,
         offset: end_offset,
     })
+}
+
+/// Where the next progress record goes. A persist makes the slot written last durable;
+/// until the next one, records (the durable point published, the next writes' records) all
+/// go to the other slot, so that a crash, which tears at most the slot being written,
+/// always leaves one record that reads. Its `seq` rises by 2 to stay in the slot.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum NextSlot {
+    /// The slot not written last: the first record after a persist.
+    Other,
+    /// The slot written last, which no persist has made durable since.
+    Same,
 }
 
 /// The segment the writer appends to when it starts.

@@ -28,6 +28,8 @@ pub struct Args {
     /// Store directory.
     store: PathBuf,
     #[command(flatten)]
+    reach: crate::args::Reach,
+    #[command(flatten)]
     when: crate::args::When,
     /// Output directory (parquet only).
     out: Option<PathBuf>,
@@ -59,7 +61,7 @@ pub fn run(a: Args) -> evograph::Result<ExitCode> {
             .store(&a.store)
             .dir(out, "OUT")?;
     }
-    let g = crate::open_reader(&a.store)?;
+    let g = crate::open_reader(&a.store, a.reach.log_reach())?;
     let s = crate::args::snapshot_of(&g, a.when)?;
     match (a.format, &a.out) {
         (ExportFormat::Text, None) if a.kernels.is_empty() => text(&s),

@@ -1,0 +1,55 @@
+//! Read-only handles beside a live writer read the log as far as the writer has made it
+//! durable (FORMAT.md, "What a reader in another process may rely on"): under `sync`, every
+//! batch acknowledged before the reader opened and none still in flight; asked for more
+//! ([`LogReach::Written`]), every batch written.
+
+use evograph::{Durability, Graph, GraphView, LogReach, Options};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn edges_seen(dir: &Path, reach: LogReach) -> u64 {
+    let r = Graph::open(dir, Options::new().read_only(true).log_reach(reach)).unwrap();
+    let n = r.snapshot().unwrap().num_edges();
+    r.close().unwrap();
+    n
+}
+
+#[test]
+fn a_reader_beside_a_sync_writer_holds_every_batch_acknowledged_before_it_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = Graph::open(
+        dir.path(),
+        Options::new().create(true).durability(Durability::Sync),
+    )
+    .unwrap();
+    for i in 0..20u64 {
+        w.insert_edges(&[(i, i + 1)]).unwrap();
+        // The writer published the durable point before it acknowledged the batch: a
+        // reader that left out the last group would see one edge fewer.
+        assert_eq!(edges_seen(dir.path(), LogReach::Durable), i + 1);
+    }
+    w.close().unwrap();
+}
+
+#[test]
+fn a_reader_leaves_out_batches_written_but_not_durable_unless_it_asks_for_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // An hour between persists: a batch is written at once and durable only by a flush.
+    let hour = Durability::Interval(3_600_000);
+    let w = Graph::open(dir.path(), Options::new().create(true).durability(hour)).unwrap();
+    w.insert_edges(&[(1, 2)]).unwrap();
+    w.flush().unwrap();
+    w.insert_edges(&[(3, 4), (5, 6)]).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while edges_seen(dir.path(), LogReach::Written) < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "the writer never wrote the batch"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(edges_seen(dir.path(), LogReach::Durable), 1);
+    w.close().unwrap();
+    // No writer: every block that reads is what the store holds.
+    assert_eq!(edges_seen(dir.path(), LogReach::Durable), 3);
+}
