@@ -257,6 +257,17 @@ impl<P: PageWriter> SegmentFile for DirectSegment<P> {
         drop(t);
         self.plain.write_ahead(offset, data)
     }
+    /// Through the page cache, left for the next persist: off the tail's page, as a
+    /// write ahead is.
+    fn write_behind(&self, offset: u64, data: &[u8]) -> Result<()> {
+        let t = self.lock();
+        debug_assert!(
+            !t.loaded || offset + data.len() as u64 <= t.start,
+            "a write behind stays off the tail's page"
+        );
+        drop(t);
+        self.plain.write_at(offset, data)
+    }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         self.plain.read_at(offset, buf)
     }

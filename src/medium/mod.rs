@@ -163,6 +163,13 @@ pub trait SegmentFile: Send + Sync {
     fn write_ahead(&self, offset: u64, data: &[u8]) -> Result<()> {
         self.write_at(offset, data)
     }
+    /// Writes `data` at `offset` where other processes' reads see it at once, and leaves it
+    /// for the next [`SegmentFile::persist`] to write back: for a small write nobody waits
+    /// to be durable (a log segment's header page, published after a persist for readers),
+    /// which a direct write or a write-back started now would make the next write wait for.
+    fn write_behind(&self, offset: u64, data: &[u8]) -> Result<()> {
+        self.write_at(offset, data)
+    }
     /// Current length in bytes.
     fn len(&self) -> Result<u64>;
     /// Whether the segment is empty.

@@ -458,6 +458,12 @@ impl Log {
     /// durable end and that write's end (see `progress`): both become durable with the
     /// blocks, by the same persist.
     fn record_progress(&mut self, written: Position) -> Result<()> {
+        self.put_progress(written, PageWrite::Ahead)
+    }
+
+    /// Writes the next progress record, with its write-back started (`Ahead`: the persist
+    /// that follows waits for it) or left to the next persist (`Behind`).
+    fn put_progress(&mut self, written: Position, how: PageWrite) -> Result<()> {
         let Some(page) = self.page.as_mut() else {
             return Ok(());
         };
@@ -473,14 +479,18 @@ impl Log {
             written,
         };
         p.put(page);
-        if self.marked {
-            // Cache-line media write back what was stored: the slot, not the page.
-            let at = p.slot_offset();
-            return self
-                .cur
-                .write_ahead(at as u64, &page[at..at + progress::SLOT_LEN]);
+        // Cache-line media write back what was stored: the slot, not the page.
+        let (at, bytes) = match self.marked {
+            true => (
+                p.slot_offset(),
+                &page[p.slot_offset()..][..progress::SLOT_LEN],
+            ),
+            false => (0, &page[..]),
+        };
+        match how {
+            PageWrite::Ahead => self.cur.write_ahead(at as u64, bytes),
+            PageWrite::Behind => self.cur.write_behind(at as u64, bytes),
         }
-        self.cur.write_ahead(0, page)
     }
 
     /// The persist every `sync` acknowledgement waits for: the group's bytes, then (on
@@ -508,7 +518,10 @@ impl Log {
     /// acknowledged record and none still in flight. The claim holds whichever of the
     /// header page's writes a crash keeps: the blocks were durable before it was made.
     fn publish_durable(&mut self) -> Result<()> {
-        self.record_progress(self.durable)
+        // Through the page cache, no write-back started: a direct write of the page, or
+        // one started now that the next record's write of the page would wait for, made
+        // a sync ingest of 4-record batches take 2x and 1.19x as long.
+        self.put_progress(self.durable, PageWrite::Behind)
     }
 
     /// Bytes of the current segment's header.
@@ -760,6 +773,15 @@ fn continue_segment(
         page,
         offset: end_offset,
     })
+}
+
+/// How a progress record reaches the medium.
+#[derive(Clone, Copy)]
+enum PageWrite {
+    /// Written, and its write-back started for the persist that follows.
+    Ahead,
+    /// Written where readers see it; the next persist writes it back.
+    Behind,
 }
 
 /// Where the next progress record goes. A persist makes the slot written last durable;
