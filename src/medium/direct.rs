@@ -146,6 +146,16 @@ impl<P: PageWriter> DirectSegment<P> {
         }
     }
 
+    /// Buffered writes beside the direct ones (the log's header page) never touch the
+    /// tail's page, which the next direct write would overwrite with its own copy.
+    fn assert_off_tail(&self, offset: u64, len: usize) {
+        let t = self.lock();
+        debug_assert!(
+            !t.loaded || offset + len as u64 <= t.start,
+            "a buffered write stays off the tail's page"
+        );
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Tail> {
         // A panic while writing leaves at worst a tail that no longer matches the file;
         // marking it unloaded makes the next write read it back.
@@ -249,23 +259,13 @@ impl<P: PageWriter> SegmentFile for DirectSegment<P> {
     /// buffered, the two are on the device together. Only for pages that are not the
     /// tail's (the log's header page), which direct writes never touch.
     fn write_ahead(&self, offset: u64, data: &[u8]) -> Result<()> {
-        let t = self.lock();
-        debug_assert!(
-            !t.loaded || offset + data.len() as u64 <= t.start,
-            "a write ahead stays off the tail's page"
-        );
-        drop(t);
+        self.assert_off_tail(offset, data.len());
         self.plain.write_ahead(offset, data)
     }
     /// Through the page cache, left for the next persist: off the tail's page, as a
     /// write ahead is.
     fn write_behind(&self, offset: u64, data: &[u8]) -> Result<()> {
-        let t = self.lock();
-        debug_assert!(
-            !t.loaded || offset + data.len() as u64 <= t.start,
-            "a write behind stays off the tail's page"
-        );
-        drop(t);
+        self.assert_off_tail(offset, data.len());
         self.plain.write_at(offset, data)
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
