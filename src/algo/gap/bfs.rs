@@ -11,9 +11,8 @@
 //! under a 768 MiB cap: 95 s). A view in DRAM hands itself over whole, and the steps are
 //! GAPBS's.
 
-use super::par_range;
 use crate::snapshot::{GraphView, SweepIn};
-use crate::types::bits::AtomicBits;
+use crate::types::bits::{AtomicBits, Writers};
 use crate::types::VertexId;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -260,23 +259,33 @@ where
     G: GraphView,
     V: Fn(VertexId, i64) -> i64 + Sync,
 {
+    /// Tasks take whole words of `next` (64 vertices), so each sets its words with a plain
+    /// store; only a word the window shares with its neighbor window is or-ed atomically.
     fn visit<W: GraphView>(&mut self, vs: Range<usize>, g: &W) {
         let (s, front, next, depth) = (self.search, self.front, self.next, self.depth);
-        self.awake += par_range(vs)
-            .with_min_len(1024)
-            .filter(|&v| s.unseen(v))
-            .map(|v| {
-                let found = g.find_in(v, |u| {
-                    let parent = front.contains(u);
-                    if parent {
-                        s.set(v, u, depth);
-                    }
-                    parent
-                });
-                if found {
-                    next.insert(v);
+        self.awake += (vs.start / 64..vs.end.div_ceil(64))
+            .into_par_iter()
+            .with_min_len(16)
+            .map(|w| {
+                let (lo, hi) = ((w * 64).max(vs.start), ((w + 1) * 64).min(vs.end));
+                let mut bits = 0u64;
+                for v in lo as VertexId..hi as VertexId {
+                    let found = s.unseen(v)
+                        && g.find_in(v, |u| {
+                            let parent = front.contains(u);
+                            if parent {
+                                s.set(v, u, depth);
+                            }
+                            parent
+                        });
+                    bits |= (found as u64) << (v % 64);
                 }
-                found as u64
+                let writers = match hi - lo == 64 {
+                    true => Writers::One,
+                    false => Writers::Many,
+                };
+                next.or_word(w, bits, writers);
+                bits.count_ones() as u64
             })
             .sum::<u64>();
     }

@@ -59,7 +59,9 @@ fn compress(comp: &[AtomicVertexId]) {
 #[must_use = "the kernel's result is its return value"]
 pub fn afforest<G: GraphView>(g: &G) -> Vec<VertexId> {
     let n = g.num_vertices();
-    let comp: Vec<AtomicVertexId> = (0..n as VertexId).map(AtomicVertexId::new).collect();
+    let comp: Vec<AtomicVertexId> = crate::types::par_vertices(n)
+        .map(AtomicVertexId::new)
+        .collect();
     // Sample: link each vertex to its first out-neighbors, in one sweep.
     g.sweep_out(&mut Sample { comp: &comp });
     compress(&comp);
@@ -92,6 +94,12 @@ pub fn afforest<G: GraphView>(g: &G) -> Vec<VertexId> {
 }
 
 /// The sampling: each vertex linked to its first [`SAMPLED_NEIGHBORS`] out-neighbors.
+///
+/// A view that hands itself over whole (in DRAM) links them as GAPBS does, one neighbor
+/// per round with a compression between, so each round's links climb trees the last one
+/// flattened; measured on Kron22, one round linking both neighbors took about 1.4x
+/// GAPBS's Afforest. A view that streams its lists window by window links both in its one
+/// pass, reading each list once; the components are the same.
 struct Sample<'c> {
     comp: &'c [AtomicVertexId],
 }
@@ -99,15 +107,30 @@ struct Sample<'c> {
 impl SweepIn for Sample<'_> {
     fn visit<W: GraphView>(&mut self, vs: Range<usize>, g: &W) {
         let comp = self.comp;
-        par_range(vs).with_min_len(1024).for_each(|u| {
-            let mut i = 0;
-            g.find_out(u, |v| {
-                link(u, v, comp);
-                i += 1;
-                i == SAMPLED_NEIGHBORS
-            });
-        });
+        if vs.len() < g.num_vertices() {
+            return link_first(g, vs, 0..SAMPLED_NEIGHBORS, comp);
+        }
+        for r in 0..SAMPLED_NEIGHBORS {
+            if r > 0 {
+                compress(comp);
+            }
+            link_first(g, vs.clone(), r..r + 1, comp);
+        }
     }
+}
+
+/// Links each vertex of `vs` to its out-neighbors at positions `at` in its list.
+fn link_first<W: GraphView>(g: &W, vs: Range<usize>, at: Range<usize>, comp: &[AtomicVertexId]) {
+    par_range(vs).with_min_len(1024).for_each(|u| {
+        let mut i = 0;
+        g.find_out(u, |v| {
+            if at.contains(&i) {
+                link(u, v, comp);
+            }
+            i += 1;
+            i == at.end
+        });
+    });
 }
 
 /// The final links of the vertices outside the giant component: their out-neighbors
