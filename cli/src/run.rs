@@ -570,12 +570,20 @@ pub fn print(
 ) -> std::io::Result<()> {
     let order = s.key_order();
     let live = by_key(s, &order);
+    let named = s.named();
     // Names may hold spaces; a tab keeps the columns apart.
-    let sep = if s.named() { '\t' } else { ' ' };
+    let sep = if named { '\t' } else { ' ' };
+    // An integer key is the number it sorts by, already beside the vertex: looked up again
+    // per line, it was a cache miss per line (a third of a one-pass PageRank's time on
+    // Kron24, start to exit).
+    let key = |b: &mut Vec<u8>, (k, v): (u64, VertexId)| match named {
+        true => put_key(b, s.key(v), sep),
+        false => put_key(b, evograph::Key::Id(k), sep),
+    };
     match values {
         // Labels and parents of a string-keyed store are printed as the names they are.
         Values::Int(x) if kernel.values_are_vertices() && s.named() => {
-            write_lines(w, &live, |b, v| {
+            write_lines(w, &live, |b, (_, v)| {
                 // -1 (a BFS parent never reached) has no name, and prints as itself.
                 put_key(b, s.key(v), sep);
                 match u64::try_from(x[v as usize])
@@ -587,12 +595,13 @@ pub fn print(
                 }
             })?
         }
-        Values::Int(x) => write_lines(w, &live, |b, v| {
-            put_key(b, s.key(v), sep);
-            put_int(b, x[v as usize], '\n');
+        Values::Int(x) => write_lines(w, &live, |b, kv| {
+            key(b, kv);
+            put_int(b, x[kv.1 as usize], '\n');
         })?,
-        Values::Float(x) => write_lines(w, &live, |b, v| {
-            put_key(b, s.key(v), sep);
+        Values::Float(x) => write_lines(w, &live, |b, kv| {
+            key(b, kv);
+            let v = kv.1;
             ga::write_f64(b, x[v as usize]);
             b.push(b'\n');
         })?,
@@ -615,15 +624,15 @@ const LINES_PER_TASK: usize = 1 << 14;
 /// integer keys; names make lines longer).
 const LINES_PER_WINDOW: usize = 1 << 20;
 
-/// Writes `line`'s text for each of `vertices`, in order. The text is formatted in
-/// parallel, a window at a time: formatted one line after another, printing PageRank's
-/// values took as long as computing them.
-fn write_lines(
+/// Writes `line`'s text for each of `items` (vertices, with what they sort by), in order.
+/// The text is formatted in parallel, a window at a time: formatted one line after
+/// another, printing PageRank's values took as long as computing them.
+fn write_lines<T: Copy + Sync>(
     w: &mut impl Write,
-    vertices: &[VertexId],
-    line: impl Fn(&mut Vec<u8>, VertexId) + Sync,
+    items: &[T],
+    line: impl Fn(&mut Vec<u8>, T) + Sync,
 ) -> std::io::Result<()> {
-    for window in vertices.chunks(LINES_PER_WINDOW) {
+    for window in items.chunks(LINES_PER_WINDOW) {
         let texts: Vec<Vec<u8>> = window
             .par_chunks(LINES_PER_TASK)
             .map(|vs| {
@@ -637,17 +646,18 @@ fn write_lines(
     Ok(())
 }
 
-/// The existing vertices, sorted by key. The keys are gathered beside the ids first:
-/// sorting ids by a key looked up per comparison missed the cache on every one, and took
-/// longer than a kernel (1.2 s of CPU for Kron24's 8.9 M vertices).
-fn by_key(s: &impl Keyed, order: &[u64]) -> Vec<VertexId> {
+/// The existing vertices sorted by key, each beside the number it sorts by (`order`'s). The
+/// keys are gathered beside the ids first: sorting ids by a key looked up per comparison
+/// missed the cache on every one, and took longer than a kernel (1.2 s of CPU for Kron24's
+/// 8.9 M vertices).
+fn by_key(s: &impl Keyed, order: &[u64]) -> Vec<(u64, VertexId)> {
     let mut keyed: Vec<(u64, VertexId)> = (0..s.num_vertices() as VertexId)
         .into_par_iter()
         .filter(|&v| s.vertex_exists(v))
         .map(|v| (order[v as usize], v))
         .collect();
     keyed.par_sort_unstable();
-    keyed.into_par_iter().map(|(_, v)| v).collect()
+    keyed
 }
 
 /// Appends a key and then `end` to a line buffer.
