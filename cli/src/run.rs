@@ -582,7 +582,7 @@ pub fn print(
     };
     match values {
         // Labels and parents of a string-keyed store are printed as the names they are.
-        Values::Int(x) if kernel.values_are_vertices() && s.named() => {
+        Values::Int(x) if kernel.values_are_vertices() && named => {
             write_lines(w, &live, |b, (_, v)| {
                 // -1 (a BFS parent never reached) has no name, and prints as itself.
                 put_key(b, s.key(v), sep);
@@ -595,13 +595,12 @@ pub fn print(
                 }
             })?
         }
-        Values::Int(x) => write_lines(w, &live, |b, kv| {
+        Values::Int(x) => write_lines(w, &live, |b, kv @ (_, v)| {
             key(b, kv);
-            put_int(b, x[kv.1 as usize], '\n');
+            put_int(b, x[v as usize], '\n');
         })?,
-        Values::Float(x) => write_lines(w, &live, |b, kv| {
+        Values::Float(x) => write_lines(w, &live, |b, kv @ (_, v)| {
             key(b, kv);
-            let v = kv.1;
             ga::write_f64(b, x[v as usize]);
             b.push(b'\n');
         })?,
