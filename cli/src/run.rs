@@ -51,7 +51,7 @@ use std::process::ExitCode;
 /// runs), view_seconds
 /// (building that view)
 /// and, when pr or gap-pr streamed its lists, stream (direct, bytes_read, fallbacks,
-/// window_bytes). --trials N runs the kernel N times on the same snapshot
+/// window_bytes, kept_bytes: windows kept in DRAM after the first pass). --trials N runs the kernel N times on the same snapshot
 /// (as GAPBS's -n does) and reports the median time, each trial's in `trial_seconds`. The
 /// summary and values are the last trial's; a kernel whose rounds vary by trial (gap-pr
 /// stops at its tolerance, vertex programs when all halt) lists each trial's count in
@@ -402,7 +402,7 @@ fn json_report(
         "view_seconds": ready.view.1,
         "stream": s.sweep_stream().map(|st| json!({
             "direct": st.direct, "bytes_read": st.bytes_read, "fallbacks": st.fallbacks,
-            "window_bytes": st.window,
+            "window_bytes": st.window, "kept_bytes": st.kept,
         })),
         "trial_seconds": trial_seconds,
         "output": a.output.as_ref().map(|p| p.display().to_string()),

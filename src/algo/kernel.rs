@@ -433,6 +433,9 @@ pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
         };
     }
     let streamed = s.sweep_stream().is_some();
+    if streamed {
+        s.keep_streamed_windows(kernel.sweeps(p));
+    }
     if s.flat().is_some() {
         return if streamed { "flat-streamed" } else { "flat" };
     }

@@ -249,6 +249,60 @@ fn pagerank_on_streamed_runs_equals_pagerank_in_place() {
     }
 }
 
+/// A kernel sweeping several runs' lists streamed from the files keeps windows it merged
+/// in the DRAM left (here the copy budget): PageRank's values are those read in place
+/// whatever was kept, and the passes after the first read only the windows not kept,
+/// nothing once all are. One compacted run's stream keeps nothing.
+#[test]
+fn streamed_windows_kept_after_the_first_pass_give_the_same_pagerank() {
+    use crate::algo::kernel::{self, Kernel, Params};
+    use crate::SweepReads;
+    let p = Params {
+        iterations: Some(crate::algo::kernel::SWEEPS_FOR_A_COPY),
+        ..Params::default()
+    };
+    for (one_run, packed) in [(true, false), (true, true), (false, false), (false, true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let g = match one_run {
+            true => compacted(dir.path(), false, packed, 320),
+            false => live(dir.path(), false, packed, 320),
+        };
+        let in_place = g.snapshot().unwrap().with_sweep_reads(SweepReads::Mapped);
+        let want = kernel::run(&in_place, Kernel::Pr, &p).unwrap().values;
+        let view = match (one_run, packed) {
+            (false, _) => "runs-streamed",
+            (true, false) => "flat-streamed",
+            (true, true) => "packed-streamed",
+        };
+        // Streamed in windows of 512 bytes, keeping at most `budget` bytes of them.
+        let streamed = |budget: usize| {
+            let s = (g.snapshot().unwrap())
+                .with_sweep_reads(SweepReads::Streamed)
+                .with_copy_budget(Some(budget));
+            assert!(s.stream_in_windows(512), "file-backed runs stream");
+            assert_eq!(kernel::prepare(&s, Kernel::Pr, &p), view);
+            assert_eq!(kernel::run(&s, Kernel::Pr, &p).unwrap().values, want);
+            s.sweep_stream().expect("streamed")
+        };
+        let none = streamed(0);
+        let all = streamed(usize::MAX);
+        if one_run {
+            assert_eq!(all.kept, 0, "{view}: {all:?}");
+            assert_eq!(all.bytes_read, none.bytes_read, "{view}");
+            continue;
+        }
+        let some = streamed((all.kept / 2) as usize);
+        let what = format!("{view}: none {none:?}, some {some:?}, all {all:?}");
+        assert_eq!(none.kept, 0, "{what}");
+        assert!(0 < some.kept && some.kept < all.kept, "{what}");
+        // A pass reads none.bytes_read / passes; keeping all reads only the first pass.
+        let passes = p.iterations.unwrap() as u64;
+        assert_eq!(all.bytes_read * passes, none.bytes_read, "{what}");
+        assert!(all.bytes_read < some.bytes_read, "{what}");
+        assert!(some.bytes_read < none.bytes_read, "{what}");
+    }
+}
+
 /// Afforest's phases are sweeps: over a live store's runs streamed window by window (out-
 /// and in-lists, any window) or merged from their mappings, every vertex gets the label
 /// the general path gives it.

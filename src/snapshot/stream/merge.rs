@@ -10,7 +10,7 @@ use super::{window_meta_methods, Starts};
 use crate::run::packed;
 use crate::run::Dir;
 use crate::run::DirData;
-use crate::types::VertexId;
+use crate::types::{VertexId, ID_BYTES};
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -167,6 +167,15 @@ pub(super) struct Counts {
     degrees: Vec<VertexId>,
     /// The cut vertices, as indices into the window, ascending.
     cut: Vec<u32>,
+}
+
+impl Counts {
+    /// Bytes of the window merged ([`Merged`]): an offset per vertex and one more, and
+    /// the live neighbors.
+    pub(super) fn merged_bytes(&self) -> u64 {
+        let ids: u64 = self.degrees.iter().map(|&d| d as u64).sum();
+        (self.degrees.len() as u64 + 1) * 8 + ids * ID_BYTES as u64
+    }
 }
 
 /// Counts window `vs` from its parts, in parallel over chunks of vertices, part by part

@@ -91,6 +91,7 @@ impl InStream {
             bytes_read: self.file.bytes_read(),
             fallbacks: self.fallbacks.load(Relaxed),
             window: self.window,
+            kept: 0,
         }
     }
 
