@@ -47,9 +47,10 @@
 //! batch's apply and one memtable's seal, never for an `fdatasync`.
 //!
 //! Other processes: one writer holds `LOCK` (an exclusive `flock`); read-only handles
-//! (`reader.rs`) take no lock at all and rely on the file-level promises listed in
+//! (`reader.rs`) take no lock on the store and rely on the file-level promises listed in
 //! FORMAT.md ("What a reader in another process may rely on"), so nothing here waits for
-//! them.
+//! them. While one opens it holds a shared `flock` on `READERS`, which the writer only
+//! tries, never waits for (`readers.rs`): it then freezes its memtables smaller.
 //!
 //! `manifest` (the root in force), `history` (what history is kept, and its committed
 //! segments: `history.rs`), `followers` (who follows the commits: `follow.rs`), `poisoned`
@@ -79,6 +80,7 @@ mod open;
 pub(crate) mod options;
 mod policy;
 mod reader;
+mod readers;
 mod recovery;
 mod replay;
 mod retention;
@@ -248,6 +250,8 @@ struct Inner {
     /// Run-file bytes this handle wrote, by cause.
     run_bytes: RunBytes,
     _lock: Option<lock::StoreLock>,
+    /// Readers opening beside this writer, in other processes (`readers.rs`).
+    readers: readers::Watch,
 }
 
 /// Where the log a handle replayed at its open ended: for a read-only handle, what lay past
@@ -824,8 +828,14 @@ impl Inner {
 
     /// Memtable bytes at which the active memtable is frozen: half the budget, so the
     /// active memtable and one being sealed (which frees its buffers as it goes) fit.
+    /// The memtable size at which the writer freezes it: half the budget, and less while
+    /// readers in other processes open beside it (`readers.rs`), which replay it all.
     fn freeze_bytes(&self) -> usize {
-        (self.opts.memtable_bytes / 2).max(1)
+        let half = (self.opts.memtable_bytes / 2).max(1);
+        match self.readers.readers_about() {
+            true => half.min(readers::FREEZE_BYTES_WITH_READERS),
+            false => half,
+        }
     }
 }
 

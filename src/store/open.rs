@@ -24,11 +24,15 @@ use std::sync::Arc;
 
 pub(super) use super::recovery::open_on;
 
-/// Whether `name` is a file an evograph store consists of (manifest, dictionary, keys, lock,
+/// Whether `name` is a file an evograph store consists of (manifest, dictionary, keys, locks,
 /// runs, runs being written, WAL segments and spares): what may be removed to take back a
 /// store that was never finished.
 pub fn is_store_file(name: &str) -> bool {
-    name == manifest::FILE || name == manifest::NEW_FILE || name == "LOCK" || is_data_file(name)
+    name == manifest::FILE
+        || name == manifest::NEW_FILE
+        || name == "LOCK"
+        || name == super::readers::FILE
+        || is_data_file(name)
 }
 
 /// Whether `name` is a store file that holds data: anything but the lock and a manifest.

@@ -47,6 +47,8 @@ const ATTEMPTS: u32 = 40;
 pub(super) fn open_reader(path: &Path, opts: Options) -> Result<Graph> {
     debug_assert!(opts.read_only);
     prepare_dir(path, &opts)?;
+    // Held while the log is replayed: the writer then keeps what there is to replay small.
+    let _mark = super::readers::Mark::take(path);
     // Reads go through plain files whatever medium the store was made on: a mapped log
     // segment that the writer cuts would fault, a copied one cannot. The byte format is
     // the same on every medium.

@@ -324,6 +324,7 @@ fn assemble(
             tail: found.log.tail.clone().filter(|_| opts.read_only),
         },
         warnings: Mutex::new(Vec::new()),
+        readers: super::readers::Watch::open(path, lock.is_some()),
         opts,
         _lock: lock,
     }))
