@@ -30,10 +30,11 @@ pub(crate) const LINGER: Duration = Duration::from_millis(750);
 /// How often the writer looks for readers: a look is two system calls.
 const PROBE_EVERY: Duration = Duration::from_millis(20);
 
-/// The memtable size at which a writer with readers about freezes it: about 10 M updates,
-/// which a reader replays in about a third of a second. A Kron22 ingest flushing at this
-/// size took 1.11x the default budget's time alone; at half of it, 1.47x.
-pub(crate) const FREEZE_BYTES_WITH_READERS: usize = 64 << 20;
+/// The memtable size at which a writer with readers about freezes it: about 5 M updates.
+/// Kron22 ingested with a stats reader started every 0.5 s (`scripts/readers-beside.py`, 3
+/// rounds, medians): at 64 MiB the ingest took 2.95x its time alone and readers 0.85-3.6 s;
+/// at 32 MiB 2.76x and 0.5-2.1 s (the readers' own work is much of the writer's loss).
+pub(crate) const FREEZE_BYTES_WITH_READERS: usize = 32 << 20;
 
 /// A reader's announcement, held while it opens.
 pub(crate) struct Mark(#[allow(dead_code)] File);
