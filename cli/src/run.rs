@@ -51,8 +51,8 @@ use std::process::ExitCode;
 /// runs), view_seconds
 /// (building that view)
 /// and, when pr or gap-pr streamed its lists, stream (direct, bytes_read, fallbacks,
-/// window_bytes, kept_bytes: windows kept in DRAM after the first pass). --trials N runs the kernel N times on the same snapshot
-/// (as GAPBS's -n does) and reports the median time, each trial's in `trial_seconds`. The
+/// window_bytes, kept_bytes: windows kept in DRAM after the first pass). --trials N runs
+/// the kernel N times on the same snapshot (as GAPBS's -n does) and reports the median time, each trial's in `trial_seconds`. The
 /// summary and values are the last trial's; a kernel whose rounds vary by trial (gap-pr
 /// stops at its tolerance, vertex programs when all halt) lists each trial's count in
 /// `trial_iterations` or `trial_supersteps` and reports `seconds_per_iteration` (or

@@ -62,7 +62,9 @@ pub(crate) struct RunsStream {
     /// their mappings, for a kernel that sweeps them many times, within the copy budget).
     keep: AtomicBool,
     /// Bytes of merged windows a stream from the files may still keep for later passes
-    /// ([`RunsStream::keep_within`]).
+    /// ([`RunsStream::keep_within`]). Windows are chosen on estimates (a compressed
+    /// window's decoded size is the run's average), so what is kept is checked against it
+    /// again, merge by merge.
     keep_left: AtomicU64,
     /// Bytes of merged windows kept so far.
     kept: AtomicU64,
