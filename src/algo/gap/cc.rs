@@ -78,16 +78,20 @@ pub fn afforest<G: GraphView>(g: &G) -> Vec<VertexId> {
             .max_by_key(|&(c, k)| (k, std::cmp::Reverse(c)))
             .map(|(c, _)| c)
     };
-    // Finish: remaining out-neighbors, and in-neighbors for directed graphs.
+    // Finish: remaining out-neighbors, and in-neighbors for directed graphs: in one pass
+    // when the in-sweep hands the view over whole, as GAPBS does, else a sweep each.
     let mut finish = Finish {
         giant,
         comp: &comp,
-        dir: Dir::Out,
+        dir: if g.is_undirected() { Dir::Out } else { Dir::In },
+        out_done: false,
     };
-    g.sweep_out(&mut finish);
     if !g.is_undirected() {
-        finish.dir = Dir::In;
         g.sweep_in(&mut finish);
+    }
+    if !finish.out_done {
+        finish.dir = Dir::Out;
+        g.sweep_out(&mut finish);
     }
     compress(&comp);
     comp.into_iter().map(|c| c.into_inner()).collect()
@@ -134,33 +138,40 @@ fn link_at<W: GraphView>(g: &W, vs: Range<usize>, at: Range<usize>, comp: &[Atom
 }
 
 /// The final links of the vertices outside the giant component: their out-neighbors
-/// past those sampled, or all their in-neighbors.
+/// past those sampled, or all their in-neighbors, or both when an in-sweep hands the view
+/// over whole (it is in DRAM: one pass over the labels instead of two, and each vertex's
+/// lists read together).
 struct Finish<'c> {
     giant: Option<VertexId>,
     comp: &'c [AtomicVertexId],
     dir: Dir,
+    /// Whether the out-neighbors were linked already, by a whole in-sweep.
+    out_done: bool,
 }
 
 impl SweepIn for Finish<'_> {
     fn visit<W: GraphView>(&mut self, vs: Range<usize>, g: &W) {
-        let (giant, comp, dir) = (self.giant, self.comp, self.dir);
+        let (giant, comp) = (self.giant, self.comp);
+        let both = self.dir == Dir::In && vs.len() == g.num_vertices();
+        let (out, inn) = (self.dir == Dir::Out || both, self.dir == Dir::In);
         par_range(vs).with_min_len(256).for_each(|u| {
             if Some(comp[u as usize].load(Relaxed)) == giant {
                 return;
             }
-            match dir {
-                Dir::Out => {
-                    let mut i = 0;
-                    g.for_each_out(u, |v| {
-                        if i >= SAMPLED_NEIGHBORS {
-                            link(u, v, comp);
-                        }
-                        i += 1;
-                    });
-                }
-                Dir::In => g.for_each_in(u, |v| link(u, v, comp)),
+            if out {
+                let mut i = 0;
+                g.for_each_out(u, |v| {
+                    if i >= SAMPLED_NEIGHBORS {
+                        link(u, v, comp);
+                    }
+                    i += 1;
+                });
+            }
+            if inn {
+                g.for_each_in(u, |v| link(u, v, comp));
             }
         });
+        self.out_done |= both;
     }
 }
 
