@@ -11,6 +11,8 @@ without readers (their ratio is what the readers cost the writer).
   scripts/readers-beside.py --input k22.bin --rounds 5 --reader stats
   scripts/readers-beside.py --input k22.bin --reader wcc      # `run STORE wcc -o /dev/null`
   scripts/readers-beside.py --input k22.bin --reader export   # `export STORE | head`
+  scripts/readers-beside.py --input k22.bin --reader python --python .venv/bin/python
+      # a Python process: evograph.open(STORE, read_only=True).snapshot(), its counts
 
 A wcc reader reports its kernel's own seconds (`run --json`) beside its start-to-exit
 time, so the figure to judge is the difference; a stats reader the updates it replayed
@@ -27,7 +29,17 @@ import sys
 import time
 
 
-def reader_cmd(exe, store, kind):
+# A Python reader: open read-only beside the writer, take a snapshot, print what it holds.
+PY_READER = """
+import sys, evograph
+s = evograph.open(sys.argv[1], read_only=True).snapshot()
+print(s.num_vertices, s.num_edges)
+"""
+
+
+def reader_cmd(exe, store, kind, python="python3"):
+    if kind == "python":
+        return [python, "-c", PY_READER, store]
     if kind == "stats":
         return [exe, "stats", store]
     if kind == "wcc":
@@ -56,7 +68,7 @@ def alone(exe, store, inp, extra):
     return time.monotonic() - t0
 
 
-def beside(exe, store, inp, extra, kind, every):
+def beside(exe, store, inp, extra, kind, every, python):
     """The ingest's start-to-exit time and, per start offset, the reader's."""
     t0 = time.monotonic()
     w = ingest(exe, store, inp, extra)
@@ -72,7 +84,7 @@ def beside(exe, store, inp, extra, kind, every):
         if w.poll() is not None:
             break
         p = subprocess.Popen(
-            reader_cmd(exe, store, kind),
+            reader_cmd(exe, store, kind, python),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -120,7 +132,9 @@ def main():
     ap.add_argument("--work", default="/tmp/readers-beside")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--every", type=float, default=0.5)
-    ap.add_argument("--reader", default="stats", choices=["stats", "wcc", "export"])
+    ap.add_argument("--reader", default="stats", choices=["stats", "wcc", "export", "python"])
+    ap.add_argument("--python", default="python3", help="the interpreter a python reader runs "
+                    "(one where the evograph module is installed)")
     ap.add_argument("--ingest-args", default="", help="extra arguments for ingest")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
@@ -129,7 +143,7 @@ def main():
     alone_s, beside_s, per_off = [], [], {}
     for r in range(a.rounds):
         alone_s.append(alone(a.evograph, store, a.input, extra))
-        s, readers = beside(a.evograph, store, a.input, extra, a.reader, a.every)
+        s, readers = beside(a.evograph, store, a.input, extra, a.reader, a.every, a.python)
         beside_s.append(s)
         for off, v in readers.items():
             per_off.setdefault(off, []).append(v)
