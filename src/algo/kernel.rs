@@ -426,6 +426,7 @@ pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
         }
         _ => {}
     }
+    s.plan_lookups();
     if s.point().is_some() {
         return match s.plan_point_sweeps(kernel.sweeps(p)) && !kernel.sweeps(p).is_empty() {
             true => "point-copy",

@@ -418,3 +418,57 @@ fn bfs_on_streamed_runs_equals_bfs_in_place() {
         }
     }
 }
+
+/// A store of more runs than a layered view reads, each with a sparse index long enough
+/// for fences: the kernels' lookups through them (built when a kernel prepares the
+/// snapshot) find what searches of the whole indexes found, so BFS reaches every vertex
+/// at the same depth and SSSP gives the same distances.
+#[test]
+fn kernels_on_many_runs_read_the_same_graph_through_fences() {
+    use crate::algo::kernel::{self, Kernel, Params};
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options::new().threads(2).background(false).fanout(64);
+    let g = Graph::create(dir.path(), opts).unwrap();
+    // Sparse runs: each touches an eighth of the vertices.
+    let n = 60_000u64;
+    let mut x = 0x9e37_79b9_u64;
+    for _ in 0..crate::snapshot::MAX_LAYERED_RUNS + 2 {
+        let edges: Vec<(u64, u64)> = (0..8000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x % n, (x >> 32) % n)
+            })
+            .collect();
+        g.insert_edges(&edges).unwrap();
+        g.flush().unwrap();
+    }
+    let s = g.snapshot().unwrap();
+    assert!(
+        s.runs().len() > crate::snapshot::MAX_LAYERED_RUNS,
+        "runs: {}",
+        s.runs().len()
+    );
+    let source = (0..s.num_vertices() as crate::VertexId)
+        .find(|&v| s.out_degree(v) > 0)
+        .unwrap();
+    let depths = gap::bfs::search(&s, source, -1, |_, d| d);
+    assert!(
+        depths.iter().filter(|&&d| d > 3).count() > 1000,
+        "a deep search"
+    );
+    let dists = gap::sssp::delta_stepping(&s, source, 1.0);
+    let p = Params {
+        source: Some(source),
+        ..Params::default()
+    };
+    assert_eq!(kernel::prepare(&s, Kernel::GapSssp, &p), "runs");
+    let sparse = |r: &&std::sync::Arc<crate::run::Run>| !r.dir(Dir::Out).dense;
+    let fenced = |r: &&std::sync::Arc<crate::run::Run>| r.dir(Dir::Out).fences.get().is_some();
+    let n_sparse = s.runs().iter().filter(sparse).count();
+    assert!(n_sparse > 10, "sparse runs: {n_sparse}");
+    assert_eq!(s.runs().iter().filter(fenced).count(), n_sparse);
+    assert_eq!(gap::bfs::search(&s, source, -1, |_, d| d), depths);
+    assert_eq!(gap::sssp::delta_stepping(&s, source, 1.0), dists);
+}

@@ -228,6 +228,59 @@ pub struct DirData {
     pub n_adds: u64,
     /// The compressed neighbor lists of a packed direction.
     pub packed: Option<Packed>,
+    /// Where each stretch of ids starts in a sparse index, once
+    /// [`DirData::build_fences`] made them.
+    pub(crate) fences: OnceLock<Fences>,
+}
+
+/// A directory of a sparse index: the ids from `base` cut into stretches of `2^shift`,
+/// and for each stretch the position of its first indexed vertex (`first` has one more
+/// entry, the index's length). A lookup reads two adjacent entries, then searches one
+/// stretch of [`FENCE`] / 2 to [`FENCE`] ids on average (two cache lines at most), where a
+/// search of the whole index (2 M ids in a run of Kron24 at a 64 MiB budget) misses the
+/// cache at most of its 21 steps. Indexes whose ids crowd in places have longer stretches
+/// there: a lookup is never worse than a search of one stretch.
+pub(crate) struct Fences {
+    base: VertexId,
+    shift: u32,
+    first: Box<[u64]>,
+}
+
+/// Indexed vertices per stretch of [`Fences`], on average at most (half that at least).
+const FENCE: u64 = 32;
+
+impl Fences {
+    /// The directory of `vids` (sorted, at least one).
+    fn new(vids: &[VertexId]) -> Fences {
+        let base = vids[0];
+        let span = (vids[vids.len() - 1] - base) as u64 + 1;
+        let per = (span * FENCE).div_ceil(vids.len() as u64);
+        let shift = per.next_power_of_two().trailing_zeros().saturating_sub(1);
+        let stretches = (span >> shift) as usize + 1;
+        let mut first = Vec::with_capacity(stretches + 1);
+        let mut i = 0;
+        for j in 0..stretches as u64 {
+            let start = base as u64 + (j << shift);
+            while i < vids.len() && (vids[i] as u64) < start {
+                i += 1;
+            }
+            first.push(i as u64);
+        }
+        first.push(vids.len() as u64);
+        Fences {
+            base,
+            shift,
+            first: first.into_boxed_slice(),
+        }
+    }
+
+    /// The positions of the stretch that can hold `v`.
+    #[inline]
+    fn stretch(&self, v: VertexId) -> Option<std::ops::Range<usize>> {
+        let j = ((v.checked_sub(self.base)?) as u64 >> self.shift) as usize;
+        let end = *self.first.get(j + 1)?;
+        Some(self.first[j] as usize..end as usize)
+    }
 }
 
 impl DirData {
@@ -236,9 +289,25 @@ impl DirData {
     pub fn index_of(&self, v: VertexId) -> Option<usize> {
         if self.dense {
             let n = self.n_index();
-            ((v as usize) < n).then_some(v as usize)
-        } else {
-            self.vids.get().binary_search(&v).ok()
+            return ((v as usize) < n).then_some(v as usize);
+        }
+        let vids = self.vids.get();
+        let Some(fences) = self.fences.get() else {
+            return vids.binary_search(&v).ok();
+        };
+        let r = fences.stretch(v)?;
+        let lo = r.start;
+        vids[r].binary_search(&v).ok().map(|i| lo + i)
+    }
+
+    /// Makes [`DirData::index_of`] search fences first, in a sparse index long enough for
+    /// that to pay: for readers that look up vertices at random many times (a kernel on
+    /// the general path), not for a point lookup, which would read the whole index to
+    /// spare itself a search. 8 to 16 B per [`FENCE`] indexed vertices.
+    pub(crate) fn build_fences(&self) {
+        let vids = self.vids.get();
+        if !self.dense && vids.len() as u64 >= FENCE * FENCE {
+            self.fences.get_or_init(|| Fences::new(vids));
         }
     }
 
@@ -613,4 +682,34 @@ impl Run {
 pub fn verify_all(runs: &[Arc<Run>]) -> crate::Result<()> {
     use rayon::prelude::*;
     runs.par_iter().try_for_each(|r| r.verify())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lookups through fences find exactly what a search of the whole index finds: every
+    /// held vertex at its index, and nothing for ids below, between or past the held ones.
+    #[test]
+    fn fenced_lookups_agree_with_whole_index_searches() {
+        let vids: Vec<VertexId> = (0..20_000u32)
+            .map(|i| 5 + 4 * i + (i % 3) + (i / 5000) * 7000)
+            .collect();
+        let dd = DirData {
+            vids: Sec::owned(vids.clone()),
+            offs: Sec::owned(vec![0; vids.len() + 1]),
+            ..Default::default()
+        };
+        let probes: Vec<VertexId> = (0..vids[vids.len() - 1] + 10).collect();
+        let plain: Vec<Option<usize>> = probes.iter().map(|&v| dd.index_of(v)).collect();
+        dd.build_fences();
+        assert!(dd.fences.get().is_some(), "an index this long gets fences");
+        for (&v, &want) in probes.iter().zip(&plain) {
+            assert_eq!(dd.index_of(v), want, "vertex {v}");
+        }
+        for (i, &v) in vids.iter().enumerate() {
+            assert_eq!(dd.index_of(v), Some(i));
+        }
+        assert_eq!(dd.index_of(4), None);
+    }
 }

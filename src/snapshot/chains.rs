@@ -41,3 +41,20 @@ impl Chains {
         &self.lists[j.min(self.lists.len() - 1)]
     }
 }
+
+impl super::Snapshot {
+    /// Fences in every sparse run index (see `DirData::build_fences`) when kernels read
+    /// this snapshot through the general path (more runs than a layered view reads), which
+    /// looks each vertex up in every run of its chain: on Kron24 at a 64 MiB budget (46
+    /// runs) those searches were most of gap-sssp's time, 7x the compacted store's.
+    pub(crate) fn plan_lookups(&self) {
+        use rayon::prelude::*;
+        if self.runs.len() < 2 || super::layered::layers(&self.runs) {
+            return;
+        }
+        self.runs.par_iter().for_each(|r| {
+            r.dir(crate::run::Dir::Out).build_fences();
+            r.dir(crate::run::Dir::In).build_fences();
+        });
+    }
+}

@@ -24,6 +24,8 @@ pub use csr::Csr;
 pub use export::{live_values, CsrArrays};
 pub use flat::FlatView;
 pub use layered::LayeredView;
+#[cfg(test)]
+pub(crate) use layered::MAX_RUNS as MAX_LAYERED_RUNS;
 pub use packed::PackedView;
 pub use patch::Patched;
 pub use point::PointView;
