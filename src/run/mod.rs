@@ -692,7 +692,7 @@ mod tests {
     /// held vertex at its index, and nothing for ids below, between or past the held ones.
     #[test]
     fn fenced_lookups_agree_with_whole_index_searches() {
-        let vids: Vec<VertexId> = (0..20_000u32)
+        let vids: Vec<VertexId> = (0..20_000 as VertexId)
             .map(|i| 5 + 4 * i + (i % 3) + (i / 5000) * 7000)
             .collect();
         let dd = DirData {
