@@ -420,11 +420,11 @@ fn bfs_on_streamed_runs_equals_bfs_in_place() {
 }
 
 /// A store of more runs than a layered view reads, each with a sparse index long enough
-/// for fences: the kernels' lookups through them (built when a kernel prepares the
+/// for a directory: the kernels' lookups through them (built when a kernel prepares the
 /// snapshot) find what searches of the whole indexes found, so BFS reaches every vertex
 /// at the same depth and SSSP gives the same distances.
 #[test]
-fn kernels_on_many_runs_read_the_same_graph_through_fences() {
+fn kernels_on_many_runs_read_the_same_graph_through_directories() {
     use crate::algo::kernel::{self, Kernel, Params};
     let dir = tempfile::tempdir().unwrap();
     let opts = Options::new().threads(2).background(false).fanout(64);
@@ -465,10 +465,10 @@ fn kernels_on_many_runs_read_the_same_graph_through_fences() {
     };
     assert_eq!(kernel::prepare(&s, Kernel::GapSssp, &p), "runs");
     let sparse = |r: &&std::sync::Arc<crate::run::Run>| !r.dir(Dir::Out).dense;
-    let fenced = |r: &&std::sync::Arc<crate::run::Run>| r.dir(Dir::Out).fences.get().is_some();
+    let directed = |r: &&std::sync::Arc<crate::run::Run>| r.dir(Dir::Out).directory.get().is_some();
     let n_sparse = s.runs().iter().filter(sparse).count();
     assert!(n_sparse > 10, "sparse runs: {n_sparse}");
-    assert_eq!(s.runs().iter().filter(fenced).count(), n_sparse);
+    assert_eq!(s.runs().iter().filter(directed).count(), n_sparse);
     assert_eq!(gap::bfs::search(&s, source, -1, |_, d| d), depths);
     assert_eq!(gap::sssp::delta_stepping(&s, source, 1.0), dists);
 }

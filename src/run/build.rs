@@ -287,7 +287,7 @@ impl IndexBuilder {
             tombs: Sec::owned(self.tombs),
             n_adds: self.n_adds,
             packed: None,
-            fences: Default::default(),
+            directory: Default::default(),
         }
     }
 }

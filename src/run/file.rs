@@ -525,7 +525,7 @@ impl Sections<'_> {
             tombs: self.sec(format::tombs(d), ID_BYTES),
             n_adds: self.h.dirs[d].n_adds,
             packed: packed.then(|| self.packed(d)),
-            fences: Default::default(),
+            directory: Default::default(),
         }
     }
 

@@ -229,32 +229,32 @@ pub struct DirData {
     /// The compressed neighbor lists of a packed direction.
     pub packed: Option<Packed>,
     /// Where each stretch of ids starts in a sparse index, once
-    /// [`DirData::build_fences`] made them.
-    pub(crate) fences: OnceLock<Fences>,
+    /// [`DirData::build_directory`] made them.
+    pub(crate) directory: OnceLock<IndexDirectory>,
 }
 
 /// A directory of a sparse index: the ids from `base` cut into stretches of `2^shift`,
 /// and for each stretch the position of its first indexed vertex (`first` has one more
 /// entry, the index's length). A lookup reads two adjacent entries, then searches one
-/// stretch of [`FENCE`] / 2 to [`FENCE`] ids on average (two cache lines at most), where a
+/// stretch of [`PER_STRETCH`] / 2 to [`PER_STRETCH`] ids on average (two cache lines at most), where a
 /// search of the whole index (2 M ids in a run of Kron24 at a 64 MiB budget) misses the
 /// cache at most of its 21 steps. Indexes whose ids crowd in places have longer stretches
 /// there: a lookup is never worse than a search of one stretch.
-pub(crate) struct Fences {
+pub(crate) struct IndexDirectory {
     base: VertexId,
     shift: u32,
     first: Box<[u64]>,
 }
 
-/// Indexed vertices per stretch of [`Fences`], on average at most (half that at least).
-const FENCE: u64 = 32;
+/// Indexed vertices per stretch of [`IndexDirectory`], on average at most (half that at least).
+const PER_STRETCH: u64 = 32;
 
-impl Fences {
+impl IndexDirectory {
     /// The directory of `vids` (sorted, at least one).
-    fn new(vids: &[VertexId]) -> Fences {
+    fn new(vids: &[VertexId]) -> IndexDirectory {
         let base = vids[0];
         let span = (vids[vids.len() - 1] - base) as u64 + 1;
-        let per = (span * FENCE).div_ceil(vids.len() as u64);
+        let per = (span * PER_STRETCH).div_ceil(vids.len() as u64);
         let shift = per.next_power_of_two().trailing_zeros().saturating_sub(1);
         let stretches = (span >> shift) as usize + 1;
         let mut first = Vec::with_capacity(stretches + 1);
@@ -267,7 +267,7 @@ impl Fences {
             first.push(i as u64);
         }
         first.push(vids.len() as u64);
-        Fences {
+        IndexDirectory {
             base,
             shift,
             first: first.into_boxed_slice(),
@@ -292,22 +292,22 @@ impl DirData {
             return ((v as usize) < n).then_some(v as usize);
         }
         let vids = self.vids.get();
-        let Some(fences) = self.fences.get() else {
+        let Some(dir) = self.directory.get() else {
             return vids.binary_search(&v).ok();
         };
-        let r = fences.stretch(v)?;
+        let r = dir.stretch(v)?;
         let lo = r.start;
         vids[r].binary_search(&v).ok().map(|i| lo + i)
     }
 
-    /// Makes [`DirData::index_of`] search fences first, in a sparse index long enough for
+    /// Makes [`DirData::index_of`] read a directory first, in a sparse index long enough for
     /// that to pay: for readers that look up vertices at random many times (a kernel on
     /// the general path), not for a point lookup, which would read the whole index to
-    /// spare itself a search. 8 to 16 B per [`FENCE`] indexed vertices.
-    pub(crate) fn build_fences(&self) {
+    /// spare itself a search. 8 to 16 B per [`PER_STRETCH`] indexed vertices.
+    pub(crate) fn build_directory(&self) {
         let vids = self.vids.get();
-        if !self.dense && vids.len() as u64 >= FENCE * FENCE {
-            self.fences.get_or_init(|| Fences::new(vids));
+        if !self.dense && vids.len() as u64 >= PER_STRETCH * PER_STRETCH {
+            self.directory.get_or_init(|| IndexDirectory::new(vids));
         }
     }
 
@@ -688,10 +688,10 @@ pub fn verify_all(runs: &[Arc<Run>]) -> crate::Result<()> {
 mod tests {
     use super::*;
 
-    /// Lookups through fences find exactly what a search of the whole index finds: every
+    /// Lookups through a directory find exactly what a search of the whole index finds: every
     /// held vertex at its index, and nothing for ids below, between or past the held ones.
     #[test]
-    fn fenced_lookups_agree_with_whole_index_searches() {
+    fn directory_lookups_agree_with_whole_index_searches() {
         let vids: Vec<VertexId> = (0..20_000 as VertexId)
             .map(|i| 5 + 4 * i + (i % 3) + (i / 5000) * 7000)
             .collect();
@@ -702,8 +702,11 @@ mod tests {
         };
         let probes: Vec<VertexId> = (0..vids[vids.len() - 1] + 10).collect();
         let plain: Vec<Option<usize>> = probes.iter().map(|&v| dd.index_of(v)).collect();
-        dd.build_fences();
-        assert!(dd.fences.get().is_some(), "an index this long gets fences");
+        dd.build_directory();
+        assert!(
+            dd.directory.get().is_some(),
+            "an index this long gets a directory"
+        );
         for (&v, &want) in probes.iter().zip(&plain) {
             assert_eq!(dd.index_of(v), want, "vertex {v}");
         }

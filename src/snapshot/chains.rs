@@ -43,7 +43,7 @@ impl Chains {
 }
 
 impl super::Snapshot {
-    /// Fences in every sparse run index (see `DirData::build_fences`) when kernels read
+    /// A directory of every sparse run index (see `DirData::build_directory`) when kernels read
     /// this snapshot through the general path (more runs than a layered view reads), which
     /// looks each vertex up in every run of its chain: on Kron24 at a 64 MiB budget (46
     /// runs) those searches were most of gap-sssp's time, 7x the compacted store's.
@@ -53,8 +53,8 @@ impl super::Snapshot {
             return;
         }
         self.runs.par_iter().for_each(|r| {
-            r.dir(crate::run::Dir::Out).build_fences();
-            r.dir(crate::run::Dir::In).build_fences();
+            r.dir(crate::run::Dir::Out).build_directory();
+            r.dir(crate::run::Dir::In).build_directory();
         });
     }
 }
