@@ -23,6 +23,20 @@ struct Dump {
 }
 
 fn dump<G: GraphView>(g: &G) -> Dump {
+    dump_asking(g, Lookups::Every)
+}
+
+/// Which edges a dump looks up with `has_edge`.
+#[derive(Clone, Copy)]
+enum Lookups {
+    /// Every pair of vertices.
+    Every,
+    /// From each vertex, to every 61st vertex and to each out-neighbor (graphs of
+    /// thousands of vertices, where every pair is too many).
+    Sampled,
+}
+
+fn dump_asking<G: GraphView>(g: &G, lookups: Lookups) -> Dump {
     let n = g.num_vertices() as VertexId;
     let mut d = Dump {
         counts: (
@@ -68,7 +82,14 @@ fn dump<G: GraphView>(g: &G) -> Dump {
         d.sorted.push((so, si));
         d.found
             .push((g.find_out(v, |w| w > v), g.find_in(v, |w| w < v)));
-        d.has_edge.extend((0..n).map(|w| g.has_edge(v, w)));
+        match lookups {
+            Lookups::Every => d.has_edge.extend((0..n).map(|w| g.has_edge(v, w))),
+            Lookups::Sampled => {
+                let mut ws: Vec<VertexId> = (0..n).step_by(61).collect();
+                ws.extend(d.out[v as usize].iter().map(|p| p.0));
+                d.has_edge.extend(ws.iter().map(|&w| g.has_edge(v, w)));
+            }
+        }
     }
     d
 }
@@ -232,6 +253,72 @@ fn runs_flushed_by_ingest_are_read_in_place() {
         assert_eq!(dump(&l), want, "{what}");
         assert_eq!(dump(&s), want, "{what}");
         assert_eq!(dump(&swept(&s, usize::MAX)), want, "{what}, copied");
+    }
+}
+
+/// Partition runs above level 0 each hold a range of ids, so a vertex reads only the runs
+/// whose range holds it (the layered view's chains, by block of 4096 ids), and a level-0
+/// run holding few of its range's vertices is read through a bitmap of them. Ranges that
+/// cross blocks, blocks that two partitions share, deletes across runs and a sparse
+/// newest run are read as the compacted store reads them.
+#[test]
+fn partition_runs_are_read_by_the_runs_whose_range_holds_a_vertex() {
+    let n: VertexId = 12_000;
+    let edge = |u: VertexId, k: VertexId| (u, (u * 31 + k * 977 + 5) % n, (1 + k % 7) as u8);
+    for (und, w) in [(false, false), (true, true)] {
+        let what = format!("undirected {und} weighted {w}");
+        let opts = || {
+            Options::new()
+                .undirected(Some(und))
+                .weighted(Some(w))
+                .background(false)
+                // Flushes (and merges) every ~11,000 updates, as an ingest does.
+                .memtable_bytes(1 << 17)
+                .fanout(4)
+                .partition_bits(13)
+                .view_copy_bytes(usize::MAX)
+        };
+        let g = Graph::in_memory(opts()).unwrap();
+        let c = Graph::in_memory(opts()).unwrap();
+        let both = |recs: &[Record]| {
+            for h in [&g, &c] {
+                h.apply(recs).unwrap();
+            }
+        };
+        for k in 0..4 as VertexId {
+            both(&inserts(&(0..n).map(|u| edge(u, k)).collect::<Vec<_>>(), w));
+        }
+        g.flush().unwrap();
+        // The newest run: deletes of edges older runs hold and a few inserts, from one
+        // vertex in 7 and one in 40 (a run that holds few of its range's vertices).
+        let mut last: Vec<Record> = (0..n)
+            .step_by(7)
+            .map(|u| edge(u, 1))
+            .map(|(u, v, _)| Record::Delete(u as u64, v as u64))
+            .collect();
+        last.extend(inserts(
+            &(0..n).step_by(40).map(|u| edge(u, 9)).collect::<Vec<_>>(),
+            w,
+        ));
+        both(&last);
+        g.flush().unwrap();
+        c.compact().unwrap();
+        let s = g.snapshot().unwrap();
+        assert!(
+            LAYERED_RUNS.contains(&s.runs().len()) && s.runs().iter().any(|r| r.header.level > 0),
+            "test setup: partition runs and level-0 runs, layered ({} runs): {what}",
+            s.runs().len()
+        );
+        let want = dump_asking(&c.snapshot().unwrap(), Lookups::Sampled);
+        let l = s.layered().expect("a few plain runs are layered");
+        assert!(l.cut_lists() > 0, "test setup: deletes cut lists: {what}");
+        assert_eq!(dump_asking(&l, Lookups::Sampled), want, "{what}");
+        let copied = swept(&s, usize::MAX);
+        assert_eq!(
+            dump_asking(&copied, Lookups::Sampled),
+            want,
+            "{what}, copied"
+        );
     }
 }
 

@@ -29,7 +29,7 @@
 use super::ordinals::{with_ordinals, Ordinals, Spans};
 use super::segment_read::ChangeSet;
 use crate::batch::{id_of, is_del};
-use crate::medium::dram::HugeArray;
+use crate::medium::dram::AnonArray;
 use crate::run::build::{self, DirPart, RunMeta};
 use crate::run::{Compression, DirData, Run, Sec};
 use crate::types::VertexId;
@@ -628,7 +628,7 @@ pub(crate) fn layer_at(run: &Run, ver: &Versions, lsn: u64, id: u64) -> std::io:
 
 /// One direction as of ordinal `q`, vertex range by range, in two passes: each range's
 /// spells are settled and the neighbors it keeps counted, then each range writes its
-/// neighbors straight into its own slice of one array, in huge pages. The neighbors are
+/// neighbors straight into its own slice of one array. The neighbors are
 /// written once: no part is grown by reallocation, and none is copied into the run.
 fn dir_at(d: &DirData, v: &DirVersions, q: u32, space: u64) -> std::io::Result<DirData> {
     let ranges = Range::split(d.n_index());
@@ -636,7 +636,7 @@ fn dir_at(d: &DirData, v: &DirVersions, q: u32, space: u64) -> std::io::Result<D
     let settled: Vec<Settled> = (ranges.par_iter())
         .map(|r| with_ordinals!(&v.ords, |c| settle_range(d, v, c.born.get(), &starts, q, r)))
         .collect();
-    let mut adds = HugeArray::<VertexId>::zeroed(settled.iter().map(|s| s.kept).sum())?;
+    let mut adds = AnonArray::<VertexId>::zeroed(settled.iter().map(|s| s.kept).sum())?;
     let mut slices = Vec::with_capacity(ranges.len());
     let mut rest = &mut adds[..];
     for s in &settled {
@@ -652,7 +652,7 @@ fn dir_at(d: &DirData, v: &DirVersions, q: u32, space: u64) -> std::io::Result<D
             })
         })
         .collect();
-    Ok(build::assemble_placed(parts, Sec::huge(adds), space))
+    Ok(build::assemble_placed(parts, Sec::anon(adds), space))
 }
 
 /// Index positions `at.0..at.1` of a direction, and whether they are its first and last

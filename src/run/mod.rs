@@ -46,7 +46,7 @@ pub struct Sec<T> {
 
 enum Owner<T> {
     Owned(#[allow(dead_code)] Vec<T>),
-    Huge(#[allow(dead_code)] crate::medium::dram::HugeArray<T>),
+    Anon(#[allow(dead_code)] crate::medium::dram::AnonArray<T>),
     Mapped(#[allow(dead_code)] Mapped),
 }
 
@@ -69,11 +69,11 @@ impl<T: bytemuck::Pod> Sec<T> {
 
     /// A section that owns the DRAM array `a` (one mapping, its pointer stable however the
     /// section moves).
-    pub(crate) fn huge(a: crate::medium::dram::HugeArray<T>) -> Self {
+    pub(crate) fn anon(a: crate::medium::dram::AnonArray<T>) -> Self {
         Sec {
             ptr: a.as_ptr(),
             len: a.len(),
-            _owner: Owner::Huge(a),
+            _owner: Owner::Anon(a),
         }
     }
 
@@ -97,7 +97,7 @@ impl<T: bytemuck::Pod> Sec<T> {
                 len: self.len,
                 _owner: Owner::Mapped(m.clone()),
             }),
-            Owner::Owned(_) | Owner::Huge(_) => None,
+            Owner::Owned(_) | Owner::Anon(_) => None,
         }
     }
 

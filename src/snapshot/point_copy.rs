@@ -13,9 +13,9 @@ use crate::types::{VertexId, VERTEX_TASK};
 use rayon::prelude::*;
 
 /// One direction of a point as plain lists: `ids[offs[v]..offs[v + 1]]` are `v`'s,
-/// ascending. In pages of the base size: asking for huge ones (as the layered view's
-/// copies do) stalled a fresh process 0.2-0.4 s on this VM while the kernel compacted
-/// memory to find them, against 25 ms of faults for Kron20's in-lists (72 MB).
+/// ascending. In pages of the base size: asking for huge ones stalled a fresh process
+/// 0.2-0.4 s on this VM, against 25 ms of faults for Kron20's in-lists (72 MB); see
+/// `medium::dram::AnonArray`.
 pub(crate) struct PointCopy {
     pub(crate) offs: Vec<u64>,
     pub(crate) ids: Vec<VertexId>,

@@ -2,8 +2,10 @@
 //! the sparse runs, the dead positions of the vertices newer runs delete from, and, when
 //! the budget holds the whole graph, a sorted copy of every live list.
 
-use super::{Layer, Offsets, Side, SweepCopy, CLEAN};
-use crate::medium::dram::HugeArray;
+use super::{
+    Chain, Layer, Offsets, RankWord, Ranks, Side, SweepCopy, CHAIN_SHIFT, CLEAN, MAX_RUNS,
+};
+use crate::medium::dram::AnonArray;
 use crate::run::{Dir, DirData};
 use crate::snapshot::{GraphView, Snapshot};
 use crate::types::{gallop, VertexId, VERTEX_TASK};
@@ -23,12 +25,16 @@ impl Snapshot {
                 Some(start)
             })
             .collect();
+        let spans: Vec<(usize, usize)> = (self.runs.iter().zip(&runs))
+            .map(|(r, o)| span_of(r.dir(d), o))
+            .collect();
         let mut l = Layer {
             runs,
             at,
             cut_of: Vec::new(),
             cuts: Vec::new(),
             dels: Vec::new(),
+            chains: chains(self.n, &spans),
             copy: Default::default(),
         };
         if self.runs[1..].iter().any(|r| r.dir(d).n_tombs() > 0) {
@@ -75,37 +81,57 @@ impl Snapshot {
     }
 }
 
-/// The offsets a view reads run direction `dd` through: its own when it is dense; else
-/// built by vertex over the range it holds, each vertex it does not hold an empty range
-/// (in parallel: the newest run of a Kron24 ingest, sparse, took 70 ms in one thread).
+/// How a view finds vertices in run direction `dd`: its own offsets when it is dense;
+/// else a rank directory of the vertices it holds (see [`Ranks`]).
 fn offsets_of(dd: &DirData) -> Offsets {
     if dd.dense {
         return Offsets::Own;
     }
-    let (vids, o) = (dd.vids.get(), dd.offs.get());
-    let (Some(&lo), Some(&last)) = (vids.first(), vids.last()) else {
-        return Offsets::Built {
-            lo: 0,
-            offs: Vec::new(),
-        };
-    };
-    let mut offs = vec![0u64; (last - lo) as usize + 2];
-    offs.par_chunks_mut(VERTEX_TASK)
-        .enumerate()
-        .for_each(|(c, chunk)| {
-            let first = lo + (c * VERTEX_TASK) as VertexId;
-            // `v`'s list starts where the first held vertex at or after it starts: an
-            // empty range for a vertex the run does not hold (and the end past the last).
-            let mut i = vids.partition_point(|&x| x < first);
-            for (k, slot) in chunk.iter_mut().enumerate() {
-                let v = first + k as VertexId;
-                while i < vids.len() && vids[i] < v {
-                    i += 1;
+    let vids = dd.vids.get();
+    let lo = vids.first().copied().unwrap_or(0);
+    let span = vids.last().map_or(0, |&last| (last - lo) as usize + 1);
+    let mut words = vec![RankWord::default(); span.div_ceil(64)];
+    for &v in vids {
+        let i = (v - lo) as usize;
+        words[i / 64].bits |= 1 << (i % 64);
+    }
+    let mut before = 0;
+    for w in &mut words {
+        w.before = before;
+        before += u64::from(w.bits.count_ones());
+    }
+    debug_assert_eq!(before as usize, vids.len(), "ids held are distinct");
+    Offsets::Ranked(Ranks { lo, words })
+}
+
+/// The vertices `lo..hi` whose lists run direction `dd` holds, read through `o`.
+fn span_of(dd: &DirData, o: &Offsets) -> (usize, usize) {
+    match o {
+        Offsets::Own => (0, dd.offs.get().len().saturating_sub(1)),
+        Offsets::Ranked(r) => (r.lo as usize, r.lo as usize + 64 * r.words.len()),
+    }
+}
+
+/// Per block of `1 << CHAIN_SHIFT` of the `n` vertices, the runs whose span (`lo..hi`, by
+/// run, oldest first) meets it.
+fn chains(n: usize, spans: &[(usize, usize)]) -> Vec<Chain> {
+    debug_assert!(
+        spans.len() <= MAX_RUNS,
+        "a chain numbers its runs in a u8 array"
+    );
+    (0..n.div_ceil(1 << CHAIN_SHIFT))
+        .map(|b| {
+            let (lo, hi) = (b << CHAIN_SHIFT, (b + 1) << CHAIN_SHIFT);
+            let mut c = Chain::default();
+            for (k, &(a, e)) in spans.iter().enumerate() {
+                if a < hi && lo < e {
+                    c.runs[c.len as usize] = k as u8;
+                    c.len += 1;
                 }
-                *slot = o[i];
             }
-        });
-    Offsets::Built { lo, offs }
+            c
+        })
+        .collect()
 }
 
 /// Appends to `dead` the positions that run `j`'s tombstones (direction `dd`) kill among
@@ -169,7 +195,7 @@ impl Layer {
 /// weighted), as a CSR: a block of vertices per task, each writing its own part.
 pub(super) fn copy_lists(n: usize, side: Side) -> std::io::Result<SweepCopy> {
     let weighted = side.slabs().iter().any(|s| !s.wts.is_empty());
-    let mut offs = HugeArray::<u64>::zeroed(n + 1)?;
+    let mut offs = AnonArray::<u64>::zeroed(n + 1)?;
     (offs[1..].par_iter_mut().enumerate())
         .with_max_len(VERTEX_TASK)
         .for_each(|(v, d)| *d = side.degree(v as VertexId) as u64);
@@ -177,12 +203,12 @@ pub(super) fn copy_lists(n: usize, side: Side) -> std::io::Result<SweepCopy> {
         offs[v + 1] += offs[v];
     }
     let total = offs[n] as usize;
-    let mut ids = HugeArray::<VertexId>::zeroed(total)?;
-    let mut wts = HugeArray::<f64>::zeroed(if weighted { total } else { 0 })?;
+    let mut ids = AnonArray::<VertexId>::zeroed(total)?;
+    let mut wts = AnonArray::<f64>::zeroed(if weighted { total } else { 0 })?;
     let mut parts = Vec::new();
     let (mut ids_rest, mut wts_rest) = (&mut ids[..], &mut wts[..]);
-    for lo in (0..n).step_by(VERTEX_TASK) {
-        let hi = (lo + VERTEX_TASK).min(n);
+    let starts = part_starts(&offs, n);
+    for (&lo, &hi) in starts.iter().zip(&starts[1..]) {
         let len = (offs[hi] - offs[lo]) as usize;
         let (a, b) = std::mem::take(&mut ids_rest).split_at_mut(len);
         ids_rest = b;
@@ -210,11 +236,70 @@ pub(super) fn copy_lists(n: usize, side: Side) -> std::io::Result<SweepCopy> {
     Ok(SweepCopy { offs, ids, wts })
 }
 
+/// Most entries one task of [`copy_lists`] copies, unless one vertex holds more.
+const ENTRY_TASK: u64 = 1 << 18;
+
+/// Where the copy's parts start, ending with `n`: blocks of [`VERTEX_TASK`] vertices, a
+/// block cut further at vertex boundaries into parts of at most [`ENTRY_TASK`] entries
+/// (or one vertex). Ingest numbers a skewed graph's hubs first, so Kron24's first block
+/// held so many entries that one thread copied it for 0.7 s while the other sat idle.
+fn part_starts(offs: &[u64], n: usize) -> Vec<usize> {
+    let mut starts = Vec::with_capacity(n / VERTEX_TASK + 2);
+    for lo in (0..n).step_by(VERTEX_TASK) {
+        let hi = (lo + VERTEX_TASK).min(n);
+        let mut at = lo;
+        while at < hi {
+            starts.push(at);
+            // The first vertex after `at` whose list ends more than `ENTRY_TASK` past
+            // where `at`'s starts (`offs[v + 1]` is where `v`'s list ends).
+            let limit = offs[at] + ENTRY_TASK;
+            at += 1 + offs[at + 2..=hi].partition_point(|&o| o <= limit);
+        }
+    }
+    starts.push(n);
+    starts
+}
+
 /// Copies `from` into `to` (of the same length) by a plain loop: most slices are a few
 /// ids, for which a `memcpy` call costs more than the copy.
 #[inline(always)]
 fn put<T: Copy>(to: &mut [T], from: &[T]) {
     for (t, &f) in to.iter_mut().zip(from) {
         *t = f;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{part_starts, ENTRY_TASK, VERTEX_TASK};
+
+    /// Parts tile the vertices in order; each holds at most `VERTEX_TASK` vertices and at
+    /// most `ENTRY_TASK` entries, or is one vertex holding more.
+    #[test]
+    fn copy_parts_bound_vertices_and_entries() {
+        // A hub of 3 parts' worth first, small lists, then a run of mid-sized ones.
+        let mut degrees = vec![3 * ENTRY_TASK];
+        degrees.extend(std::iter::repeat_n(2, VERTEX_TASK + 7));
+        degrees.extend(std::iter::repeat_n(ENTRY_TASK / 5, 40));
+        degrees.push(0);
+        let n = degrees.len();
+        let mut offs = vec![0u64];
+        for d in &degrees {
+            offs.push(offs.last().unwrap() + d);
+        }
+        let starts = part_starts(&offs, n);
+        assert_eq!((starts[0], *starts.last().unwrap()), (0, n));
+        for (&lo, &hi) in starts.iter().zip(&starts[1..]) {
+            assert!(lo < hi && hi - lo <= VERTEX_TASK, "part {lo}..{hi}");
+            let entries = offs[hi] - offs[lo];
+            assert!(
+                entries <= ENTRY_TASK || hi - lo == 1,
+                "part {lo}..{hi}: {entries}"
+            );
+        }
+        // The hub is a part alone; the mid-sized lists are cut at five per part or fewer.
+        assert_eq!(starts[1], 1);
+        assert!(starts.len() > 40 / 5 + 2);
+        assert_eq!(part_starts(&[0], 0), vec![0]);
     }
 }

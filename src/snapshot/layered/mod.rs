@@ -9,8 +9,12 @@
 //!
 //! The index built here is therefore small and costs what the tombstones cost, not what
 //! the graph does:
-//! - per run and direction, the run's own offsets when it is dense (no work), or, for a
-//!   sparse run, offsets by vertex over the range it holds (O(that range));
+//! - per run and direction, nothing when it is dense (its offsets are by vertex), or, for
+//!   a sparse run, a rank directory of the vertices it holds (two bits per vertex of its
+//!   range, built in one pass over its index), through which its own offsets are read;
+//! - per block of 4096 vertices, the runs whose range meets it (its **chain**): runs above
+//!   level 0 each hold one partition, so a vertex reads only its partition's runs and
+//!   the level-0 ones;
 //! - for the vertices some newer run deletes from (the **cut** vertices), their dead
 //!   positions, found by a galloping search per tombstone; every other vertex is
 //!   **clean**, its slices read as they are.
@@ -31,7 +35,7 @@ mod build;
 
 use super::flat::{each_weighted, meta_methods, Adj, Meta};
 use super::{GraphView, Snapshot};
-use crate::medium::dram::HugeArray;
+use crate::medium::dram::AnonArray;
 use crate::run::Dir;
 use crate::types::VertexId;
 use std::sync::{Arc, OnceLock};
@@ -45,21 +49,55 @@ pub(crate) const MAX_RUNS: usize = 12;
 /// `cut_of` for a vertex no newer run deletes from.
 const CLEAN: u32 = u32::MAX;
 
-/// Where one run's lists of one direction start, by vertex.
+/// How a view finds a vertex's place in one run's index of one direction.
 pub(crate) enum Offsets {
-    /// The run's own offsets: its direction is dense.
+    /// The run's own offsets, by vertex: its direction is dense.
     Own,
-    /// Offsets built for a sparse direction, for vertices `lo..lo + offs.len() - 1`.
-    Built { lo: VertexId, offs: Vec<u64> },
+    /// A sparse direction: its own offsets, by index entry, reached through a rank
+    /// directory of the vertices it holds.
+    Ranked(Ranks),
+}
+
+/// Which vertices from `lo` a sparse run holds, 64 to a word, with the number held before
+/// each word: vertex `lo + i` is index entry `before + (bits below i % 64)` of word
+/// `i / 64`. A quarter of a byte per vertex of the run's range, where offsets by vertex
+/// took 8 (142 MB for Kron24's level-0 run, whose 1.4 M vertices are 16 % of its range,
+/// and a miss on two of them per vertex it does not hold), and built in one pass over
+/// the run's vertex ids.
+pub(crate) struct Ranks {
+    lo: VertexId,
+    words: Vec<RankWord>,
+}
+
+/// 64 vertices of a [`Ranks`].
+#[derive(Clone, Copy, Default)]
+pub(crate) struct RankWord {
+    /// Bit `j`: the run holds vertex `64 * word + j` (from `lo`).
+    bits: u64,
+    /// Vertices held before this word: the index entry of the word's first held vertex.
+    before: u64,
+}
+
+/// Vertices share a [`Chain`] in blocks of `1 << CHAIN_SHIFT`.
+const CHAIN_SHIFT: u32 = 12;
+
+/// The runs whose vertex range meets one block of vertices, oldest first: a vertex reads
+/// only these. A store's runs above level 0 each hold one partition's range, so a vertex
+/// of Kron24 as ingest leaves it reads 2 of its 10 runs.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Chain {
+    len: u8,
+    /// The runs, by their place in the snapshot: `runs[..len]`.
+    runs: [u8; MAX_RUNS],
 }
 
 /// A DRAM copy of one direction's live lists, each one's runs end to end: a CSR whose
 /// lists are not sorted.
 pub(crate) struct SweepCopy {
-    offs: HugeArray<u64>,
-    ids: HugeArray<VertexId>,
+    offs: AnonArray<u64>,
+    ids: AnonArray<VertexId>,
     /// Weights beside `ids` (empty when unweighted).
-    wts: HugeArray<f64>,
+    wts: AnonArray<f64>,
 }
 
 impl SweepCopy {
@@ -83,6 +121,8 @@ pub(crate) struct Layer {
     cuts: Vec<u64>,
     /// Dead positions, joint, ascending per vertex.
     dels: Vec<u64>,
+    /// Per block of vertices, the runs a vertex in it reads.
+    chains: Vec<Chain>,
     /// The live lists copied for a kernel's sweeps (`None` inside: they did not fit the
     /// copy budget).
     copy: OnceLock<Option<SweepCopy>>,
@@ -105,7 +145,7 @@ impl Layer {
         let built: usize = (self.runs.iter())
             .map(|o| match o {
                 Offsets::Own => 0,
-                Offsets::Built { offs, .. } => size_of_val(&offs[..]),
+                Offsets::Ranked(r) => size_of_val(&r.words[..]),
             })
             .sum();
         let copy = self.copied().map_or(0, SweepCopy::bytes);
@@ -114,6 +154,7 @@ impl Layer {
             + size_of_val(&self.cut_of[..])
             + size_of_val(&self.cuts[..])
             + size_of_val(&self.dels[..])
+            + size_of_val(&self.chains[..])
             + copy
     }
 }
@@ -227,9 +268,13 @@ fn is_packed(r: &crate::run::Run) -> bool {
 /// One run's lists of one direction, as a view reads them.
 #[derive(Clone, Copy, Default)]
 struct Slab<'a> {
-    /// The first vertex `offs` indexes.
+    /// The first vertex the run's index covers.
     lo: VertexId,
+    /// The run's offsets: by vertex from `lo` when `ranks` is empty, else by index entry.
     offs: &'a [u64],
+    /// The rank directory of a sparse run (see [`Ranks`]); empty for a dense one (and for
+    /// a sparse run that holds no vertex, whose one offset reads as a dense run of none).
+    ranks: &'a [RankWord],
     ids: &'a [VertexId],
     /// Weights beside `ids` (empty when the run is unweighted).
     wts: &'a [f64],
@@ -243,11 +288,22 @@ impl Slab<'_> {
     fn range(&self, v: VertexId) -> (usize, usize) {
         // One unsigned comparison rejects vertices on either side of the range.
         let i = v.wrapping_sub(self.lo) as usize;
-        if i < self.offs.len().saturating_sub(1) {
-            (self.offs[i] as usize, self.offs[i + 1] as usize)
+        let k = if self.ranks.is_empty() {
+            if i >= self.offs.len().saturating_sub(1) {
+                return (0, 0);
+            }
+            i
         } else {
-            (0, 0)
-        }
+            let Some(w) = self.ranks.get(i / 64) else {
+                return (0, 0);
+            };
+            let bit = 1u64 << (i % 64);
+            if w.bits & bit == 0 {
+                return (0, 0);
+            }
+            w.before as usize + (w.bits & (bit - 1)).count_ones() as usize
+        };
+        (self.offs[k] as usize, self.offs[k + 1] as usize)
     }
 }
 
@@ -256,6 +312,7 @@ impl Slab<'_> {
 struct Side<'a> {
     slabs: [Slab<'a>; MAX_RUNS],
     runs: usize,
+    chains: &'a [Chain],
     cut_of: &'a [u32],
     cuts: &'a [u64],
     dels: &'a [u64],
@@ -269,14 +326,15 @@ impl<'a> Side<'a> {
         let mut slabs = [Slab::default(); MAX_RUNS];
         for (k, (run, o)) in s.runs.iter().zip(&l.runs).enumerate() {
             let dd = run.dir(d);
-            let (lo, offs) = match o {
-                Offsets::Own => (0, dd.offs.get()),
-                Offsets::Built { lo, offs } => (*lo, &offs[..]),
+            let (lo, ranks) = match o {
+                Offsets::Own => (0, &[][..]),
+                Offsets::Ranked(r) => (r.lo, &r.words[..]),
             };
             let (ids, wts) = (dd.adds.get(), dd.wts.get());
             slabs[k] = Slab {
                 lo,
-                offs,
+                offs: dd.offs.get(),
+                ranks,
                 ids,
                 wts,
                 at: l.at[k],
@@ -285,6 +343,7 @@ impl<'a> Side<'a> {
         Side {
             slabs,
             runs: s.runs.len(),
+            chains: &l.chains,
             cut_of: &l.cut_of,
             cuts: &l.cuts,
             dels: &l.dels,
@@ -295,6 +354,14 @@ impl<'a> Side<'a> {
     #[inline(always)]
     fn slabs(&self) -> &[Slab<'a>] {
         &self.slabs[..self.runs]
+    }
+
+    /// The slabs that may hold `v`'s lists (see [`Chain`]), oldest first.
+    #[inline(always)]
+    fn chain(&self, v: VertexId) -> impl Iterator<Item = &Slab<'a>> + '_ {
+        let c = (self.chains.get((v >> CHAIN_SHIFT) as usize))
+            .map_or(&[][..], |c| &c.runs[..c.len as usize]);
+        c.iter().map(|&k| &self.slabs[k as usize])
     }
 
     /// `v`'s dead positions if it is cut.
@@ -313,12 +380,7 @@ impl<'a> Side<'a> {
         if let Some(c) = &self.copy {
             return c.at(v).len();
         }
-        let n: usize = self
-            .slabs()
-            .iter()
-            .map(|s| s.range(v))
-            .map(|(a, b)| b - a)
-            .sum();
+        let n: usize = self.chain(v).map(|s| s.range(v)).map(|(a, b)| b - a).sum();
         n - self.dead(v).map_or(0, <[u64]>::len)
     }
 
@@ -336,7 +398,7 @@ impl<'a> Side<'a> {
             return self.fold_cut(v, dead, init, f);
         }
         let mut acc = init;
-        for s in self.slabs() {
+        for s in self.chain(v) {
             let (a, b) = s.range(v);
             acc = s.ids[a..b].iter().fold(acc, |a, &x| f(a, x));
         }
@@ -354,7 +416,7 @@ impl<'a> Side<'a> {
     ) -> A {
         let mut acc = init;
         let mut d = 0;
-        for s in self.slabs() {
+        for s in self.chain(v) {
             let (mut at, b) = s.range(v);
             while d < dead.len() && dead[d] < s.at + b as u64 {
                 let p = (dead[d] - s.at) as usize;
@@ -401,7 +463,7 @@ impl<'a> Side<'a> {
     ) -> bool {
         let dead = self.dead(v).unwrap_or(&[]);
         let mut d = 0;
-        for s in self.slabs() {
+        for s in self.chain(v) {
             let (mut at, b) = s.range(v);
             let w = |a: usize, b: usize| {
                 if s.wts.is_empty() {
@@ -445,7 +507,7 @@ impl<'a> Side<'a> {
     /// again, re-added, in a newer run.
     fn has(&self, v: VertexId, w: VertexId) -> bool {
         let dead = self.dead(v).unwrap_or(&[]);
-        self.slabs().iter().any(|s| {
+        self.chain(v).any(|s| {
             let (a, b) = s.range(v);
             s.ids[a..b]
                 .binary_search(&w)
