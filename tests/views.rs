@@ -119,7 +119,7 @@ fn copy_budget() -> impl Strategy<Value = usize> {
 }
 
 /// The most runs a layered view reads (`snapshot::layered::MAX_RUNS`).
-const LAYERED_RUNS: std::ops::RangeInclusive<usize> = 2..=12;
+const LAYERED_RUNS: std::ops::RangeInclusive<usize> = 2..=64;
 
 /// The snapshot's layered view after a kernel planned sweeps of both directions, which
 /// copies their lists when they fit the `copy` bytes of its store's budget.

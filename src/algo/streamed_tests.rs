@@ -215,10 +215,10 @@ fn pagerank_on_streamed_runs_equals_pagerank_in_place() {
         let in_place = g.snapshot().unwrap().with_sweep_reads(SweepReads::Mapped);
         let want = kernel::run(&in_place, Kernel::Pr, &p).unwrap().values;
         assert_eq!(kernel::run(&s, Kernel::Pr, &p).unwrap().values, want);
-        // In DRAM, runs that no layered view reads (compressed, or more than 12) are merged
+        // In DRAM, runs that no layered view reads (compressed, or more than 64) are merged
         // from their mappings window by window and the merged windows kept; gap-pr (20
         // sweeps) copies a layered view's lists too. Lists are summed in the same order.
-        let layered = !packed && runs.len() <= 12;
+        let layered = !packed && runs.len() <= crate::snapshot::MAX_LAYERED_RUNS;
         for (k, want_view) in [
             (
                 Kernel::Pr,
@@ -316,9 +316,9 @@ fn components_on_streamed_runs_equal_components_in_place() {
         let g = live(dir.path(), undirected, packed, 700);
         let what = format!("undirected {undirected}, packed {packed}");
         let mapped = g.snapshot().unwrap().with_sweep_reads(SweepReads::Mapped);
-        // How many runs the background merges left depends on when they ran: at most 12
-        // plain ones are read as a layered view, the rest through the general path.
-        let view = match !packed && mapped.runs().len() <= 12 {
+        // How many runs the background merges left depends on when they ran: a few plain
+        // ones are read as a layered view, more through the general path.
+        let view = match !packed && mapped.runs().len() <= crate::snapshot::MAX_LAYERED_RUNS {
             true => "layered",
             false => "runs",
         };
@@ -339,7 +339,7 @@ fn components_on_streamed_runs_equal_components_in_place() {
         // In DRAM, Afforest merges runs from their mappings only past what a layered view
         // reads: it reads a few ids of most lists.
         let auto = g.snapshot().unwrap();
-        let in_dram = match mapped.runs().len() > 12 {
+        let in_dram = match mapped.runs().len() > crate::snapshot::MAX_LAYERED_RUNS {
             true => "runs-merged",
             false if packed => "runs",
             false => "layered",
@@ -400,7 +400,7 @@ fn bfs_on_streamed_runs_equals_bfs_in_place() {
         let streamed = g.snapshot().unwrap().with_sweep_reads(SweepReads::Streamed);
         let auto = g.snapshot().unwrap();
         // In DRAM, BFS never merges runs: its steps read a few ids of most lists.
-        let in_dram = match packed || mapped.runs().len() > 12 {
+        let in_dram = match packed || mapped.runs().len() > crate::snapshot::MAX_LAYERED_RUNS {
             true => "runs",
             false => "layered",
         };

@@ -28,13 +28,15 @@ impl Snapshot {
         let spans: Vec<(usize, usize)> = (self.runs.iter().zip(&runs))
             .map(|(r, o)| span_of(r.dir(d), o))
             .collect();
+        let (chain_of, chains) = chains(self.n, &spans);
         let mut l = Layer {
             runs,
             at,
             cut_of: Vec::new(),
             cuts: Vec::new(),
             dels: Vec::new(),
-            chains: chains(self.n, &spans),
+            chain_of,
+            chains,
             copy: Default::default(),
         };
         if self.runs[1..].iter().any(|r| r.dir(d).n_tombs() > 0) {
@@ -112,14 +114,15 @@ fn span_of(dd: &DirData, o: &Offsets) -> (usize, usize) {
     }
 }
 
-/// Per block of `1 << CHAIN_SHIFT` of the `n` vertices, the runs whose span (`lo..hi`, by
-/// run, oldest first) meets it.
-fn chains(n: usize, spans: &[(usize, usize)]) -> Vec<Chain> {
+/// Per block of `1 << CHAIN_SHIFT` of the `n` vertices, which of the distinct chains
+/// (also returned) holds the runs whose span (`lo..hi`, by run, oldest first) meets it.
+fn chains(n: usize, spans: &[(usize, usize)]) -> (Vec<u16>, Vec<Chain>) {
     debug_assert!(
         spans.len() <= MAX_RUNS,
         "a chain numbers its runs in a u8 array"
     );
-    (0..n.div_ceil(1 << CHAIN_SHIFT))
+    let mut distinct: Vec<Chain> = Vec::new();
+    let chain_of = (0..n.div_ceil(1 << CHAIN_SHIFT))
         .map(|b| {
             let (lo, hi) = (b << CHAIN_SHIFT, (b + 1) << CHAIN_SHIFT);
             let mut c = Chain::default();
@@ -129,9 +132,17 @@ fn chains(n: usize, spans: &[(usize, usize)]) -> Vec<Chain> {
                     c.len += 1;
                 }
             }
-            c
+            // Blocks of one partition share its chain, so the last one usually matches.
+            match distinct.iter().rposition(|d| d.runs() == c.runs()) {
+                Some(k) => k as u16,
+                None => {
+                    distinct.push(c);
+                    (distinct.len() - 1) as u16
+                }
+            }
         })
-        .collect()
+        .collect();
+    (chain_of, distinct)
 }
 
 /// Appends to `dead` the positions that run `j`'s tombstones (direction `dd`) kill among

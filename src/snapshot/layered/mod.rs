@@ -40,11 +40,11 @@ use crate::run::Dir;
 use crate::types::VertexId;
 use std::sync::{Arc, OnceLock};
 
-/// Most runs a layered view reads in place: every vertex visits each run's offsets, so a
-/// snapshot of more runs is read through the general path, which visits only the runs of
-/// a vertex's partition (see `chains`). The store's merge policy keeps a store at rest
-/// below it (fewer than `fanout` runs per level and partition, four levels at Kron26).
-pub(crate) const MAX_RUNS: usize = 12;
+/// Most runs a layered view reads in place. A vertex visits only its chain's runs (see
+/// [`Chain`]), so the bound is what a view's slabs and a chain's run numbers hold: Kron24
+/// ingested at a 64 MiB budget leaves 46 runs (4 at level 0, 42 partition runs), of which
+/// a vertex reads about 10. A snapshot of more is read through the general path.
+pub(crate) const MAX_RUNS: usize = 64;
 
 /// `cut_of` for a vertex no newer run deletes from.
 const CLEAN: u32 = u32::MAX;
@@ -84,11 +84,28 @@ const CHAIN_SHIFT: u32 = 12;
 /// The runs whose vertex range meets one block of vertices, oldest first: a vertex reads
 /// only these. A store's runs above level 0 each hold one partition's range, so a vertex
 /// of Kron24 as ingest leaves it reads 2 of its 10 runs.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 pub(crate) struct Chain {
     len: u8,
     /// The runs, by their place in the snapshot: `runs[..len]`.
     runs: [u8; MAX_RUNS],
+}
+
+impl Default for Chain {
+    fn default() -> Chain {
+        Chain {
+            len: 0,
+            runs: [0; MAX_RUNS],
+        }
+    }
+}
+
+impl Chain {
+    /// The runs, by their place in the snapshot, oldest first.
+    #[inline(always)]
+    fn runs(&self) -> &[u8] {
+        &self.runs[..self.len as usize]
+    }
 }
 
 /// A DRAM copy of one direction's live lists, each one's runs end to end: a CSR whose
@@ -121,7 +138,9 @@ pub(crate) struct Layer {
     cuts: Vec<u64>,
     /// Dead positions, joint, ascending per vertex.
     dels: Vec<u64>,
-    /// Per block of vertices, the runs a vertex in it reads.
+    /// Per block of vertices, its entry in `chains`: blocks of one partition share one.
+    chain_of: Vec<u16>,
+    /// The distinct chains.
     chains: Vec<Chain>,
     /// The live lists copied for a kernel's sweeps (`None` inside: they did not fit the
     /// copy budget).
@@ -154,6 +173,7 @@ impl Layer {
             + size_of_val(&self.cut_of[..])
             + size_of_val(&self.cuts[..])
             + size_of_val(&self.dels[..])
+            + size_of_val(&self.chain_of[..])
             + size_of_val(&self.chains[..])
             + copy
     }
@@ -168,7 +188,7 @@ pub(crate) struct RunsIndex {
 
 impl Snapshot {
     /// The snapshot's runs read in place as one graph (see the module doc), when it has
-    /// at least two and at most 12 runs and none is compressed. `None`
+    /// at least two and at most 64 runs and none is compressed. `None`
     /// otherwise: use [`Snapshot::flat`], [`Snapshot::packed_flat`] or the snapshot
     /// itself.
     ///
@@ -312,6 +332,7 @@ impl Slab<'_> {
 struct Side<'a> {
     slabs: [Slab<'a>; MAX_RUNS],
     runs: usize,
+    chain_of: &'a [u16],
     chains: &'a [Chain],
     cut_of: &'a [u32],
     cuts: &'a [u64],
@@ -343,6 +364,7 @@ impl<'a> Side<'a> {
         Side {
             slabs,
             runs: s.runs.len(),
+            chain_of: &l.chain_of,
             chains: &l.chains,
             cut_of: &l.cut_of,
             cuts: &l.cuts,
@@ -359,8 +381,8 @@ impl<'a> Side<'a> {
     /// The slabs that may hold `v`'s lists (see [`Chain`]), oldest first.
     #[inline(always)]
     fn chain(&self, v: VertexId) -> impl Iterator<Item = &Slab<'a>> + '_ {
-        let c = (self.chains.get((v >> CHAIN_SHIFT) as usize))
-            .map_or(&[][..], |c| &c.runs[..c.len as usize]);
+        let c = (self.chain_of.get((v >> CHAIN_SHIFT) as usize))
+            .map_or(&[][..], |&k| self.chains[k as usize].runs());
         c.iter().map(|&k| &self.slabs[k as usize])
     }
 
