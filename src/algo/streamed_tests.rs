@@ -246,6 +246,16 @@ fn pagerank_on_streamed_runs_equals_pagerank_in_place() {
                 "nothing read from the medium"
             );
         }
+        // SSSP and BC read out-lists in no order: a layered view copies them too, and
+        // reads what the runs read in place (no budget, no copy) in the same order.
+        for k in [Kernel::GapSssp, Kernel::Bc] {
+            let auto = g.snapshot().unwrap();
+            let want_view = if layered { "layered-copy" } else { "runs" };
+            assert_eq!(kernel::prepare(&auto, k, &p), want_view, "{k:?}");
+            let none = g.snapshot().unwrap().with_copy_budget(Some(0));
+            let run = |s: &Snapshot| one_thread(|| kernel::run(s, k, &p).unwrap().values);
+            assert_eq!(run(&auto), run(&none), "{k:?} packed {packed}");
+        }
     }
 }
 
