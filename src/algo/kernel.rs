@@ -14,7 +14,9 @@ use std::time::Instant;
 /// Passes over a direction from which copying its lists out of several runs into one
 /// array pays ([`Kernel::sweeps`]). On Kron24 as ingest leaves it (five runs), a PageRank
 /// pass read 0.3 s slower from the runs than from one array, and the 1.1 GB copy took
-/// 0.3-2.9 s, most of it the kernel zeroing fresh pages: about ten passes.
+/// 0.3-2.9 s, most of it the kernel zeroing fresh pages: about ten passes. That copy was
+/// in huge pages; in base-size pages it takes 0.43-0.48 s (ten runs of Kron24 at the
+/// default budget, whose in-place pass reads 0.15 s slower), so fewer passes would pay.
 pub const SWEEPS_FOR_A_COPY: u32 = 12;
 
 /// A kernel that [`run`] computes on a snapshot.
