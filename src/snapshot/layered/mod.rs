@@ -210,7 +210,8 @@ impl Snapshot {
         })
     }
 
-    /// A kernel is about to read every list of the directions `dirs`, pass after pass.
+    /// A kernel is about to read every list of the directions `dirs`, pass after pass or in
+    /// no order (`Kernel::sweeps`, `Kernel::reads_at_random`).
     /// A layered view then copies them, run after run, into one DRAM array per direction,
     /// if that fits the copy budget (the store's `Options::view_copy_bytes`; by default
     /// half the DRAM available), and every later [`Snapshot::layered`] view reads them
