@@ -122,6 +122,33 @@ impl std::fmt::Display for Durability {
 /// 4096 vertices costs its scheduling many times over, even for a loop that does little.
 pub(crate) const VERTEX_TASK: usize = 4096;
 
+/// Most entries one task of a copy of lists takes (see [`task_starts`]), unless one
+/// vertex holds more.
+pub(crate) const ENTRY_TASK: u64 = 1 << 18;
+
+/// Where the tasks of a copy of CSR lists start (`offs`: one more than `n` vertices),
+/// ending with `n`: blocks of [`VERTEX_TASK`] vertices, a block cut further at vertex
+/// boundaries into tasks of at most [`ENTRY_TASK`] entries (or one vertex). Ingest numbers
+/// a skewed graph's hubs first, so Kron24's first block held so many entries that one
+/// thread copied it for 0.7 s while the other sat idle.
+pub(crate) fn task_starts(offs: &[u64], n: usize) -> Vec<usize> {
+    debug_assert_eq!(offs.len(), n + 1);
+    let mut starts = Vec::with_capacity(n / VERTEX_TASK + 2);
+    for lo in (0..n).step_by(VERTEX_TASK) {
+        let hi = (lo + VERTEX_TASK).min(n);
+        let mut at = lo;
+        while at < hi {
+            starts.push(at);
+            // The first vertex after `at` whose list ends more than `ENTRY_TASK` past
+            // where `at`'s starts (`offs[v + 1]` is where `v`'s list ends).
+            let limit = offs[at] + ENTRY_TASK;
+            at += 1 + offs[at + 2..=hi].partition_point(|&o| o <= limit);
+        }
+    }
+    starts.push(n);
+    starts
+}
+
 /// The vertices `0..n` as a parallel iterator that can be split by index (rayon indexes
 /// ranges of `usize` and `u32`, not of `u64`), whatever the id width, in rayon tasks of at
 /// most 4096 vertices, so that the hubs crowding the low dense ids do not leave one thread
@@ -187,7 +214,37 @@ pub(crate) fn gallop<T: Copy + Ord>(list: &[T], from: usize, x: T) -> (usize, bo
 
 #[cfg(test)]
 mod tests {
-    use super::{dedup_sorted, gallop};
+    use super::{dedup_sorted, gallop, task_starts, ENTRY_TASK, VERTEX_TASK};
+
+    /// Tasks tile the vertices in order; each holds at most `VERTEX_TASK` vertices and at
+    /// most `ENTRY_TASK` entries, or is one vertex holding more.
+    #[test]
+    fn copy_tasks_bound_vertices_and_entries() {
+        // A hub of 3 tasks' worth first, small lists, then a run of mid-sized ones.
+        let mut degrees = vec![3 * ENTRY_TASK];
+        degrees.extend(std::iter::repeat_n(2, VERTEX_TASK + 7));
+        degrees.extend(std::iter::repeat_n(ENTRY_TASK / 5, 40));
+        degrees.push(0);
+        let n = degrees.len();
+        let mut offs = vec![0u64];
+        for d in &degrees {
+            offs.push(offs.last().unwrap() + d);
+        }
+        let starts = task_starts(&offs, n);
+        assert_eq!((starts[0], *starts.last().unwrap()), (0, n));
+        for (&lo, &hi) in starts.iter().zip(&starts[1..]) {
+            assert!(lo < hi && hi - lo <= VERTEX_TASK, "task {lo}..{hi}");
+            let entries = offs[hi] - offs[lo];
+            assert!(
+                entries <= ENTRY_TASK || hi - lo == 1,
+                "task {lo}..{hi}: {entries}"
+            );
+        }
+        // The hub is a task alone; the mid-sized lists are cut at five per task or fewer.
+        assert_eq!(starts[1], 1);
+        assert!(starts.len() > 40 / 5 + 2);
+        assert_eq!(task_starts(&[0], 0), vec![0]);
+    }
 
     /// From every start, every searched value: what a binary search of the rest finds.
     #[test]

@@ -47,8 +47,8 @@ use std::process::ExitCode;
 /// --json prints one JSON object (time and summary) on stdout; with --output the values are
 /// written to that file as well. It reports what came before the kernel too: open_seconds
 /// (opening the store and taking its snapshot), view (how kernels read the snapshot: flat,
-/// flat-streamed, packed, packed-streamed, layered, layered-copy, point, point-copy or
-/// runs), view_seconds
+/// flat-streamed, packed, packed-streamed, runs-streamed, layered, layered-copy, runs-merged,
+/// runs-merged-copy, point, point-copy, runs or runs-copy), view_seconds
 /// (building that view)
 /// and, when pr or gap-pr streamed its lists, stream (direct, bytes_read, fallbacks,
 /// window_bytes, kept_bytes: windows kept in DRAM after the first pass). --trials N runs

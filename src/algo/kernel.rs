@@ -422,8 +422,10 @@ pub fn run(s: &Snapshot, kernel: Kernel, p: &Params) -> Result<Outcome> {
 /// and merged window by window), `runs-merged` (the same from their mappings: runs that fit
 /// in DRAM but that no layered view reads), `runs-merged-copy` (and the merged windows kept
 /// for a kernel that sweeps them many times, see [`Kernel::sweeps`]), `layered` (a few
-/// plain runs read in place), `layered-copy` (and some of their lists copied) or `runs`
-/// (the general path). [`run`] calls it first; call it before to time the view apart.
+/// plain runs read in place), `layered-copy` (and some of their lists copied), `runs`
+/// (the general path) or `runs-copy` (the same, with the lists a kernel reads in no order
+/// merged from every run into one array first: runs no layered view reads, see
+/// [`Kernel::reads_at_random`]). [`run`] calls it first; call it before to time the view apart.
 pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
     match kernel {
         k if k.sweeps_in_lists() => s.plan_streams(&[Dir::In], MergeInPlace::Unlayered),
@@ -482,6 +484,7 @@ pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
     match s.layered() {
         Some(l) if l.copied() => "layered-copy",
         Some(_) => "layered",
+        None if s.runs_copied() => "runs-copy",
         None => "runs",
     }
 }

@@ -68,6 +68,10 @@ pub struct Snapshot {
     /// Every vertex's degree per direction (out, in), counted run by run for a kernel that
     /// looks up many degrees while its lists stream ([`Snapshot::count_degrees`]).
     counted: Arc<[std::sync::OnceLock<Option<Vec<u32>>>; 2]>,
+    /// The lists of a direction (out, in) merged from every run, for a kernel that reads
+    /// them in no order on runs no layered view reads ([`Snapshot::copy_runs`]); shared
+    /// by clones.
+    copies: Arc<[std::sync::OnceLock<Option<stream::RunsCopy>>; 2]>,
     /// Whether the store is weighted (known even before any run holds an edge) or a run
     /// holds weights: asked per edge lookup, so settled once.
     weighted: bool,
@@ -128,6 +132,7 @@ impl Snapshot {
             stream: Default::default(),
             stream_out: Default::default(),
             counted: Default::default(),
+            copies: Default::default(),
             weighted,
             names: None,
             point: None,
@@ -307,6 +312,9 @@ impl Snapshot {
         if let Some(p) = self.point_dir(d) {
             return p.degree(v);
         }
+        if let Some(c) = self.runs_copy(d) {
+            return c.list(v).len();
+        }
         if let Some(deg) = self.counted_degree(d, v) {
             return deg;
         }
@@ -327,6 +335,9 @@ impl Snapshot {
     fn find<F: FnMut(VertexId) -> bool>(&self, d: Dir, v: VertexId, mut f: F) -> bool {
         if let Some(p) = self.point_dir(d) {
             return p.find(v, f);
+        }
+        if let Some(c) = self.runs_copy(d) {
+            return c.list(v).iter().any(|&x| f(x));
         }
         if !self.tombs[dir_index(d)] {
             for r in self.runs_of(v) {
@@ -352,6 +363,10 @@ impl Snapshot {
         if let Some(p) = self.point_dir(d) {
             // A point's store is unweighted.
             return p.find(v, |x| f(x, 1.0));
+        }
+        if let Some(c) = self.runs_copy(d) {
+            // Copies are made of unweighted stores only.
+            return c.list(v).iter().any(|&x| f(x, 1.0));
         }
         if !self.tombs[dir_index(d)] {
             for r in self.runs_of(v) {
@@ -454,6 +469,11 @@ impl Snapshot {
             return p.sorted(v, out);
         }
         out.clear();
+        if let Some(c) = self.runs_copy(d) {
+            out.extend_from_slice(c.list(v));
+            out.sort_unstable();
+            return;
+        }
         let mut holders = 0;
         let mut only: Option<(&DirData, usize)> = None;
         if !self.tombs[dir_index(d)] {

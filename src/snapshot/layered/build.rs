@@ -8,7 +8,7 @@ use super::{
 use crate::medium::dram::AnonArray;
 use crate::run::{Dir, DirData};
 use crate::snapshot::{GraphView, Snapshot};
-use crate::types::{gallop, VertexId, VERTEX_TASK};
+use crate::types::{gallop, task_starts, VertexId, VERTEX_TASK};
 use rayon::prelude::*;
 
 impl Snapshot {
@@ -218,7 +218,7 @@ pub(super) fn copy_lists(n: usize, side: Side) -> std::io::Result<SweepCopy> {
     let mut wts = AnonArray::<f64>::zeroed(if weighted { total } else { 0 })?;
     let mut parts = Vec::new();
     let (mut ids_rest, mut wts_rest) = (&mut ids[..], &mut wts[..]);
-    let starts = part_starts(&offs, n);
+    let starts = task_starts(&offs, n);
     for (&lo, &hi) in starts.iter().zip(&starts[1..]) {
         let len = (offs[hi] - offs[lo]) as usize;
         let (a, b) = std::mem::take(&mut ids_rest).split_at_mut(len);
@@ -247,70 +247,11 @@ pub(super) fn copy_lists(n: usize, side: Side) -> std::io::Result<SweepCopy> {
     Ok(SweepCopy { offs, ids, wts })
 }
 
-/// Most entries one task of [`copy_lists`] copies, unless one vertex holds more.
-const ENTRY_TASK: u64 = 1 << 18;
-
-/// Where the copy's parts start, ending with `n`: blocks of [`VERTEX_TASK`] vertices, a
-/// block cut further at vertex boundaries into parts of at most [`ENTRY_TASK`] entries
-/// (or one vertex). Ingest numbers a skewed graph's hubs first, so Kron24's first block
-/// held so many entries that one thread copied it for 0.7 s while the other sat idle.
-fn part_starts(offs: &[u64], n: usize) -> Vec<usize> {
-    let mut starts = Vec::with_capacity(n / VERTEX_TASK + 2);
-    for lo in (0..n).step_by(VERTEX_TASK) {
-        let hi = (lo + VERTEX_TASK).min(n);
-        let mut at = lo;
-        while at < hi {
-            starts.push(at);
-            // The first vertex after `at` whose list ends more than `ENTRY_TASK` past
-            // where `at`'s starts (`offs[v + 1]` is where `v`'s list ends).
-            let limit = offs[at] + ENTRY_TASK;
-            at += 1 + offs[at + 2..=hi].partition_point(|&o| o <= limit);
-        }
-    }
-    starts.push(n);
-    starts
-}
-
 /// Copies `from` into `to` (of the same length) by a plain loop: most slices are a few
 /// ids, for which a `memcpy` call costs more than the copy.
 #[inline(always)]
 fn put<T: Copy>(to: &mut [T], from: &[T]) {
     for (t, &f) in to.iter_mut().zip(from) {
         *t = f;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{part_starts, ENTRY_TASK, VERTEX_TASK};
-
-    /// Parts tile the vertices in order; each holds at most `VERTEX_TASK` vertices and at
-    /// most `ENTRY_TASK` entries, or is one vertex holding more.
-    #[test]
-    fn copy_parts_bound_vertices_and_entries() {
-        // A hub of 3 parts' worth first, small lists, then a run of mid-sized ones.
-        let mut degrees = vec![3 * ENTRY_TASK];
-        degrees.extend(std::iter::repeat_n(2, VERTEX_TASK + 7));
-        degrees.extend(std::iter::repeat_n(ENTRY_TASK / 5, 40));
-        degrees.push(0);
-        let n = degrees.len();
-        let mut offs = vec![0u64];
-        for d in &degrees {
-            offs.push(offs.last().unwrap() + d);
-        }
-        let starts = part_starts(&offs, n);
-        assert_eq!((starts[0], *starts.last().unwrap()), (0, n));
-        for (&lo, &hi) in starts.iter().zip(&starts[1..]) {
-            assert!(lo < hi && hi - lo <= VERTEX_TASK, "part {lo}..{hi}");
-            let entries = offs[hi] - offs[lo];
-            assert!(
-                entries <= ENTRY_TASK || hi - lo == 1,
-                "part {lo}..{hi}: {entries}"
-            );
-        }
-        // The hub is a part alone; the mid-sized lists are cut at five per part or fewer.
-        assert_eq!(starts[1], 1);
-        assert!(starts.len() > 40 / 5 + 2);
-        assert_eq!(part_starts(&[0], 0), vec![0]);
     }
 }

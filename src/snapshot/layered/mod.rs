@@ -216,13 +216,17 @@ impl Snapshot {
     /// if that fits the copy budget (the store's `Options::view_copy_bytes`; by default
     /// half the DRAM available), and every later [`Snapshot::layered`] view reads them
     /// as a CSR. Runs merged window by window from their mappings (in-lists of runs no
-    /// layered view reads) keep each merged window within the same budget. Other views
-    /// need nothing; a copy is made once per snapshot.
+    /// layered view reads) keep each merged window within the same budget; other runs no
+    /// layered view reads are merged into one copy per direction, likewise
+    /// ([`Snapshot::copy_runs`]). Other views need nothing; a copy is made once per
+    /// snapshot.
     pub fn plan_sweeps(&self, dirs: &[Dir]) {
         if let Some(r) = self.runs_stream().filter(|_| dirs.contains(&Dir::In)) {
             r.keep_merged_within(&self.runs, self.n, self.copy_budget_now());
         }
-        let Some(idx) = self.runs_index() else { return };
+        let Some(idx) = self.runs_index() else {
+            return self.copy_runs(dirs, self.copy_budget_now());
+        };
         // Read only when a copy is to be decided: a planned snapshot's later runs
         // (`kernel::run` after `kernel::prepare`) find their copies made.
         let mut left: Option<u64> = None;

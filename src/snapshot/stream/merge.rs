@@ -10,11 +10,11 @@ use super::{window_meta_methods, Starts};
 use crate::run::packed;
 use crate::run::Dir;
 use crate::run::DirData;
-use crate::types::{VertexId, ID_BYTES};
+use crate::types::{task_starts, VertexId, ID_BYTES};
 use rayon::prelude::*;
 use std::ops::Range;
 
-/// Vertices one task of the merge takes: enough to pay for its cursors' searches.
+/// Vertices one task of the count takes: enough to pay for its cursors' searches.
 const MERGE_CHUNK: usize = 4096;
 
 /// Offsets and neighbor ids of a merged window, kept between windows and passes.
@@ -170,6 +170,22 @@ pub(super) struct Counts {
 }
 
 impl Counts {
+    /// Fills `offs` (one more than the window's vertices) with where each vertex's merged
+    /// list starts, from 0, and where the last ends.
+    pub(super) fn offsets_into(&self, offs: &mut [u64]) {
+        assert_eq!(
+            offs.len(),
+            self.degrees.len() + 1,
+            "an offset per vertex and one more"
+        );
+        offs[0] = 0;
+        let mut total = 0u64;
+        for (o, &d) in offs[1..].iter_mut().zip(&self.degrees) {
+            total += d as u64;
+            *o = total;
+        }
+    }
+
     /// Bytes of the window merged ([`Merged`]): an offset per vertex and one more, and
     /// the live neighbors.
     pub(super) fn merged_bytes(&self) -> u64 {
@@ -212,28 +228,47 @@ pub(super) fn count(parts: &[Part], vs: Range<usize>) -> Counts {
 
 /// Merges the parts' lists of vertices `vs` (counted in `counts`) into `out`: offsets
 /// (relative, one more than vertices) and neighbor ids, each vertex's live neighbors run by
-/// run, oldest first. In parallel over chunks of vertices, part by part; a cut vertex is
-/// copied apart, its lists resolved neighbor by neighbor.
+/// run, oldest first (see [`merge_into`]).
 pub(super) fn merge(parts: &[Part], vs: Range<usize>, counts: &Counts, out: &mut Merged) {
     let (offs, ids) = out;
     offs.clear();
-    offs.reserve(vs.len() + 1);
-    offs.push(0);
-    let mut total = 0u64;
-    offs.extend(counts.degrees.iter().map(|&d| {
-        total += d as u64;
-        total
-    }));
-    ids.resize(total as usize, 0);
-    let chunks: Vec<Range<usize>> = (vs.clone().step_by(MERGE_CHUNK))
-        .map(|a| a..(a + MERGE_CHUNK).min(vs.end))
+    offs.resize(vs.len() + 1, 0);
+    counts.offsets_into(offs);
+    ids.resize(offs[vs.len()] as usize, 0);
+    merge_into(parts, vs, counts, offs, ids);
+}
+
+/// Merges the parts' lists of vertices `vs` (counted in `counts`, laid out by `offs`, see
+/// [`Counts::offsets_into`]) into `ids`: each vertex's live neighbors run by run, oldest
+/// first. In parallel over tasks of vertices ([`task_starts`]: a hub's list is a task of
+/// its own), part by part; a cut vertex is copied apart, its lists resolved neighbor by
+/// neighbor.
+pub(super) fn merge_into(
+    parts: &[Part],
+    vs: Range<usize>,
+    counts: &Counts,
+    offs: &[u64],
+    ids: &mut [VertexId],
+) {
+    assert_eq!(
+        offs.len(),
+        vs.len() + 1,
+        "an offset per vertex and one more"
+    );
+    assert_eq!(
+        offs[vs.len()],
+        ids.len() as u64,
+        "the ids hold what was counted"
+    );
+    let starts = task_starts(offs, vs.len());
+    let chunks: Vec<Range<usize>> = (starts.windows(2))
+        .map(|w| vs.start + w[0]..vs.start + w[1])
         .collect();
-    let offs = &offs[..];
-    let mut rest = &mut ids[..];
+    let mut rest = ids;
     let mut slots = Vec::with_capacity(chunks.len());
     for c in &chunks {
         let len = offs[c.end - vs.start] - offs[c.start - vs.start];
-        let (mine, tail) = rest.split_at_mut(len as usize);
+        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(len as usize);
         slots.push(mine);
         rest = tail;
     }

@@ -24,10 +24,12 @@
 //! (one vertex's lists past the window size): the bytes are the same, checked once by the
 //! run's checksums, and the kernel's result does not depend on how they came.
 
+mod copy;
 mod merge;
 mod one;
 mod runs;
 
+pub(crate) use copy::RunsCopy;
 pub(crate) use one::{window_meta_methods, window_view_methods, InStream, Starts};
 pub(crate) use runs::{RunsStream, Source};
 

@@ -395,35 +395,51 @@ impl RunsStream {
         (w.parts.iter().zip(at))
             .map(|(p, got)| {
                 let d = snap.runs[p.run].dir(self.dir);
-                let (vids, index, lists): (&[VertexId], &[u8], &[u8]) = match got {
-                    Some([v, i, l]) => (
-                        bytemuck::cast_slice(&bytes[v.clone()]),
-                        &bytes[i.clone()],
-                        &bytes[l.clone()],
-                    ),
-                    None => {
-                        let w = index_width(d) as usize;
-                        let l = p.lists.start as usize..p.lists.end as usize;
-                        (
-                            if d.dense {
-                                &[]
-                            } else {
-                                &d.vids.get()[p.idx.clone()]
-                            },
-                            &index_bytes(d)[p.idx.start * w..(p.idx.end + 1) * w],
-                            &list_section(d)[l],
-                        )
-                    }
+                let Some([v, i, l]) = got else {
+                    return mapped_part(d, p);
                 };
+                let vids: &[VertexId] = bytemuck::cast_slice(&bytes[v.clone()]);
                 Part {
                     dir: d,
                     first: p.idx.start,
                     vids: (!d.dense).then_some(vids),
-                    lists: lists_of(d, index, lists),
+                    lists: lists_of(d, &bytes[i.clone()], &bytes[l.clone()]),
                 }
             })
             .collect()
     }
+}
+
+/// Part `p` of `d`, read where the run holds it (its mapping, or DRAM).
+fn mapped_part<'a>(d: &'a DirData, p: &PartPlan) -> Part<'a> {
+    let w = index_width(d) as usize;
+    let l = p.lists.start as usize..p.lists.end as usize;
+    Part {
+        dir: d,
+        first: p.idx.start,
+        vids: (!d.dense).then(|| &d.vids.get()[p.idx.clone()]),
+        lists: lists_of(
+            d,
+            &index_bytes(d)[p.idx.start * w..(p.idx.end + 1) * w],
+            &list_section(d)[l],
+        ),
+    }
+}
+
+/// Every run's part of the lists of `dir` of vertices `vs`, read where the runs hold
+/// them, for a merge of them all at once; `None` when a compressed direction is unchecked
+/// (a merge decodes without bounds checks).
+pub(super) fn mapped_parts(runs: &[Arc<Run>], dir: Dir, vs: Range<usize>) -> Option<Vec<Part<'_>>> {
+    let dirs: Vec<&DirData> = runs.iter().map(|r| r.dir(dir)).collect();
+    if (dirs.iter()).any(|d| d.packed.as_ref().is_some_and(|p| !p.is_checked())) {
+        return None;
+    }
+    let w = window_plan(&dirs, vs);
+    Some(
+        (w.parts.iter())
+            .map(|p| mapped_part(dirs[p.run], p))
+            .collect(),
+    )
 }
 
 /// `d`'s index section as bytes.
