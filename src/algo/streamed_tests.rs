@@ -531,3 +531,71 @@ fn lists_merged_into_a_copy_are_the_lists_the_runs_hold() {
         assert!(runs.num_edges() > 0);
     }
 }
+
+/// A weighted live store's copy holds each vertex's weights beside its neighbors, as the
+/// runs give them: weights updated by re-inserts in newer runs, edges deleted and
+/// re-added, plain and compressed; SSSP reads a copy (a layered view's of plain runs)
+/// and finds what it finds in the runs.
+#[test]
+fn weights_merged_into_a_copy_are_the_weights_the_runs_hold() {
+    use crate::algo::kernel::{self, Kernel, Params};
+    use crate::Record;
+    for packed in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options::new().weighted(true).threads(2).background(false);
+        let opts = match packed {
+            true => opts.compression(Some(Compression::Packed)),
+            false => opts,
+        };
+        let g = Graph::create(dir.path(), opts.fanout(64).partition_bits(6)).unwrap();
+        let n = 300u64;
+        let mut x = 0x51_7cc1_b727_u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..5u64 {
+            let recs: Vec<Record> = (0..3 * n)
+                .map(|_| {
+                    let r = next();
+                    match r % 5 {
+                        0 if round > 0 => Record::Delete(r % n, (r >> 20) % n),
+                        _ => Record::InsertWeighted(r % n, (r >> 20) % n, (r >> 40) as f64 / 7.0),
+                    }
+                })
+                .collect();
+            g.apply(&recs).unwrap();
+            g.flush().unwrap();
+        }
+        let runs = g.snapshot().unwrap();
+        assert!(runs.runs().len() > 2, "{} runs", runs.runs().len());
+        assert!(runs.is_weighted());
+        let copied = g.snapshot().unwrap();
+        copied.copy_runs(&[Dir::Out], u64::MAX);
+        assert!(copied.runs_copied(), "packed {packed}");
+        let weighted = |s: &Snapshot, v| {
+            let mut l = Vec::new();
+            s.for_each_out_weighted(v, |x, w| l.push((x, w)));
+            l
+        };
+        for v in 0..runs.num_vertices() as crate::VertexId {
+            assert_eq!(
+                weighted(&copied, v),
+                weighted(&runs, v),
+                "vertex {v}, packed {packed}"
+            );
+        }
+        let p = Params {
+            source: Some(0),
+            ..Params::default()
+        };
+        let auto = g.snapshot().unwrap();
+        let want_view = if packed { "runs-copy" } else { "layered-copy" };
+        assert_eq!(kernel::prepare(&auto, Kernel::GapSssp, &p), want_view);
+        let none = g.snapshot().unwrap().with_copy_budget(Some(0));
+        let sssp = |s: &Snapshot| kernel::run(s, Kernel::GapSssp, &p).unwrap().values;
+        assert_eq!(sssp(&auto), sssp(&none), "packed {packed}");
+    }
+}

@@ -365,8 +365,9 @@ impl Snapshot {
             return p.find(v, |x| f(x, 1.0));
         }
         if let Some(c) = self.runs_copy(d) {
-            // Copies are made of unweighted stores only.
-            return c.list(v).iter().any(|&x| f(x, 1.0));
+            let w = c.weights(v);
+            return (c.list(v).iter().enumerate())
+                .any(|(k, &x)| f(x, w.get(k).copied().unwrap_or(1.0)));
         }
         if !self.tombs[dir_index(d)] {
             for r in self.runs_of(v) {
@@ -590,8 +591,7 @@ impl GraphView for Snapshot {
     }
     fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, mut f: F) {
         if let Some(c) = self.runs_copy(Dir::Out) {
-            // Copies are made of unweighted stores only.
-            return flat::each_weighted(c.list(v), &[], f);
+            return flat::each_weighted(c.list(v), c.weights(v), f);
         }
         self.find_weighted(Dir::Out, v, |x, w| {
             f(x, w);

@@ -9,8 +9,8 @@
 //! merge of the streamed sweeps ([`super::merge`]) over all vertices at once, made from
 //! the mappings in parallel: each run's part decoded once, newer runs' tombstones applied,
 //! neighbors run by run, oldest first (the general path's order, so a kernel's sums come
-//! out the same). It is made within the copy budget, and only for unweighted stores (the
-//! merge carries no weights): a weighted store's lists are read where they lie.
+//! out the same), with their weights in a weighted store. It is made within the copy
+//! budget.
 
 use super::merge::{count, merge_into};
 use super::runs::mapped_parts;
@@ -25,6 +25,8 @@ use std::sync::Arc;
 pub(crate) struct RunsCopy {
     offs: AnonArray<u64>,
     ids: AnonArray<VertexId>,
+    /// Weights beside `ids` (empty when the store is unweighted).
+    wts: AnonArray<f64>,
 }
 
 impl RunsCopy {
@@ -38,23 +40,37 @@ impl RunsCopy {
         }
     }
 
+    /// The weights of `v`'s neighbors, beside [`RunsCopy::list`] (empty in an unweighted
+    /// store).
+    #[inline(always)]
+    pub(crate) fn weights(&self, v: VertexId) -> &[f64] {
+        if self.wts.is_empty() {
+            return &[];
+        }
+        let v = v as usize;
+        &self.wts[self.offs[v] as usize..self.offs[v + 1] as usize]
+    }
+
     /// DRAM it holds, in bytes.
     fn bytes(&self) -> u64 {
         use std::mem::size_of_val;
-        (size_of_val(&self.offs[..]) + size_of_val(&self.ids[..])) as u64
+        (size_of_val(&self.offs[..]) + size_of_val(&self.ids[..]) + size_of_val(&self.wts[..]))
+            as u64
     }
 
     /// Bytes a copy of `dir` of `runs` over `n` vertices takes at most: every run's
-    /// neighbors (tombstones ignored) and an offset per vertex.
-    fn bytes_at_most(runs: &[Arc<Run>], dir: Dir, n: usize) -> u64 {
+    /// neighbors (tombstones ignored), their weights if `weighted`, and an offset per
+    /// vertex.
+    fn bytes_at_most(runs: &[Arc<Run>], dir: Dir, n: usize, weighted: bool) -> u64 {
         let ids: u64 = runs.iter().map(|r| r.dir(dir).n_adds()).sum();
-        ids * ID_BYTES as u64 + (n as u64 + 1) * 8
+        let per_id = ID_BYTES as u64 + if weighted { 8 } else { 0 };
+        ids * per_id + (n as u64 + 1) * 8
     }
 
     /// Merges `dir` of `runs` over vertices `0..n`; `None` when a compressed run is
     /// unchecked, the window's cut indices (u32) cannot number the vertices, or the
     /// DRAM cannot be mapped.
-    fn merge(runs: &[Arc<Run>], dir: Dir, n: usize) -> Option<RunsCopy> {
+    fn merge(runs: &[Arc<Run>], dir: Dir, n: usize, weighted: bool) -> Option<RunsCopy> {
         if u32::try_from(n).is_err() {
             return None;
         }
@@ -62,9 +78,11 @@ impl RunsCopy {
         let counts = count(&parts, 0..n);
         let mut offs = AnonArray::<u64>::zeroed(n + 1).ok()?;
         counts.offsets_into(&mut offs);
-        let mut ids = AnonArray::<VertexId>::zeroed(offs[n] as usize).ok()?;
-        merge_into(&parts, 0..n, &counts, &offs, &mut ids);
-        Some(RunsCopy { offs, ids })
+        let total = offs[n] as usize;
+        let mut ids = AnonArray::<VertexId>::zeroed(total).ok()?;
+        let mut wts = AnonArray::<f64>::zeroed(if weighted { total } else { 0 }).ok()?;
+        merge_into(&parts, 0..n, &counts, &offs, (&mut ids, &mut wts));
+        Some(RunsCopy { offs, ids, wts })
     }
 }
 
@@ -72,11 +90,11 @@ impl Snapshot {
     /// A kernel is about to read every list of `dirs` in no order (or pass after pass):
     /// on runs no layered view reads, each direction is merged into a [`RunsCopy`] if it
     /// fits what is left of `budget` bytes; later reads of the snapshot and its clones
-    /// use it. Nothing for a snapshot of one run (read as it lies), a past graph, a
-    /// weighted store, or runs whose sweeps stream.
+    /// use it. Nothing for a snapshot of one run (read as it lies), a past graph, or runs
+    /// whose sweeps stream.
     pub(crate) fn copy_runs(&self, dirs: &[Dir], budget: u64) {
         let streams = self.runs_stream().is_some() || self.runs_stream_out().is_some();
-        if self.runs.len() < 2 || self.point.is_some() || self.weighted || streams {
+        if self.runs.len() < 2 || self.point.is_some() || streams {
             return;
         }
         let mut left = budget;
@@ -86,8 +104,9 @@ impl Snapshot {
                 continue;
             }
             let made = slot.get_or_init(|| {
-                (RunsCopy::bytes_at_most(&self.runs, d, self.n) <= left)
-                    .then(|| RunsCopy::merge(&self.runs, d, self.n))
+                let weighted = self.weighted;
+                (RunsCopy::bytes_at_most(&self.runs, d, self.n, weighted) <= left)
+                    .then(|| RunsCopy::merge(&self.runs, d, self.n, weighted))
                     .flatten()
             });
             left = left.saturating_sub(made.as_ref().map_or(0, RunsCopy::bytes));

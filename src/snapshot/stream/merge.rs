@@ -153,6 +153,17 @@ impl Part<'_> {
         }
     }
 
+    /// Copies entry `e`'s weights (through the mapping) into `out`, as long as its list;
+    /// 1 each when the run holds none.
+    #[inline]
+    fn weights_to(&self, e: usize, out: &mut [f64]) {
+        let w = self.dir.wts_at(self.first + e);
+        match w.is_empty() {
+            true => out.fill(1.0),
+            false => out.copy_from_slice(w),
+        }
+    }
+
     /// Entry `e`'s tombstones (through the mapping; none in most runs).
     #[inline]
     fn tombs(&self, e: usize) -> &[VertexId] {
@@ -235,20 +246,21 @@ pub(super) fn merge(parts: &[Part], vs: Range<usize>, counts: &Counts, out: &mut
     offs.resize(vs.len() + 1, 0);
     counts.offsets_into(offs);
     ids.resize(offs[vs.len()] as usize, 0);
-    merge_into(parts, vs, counts, offs, ids);
+    merge_into(parts, vs, counts, offs, (ids, &mut []));
 }
 
 /// Merges the parts' lists of vertices `vs` (counted in `counts`, laid out by `offs`, see
-/// [`Counts::offsets_into`]) into `ids`: each vertex's live neighbors run by run, oldest
-/// first. In parallel over tasks of vertices ([`task_starts`]: a hub's list is a task of
-/// its own), part by part; a cut vertex is copied apart, its lists resolved neighbor by
-/// neighbor.
+/// [`Counts::offsets_into`]) into `ids`, and their weights into `wts` (empty: none kept;
+/// else as long as `ids`, 1 for a run that holds none): each vertex's live neighbors run
+/// by run, oldest first. In parallel over tasks of vertices ([`task_starts`]: a hub's list
+/// is a task of its own), part by part; a cut vertex is copied apart, its lists resolved
+/// neighbor by neighbor.
 pub(super) fn merge_into(
     parts: &[Part],
     vs: Range<usize>,
     counts: &Counts,
     offs: &[u64],
-    ids: &mut [VertexId],
+    (ids, wts): (&mut [VertexId], &mut [f64]),
 ) {
     assert_eq!(
         offs.len(),
@@ -260,46 +272,61 @@ pub(super) fn merge_into(
         ids.len() as u64,
         "the ids hold what was counted"
     );
+    let weighted = !wts.is_empty();
+    assert!(!weighted || wts.len() == ids.len(), "a weight per id");
     let starts = task_starts(offs, vs.len());
     let chunks: Vec<Range<usize>> = (starts.windows(2))
         .map(|w| vs.start + w[0]..vs.start + w[1])
         .collect();
-    let mut rest = ids;
+    let (mut rest, mut wrest) = (ids, wts);
     let mut slots = Vec::with_capacity(chunks.len());
     for c in &chunks {
-        let len = offs[c.end - vs.start] - offs[c.start - vs.start];
-        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(len as usize);
-        slots.push(mine);
-        rest = tail;
+        let len = (offs[c.end - vs.start] - offs[c.start - vs.start]) as usize;
+        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(len);
+        let (wmine, wtail) =
+            std::mem::take(&mut wrest).split_at_mut(if weighted { len } else { 0 });
+        slots.push((mine, wmine));
+        (rest, wrest) = (tail, wtail);
     }
-    slots.into_par_iter().zip(&chunks).for_each(|(slot, c)| {
-        let local = c.start - vs.start..c.end - vs.start;
-        let base = offs[local.start];
-        let mut at: Vec<usize> = (offs[local.clone()].iter())
-            .map(|&o| (o - base) as usize)
-            .collect();
-        let cut = cut_in(&counts.cut, local.clone());
-        let mut is_cut = vec![false; c.len()];
-        cut.iter()
-            .for_each(|&i| is_cut[i as usize - local.start] = true);
-        for p in parts {
-            for e in p.seek(c.start)..p.seek(c.end) {
-                let i = p.vertex(e) - c.start;
-                if !is_cut[i] {
-                    at[i] += p.copy_to(e, &mut slot[at[i]..]);
+    slots
+        .into_par_iter()
+        .zip(&chunks)
+        .for_each(|((slot, wslot), c)| {
+            let local = c.start - vs.start..c.end - vs.start;
+            let base = offs[local.start];
+            let mut at: Vec<usize> = (offs[local.clone()].iter())
+                .map(|&o| (o - base) as usize)
+                .collect();
+            let cut = cut_in(&counts.cut, local.clone());
+            let mut is_cut = vec![false; c.len()];
+            cut.iter()
+                .for_each(|&i| is_cut[i as usize - local.start] = true);
+            for p in parts {
+                for e in p.seek(c.start)..p.seek(c.end) {
+                    let i = p.vertex(e) - c.start;
+                    if !is_cut[i] {
+                        let n = p.copy_to(e, &mut slot[at[i]..]);
+                        if weighted {
+                            p.weights_to(e, &mut wslot[at[i]..at[i] + n]);
+                        }
+                        at[i] += n;
+                    }
                 }
             }
-        }
-        for &i in cut {
-            let i = i as usize - local.start;
-            let end = (offs[local.start + i + 1] - base) as usize;
-            at[i] += copy_resolved(parts, c.start + i, &mut slot[at[i]..end]);
-            assert_eq!(
-                at[i], end,
-                "a cut vertex's copy fills what the count measured"
-            );
-        }
-    });
+            for &i in cut {
+                let i = i as usize - local.start;
+                let end = (offs[local.start + i + 1] - base) as usize;
+                let wout = match weighted {
+                    true => &mut wslot[at[i]..end],
+                    false => &mut [][..],
+                };
+                at[i] += copy_resolved(parts, c.start + i, &mut slot[at[i]..end], wout);
+                assert_eq!(
+                    at[i], end,
+                    "a cut vertex's copy fills what the count measured"
+                );
+            }
+        });
 }
 
 /// The entries of `cut` (ascending) inside `local`.
@@ -309,9 +336,10 @@ fn cut_in(cut: &[u32], local: Range<usize>) -> &[u32] {
     &cut[a..b]
 }
 
-/// Copies cut vertex `v`'s live neighbors, run by run, into `out`; returns how many.
+/// Copies cut vertex `v`'s live neighbors, run by run, into `out`, and their weights into
+/// `wts` unless it is empty; returns how many.
 #[cold]
-fn copy_resolved(parts: &[Part], v: usize, out: &mut [VertexId]) -> usize {
+fn copy_resolved(parts: &[Part], v: usize, out: &mut [VertexId], wts: &mut [f64]) -> usize {
     let held: Vec<(usize, usize)> = (parts.iter().enumerate())
         .map(|(k, p)| (k, p.seek(v)))
         .filter(|&(k, e)| parts[k].holds(e, v))
@@ -322,11 +350,17 @@ fn copy_resolved(parts: &[Part], v: usize, out: &mut [VertexId]) -> usize {
         let newer = &held[k + 1..];
         let dead =
             |x: &VertexId| (newer.iter()).any(|&(q, f)| parts[q].tombs(f).binary_search(x).is_ok());
+        let w = parts[p].dir.wts_at(parts[p].first + e);
+        let mut j = 0;
         parts[p].for_each(e, |x| {
             if !dead(&x) {
                 out[n] = x;
+                if !wts.is_empty() {
+                    wts[n] = w.get(j).copied().unwrap_or(1.0);
+                }
                 n += 1;
             }
+            j += 1;
         });
     }
     n
