@@ -256,6 +256,17 @@ fn pagerank_on_streamed_runs_equals_pagerank_in_place() {
             let run = |s: &Snapshot| one_thread(|| kernel::run(s, k, &p).unwrap().values);
             assert_eq!(run(&auto), run(&none), "{k:?} packed {packed}");
         }
+        // CDLP sweeping both directions 12 times copies them too.
+        let p12 = Params {
+            iterations: Some(kernel::SWEEPS_FOR_A_COPY),
+            ..Params::default()
+        };
+        let auto = g.snapshot().unwrap();
+        let want_view = if layered { "layered-copy" } else { "runs-copy" };
+        assert_eq!(kernel::prepare(&auto, Kernel::Cdlp, &p12), want_view);
+        let none = g.snapshot().unwrap().with_copy_budget(Some(0));
+        let run = |s: &Snapshot| kernel::run(s, Kernel::Cdlp, &p12).unwrap().values;
+        assert_eq!(run(&auto), run(&none), "cdlp, packed {packed}");
     }
 }
 

@@ -1,6 +1,8 @@
 //! Every live list of one direction merged from all of a snapshot's runs into one DRAM
 //! CSR, for a kernel that reads them in no order (SSSP's relaxations, BC's traversals and
-//! dependency sums) on runs no layered view reads: compressed runs, or more than it takes.
+//! dependency sums) or sweeps them pass after pass (CDLP with 12 iterations or more; PageRank
+//! merges window by window instead) on runs no layered view reads: compressed runs, or more
+//! than it takes.
 //!
 //! Read as they lie, such runs cost a kernel a lookup per run and visit (a compressed
 //! run's stream head decoded, a plain one's index searched) and, in a compressed run, the
@@ -44,11 +46,11 @@ impl RunsCopy {
     /// store).
     #[inline(always)]
     pub(crate) fn weights(&self, v: VertexId) -> &[f64] {
-        if self.wts.is_empty() {
-            return &[];
-        }
         let v = v as usize;
-        &self.wts[self.offs[v] as usize..self.offs[v + 1] as usize]
+        match (self.wts.is_empty(), self.offs.get(v), self.offs.get(v + 1)) {
+            (false, Some(&a), Some(&b)) => &self.wts[a as usize..b as usize],
+            _ => &[],
+        }
     }
 
     /// DRAM it holds, in bytes.
