@@ -218,7 +218,7 @@ impl Snapshot {
     /// as a CSR. Runs merged window by window from their mappings (in-lists of runs no
     /// layered view reads) keep each merged window within the same budget; other runs no
     /// layered view reads are merged into one copy per direction, likewise
-    /// ([`Snapshot::copy_runs`]). Other views need nothing; a copy is made once per
+    /// (the `runs-copy` view of `kernel::prepare`). Other views need nothing; a copy is made once per
     /// snapshot.
     pub fn plan_sweeps(&self, dirs: &[Dir]) {
         if let Some(r) = self.runs_stream().filter(|_| dirs.contains(&Dir::In)) {
