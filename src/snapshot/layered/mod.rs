@@ -217,9 +217,9 @@ impl Snapshot {
     /// half the DRAM available), and every later [`Snapshot::layered`] view reads them
     /// as a CSR. Runs merged window by window from their mappings (in-lists of runs no
     /// layered view reads) keep each merged window within the same budget; other runs no
-    /// layered view reads are merged into one copy per direction, likewise
-    /// (the `runs-copy` view of `kernel::prepare`). Other views need nothing; a copy is made once per
-    /// snapshot.
+    /// layered view reads are merged into one copy per direction, likewise (the
+    /// `runs-copy` view of `kernel::prepare`). Other views need nothing; a copy is made
+    /// once per snapshot.
     pub fn plan_sweeps(&self, dirs: &[Dir]) {
         if let Some(r) = self.runs_stream().filter(|_| dirs.contains(&Dir::In)) {
             r.keep_merged_within(&self.runs, self.n, self.copy_budget_now());
