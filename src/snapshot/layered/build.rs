@@ -2,13 +2,10 @@
 //! the sparse runs, the dead positions of the vertices newer runs delete from, and, when
 //! the budget holds the whole graph, a sorted copy of every live list.
 
-use super::{
-    Chain, Layer, Offsets, RankWord, Ranks, Side, SweepCopy, CHAIN_SHIFT, CLEAN, MAX_RUNS,
-};
-use crate::medium::dram::AnonArray;
+use super::{Chain, Layer, Offsets, RankWord, Ranks, Side, CHAIN_SHIFT, CLEAN, MAX_RUNS};
 use crate::run::{Dir, DirData};
 use crate::snapshot::{GraphView, Snapshot};
-use crate::types::{gallop, task_starts, VertexId, VERTEX_TASK};
+use crate::types::{gallop, VertexId, VERTEX_TASK};
 use rayon::prelude::*;
 
 impl Snapshot {
@@ -199,59 +196,5 @@ impl Layer {
         }
         self.cuts.push(self.dels.len() as u64);
         Some(())
-    }
-}
-
-/// Every vertex's live list, its runs end to end, weights beside (when any run is
-/// weighted), as a CSR: a block of vertices per task, each writing its own part.
-pub(super) fn copy_lists(n: usize, side: Side) -> std::io::Result<SweepCopy> {
-    let weighted = side.slabs().iter().any(|s| !s.wts.is_empty());
-    let mut offs = AnonArray::<u64>::zeroed(n + 1)?;
-    (offs[1..].par_iter_mut().enumerate())
-        .with_max_len(VERTEX_TASK)
-        .for_each(|(v, d)| *d = side.degree(v as VertexId) as u64);
-    for v in 0..n {
-        offs[v + 1] += offs[v];
-    }
-    let total = offs[n] as usize;
-    let mut ids = AnonArray::<VertexId>::zeroed(total)?;
-    let mut wts = AnonArray::<f64>::zeroed(if weighted { total } else { 0 })?;
-    let mut parts = Vec::new();
-    let (mut ids_rest, mut wts_rest) = (&mut ids[..], &mut wts[..]);
-    let starts = task_starts(&offs, n);
-    for (&lo, &hi) in starts.iter().zip(&starts[1..]) {
-        let len = (offs[hi] - offs[lo]) as usize;
-        let (a, b) = std::mem::take(&mut ids_rest).split_at_mut(len);
-        ids_rest = b;
-        let (c, e) = std::mem::take(&mut wts_rest).split_at_mut(if weighted { len } else { 0 });
-        wts_rest = e;
-        parts.push((lo..hi, a, c));
-    }
-    parts.into_par_iter().for_each(|(vs, ids, wts)| {
-        let mut k = 0;
-        for v in vs {
-            side.find_stretch_in_runs(v as VertexId, |xs, ws| {
-                put(&mut ids[k..k + xs.len()], xs);
-                if weighted {
-                    match ws.is_empty() {
-                        true => wts[k..k + xs.len()].fill(1.0),
-                        false => put(&mut wts[k..k + xs.len()], ws),
-                    }
-                }
-                k += xs.len();
-                false
-            });
-        }
-        debug_assert_eq!(k, ids.len(), "a block fills exactly its part");
-    });
-    Ok(SweepCopy { offs, ids, wts })
-}
-
-/// Copies `from` into `to` (of the same length) by a plain loop: most slices are a few
-/// ids, for which a `memcpy` call costs more than the copy.
-#[inline(always)]
-fn put<T: Copy>(to: &mut [T], from: &[T]) {
-    for (t, &f) in to.iter_mut().zip(from) {
-        *t = f;
     }
 }

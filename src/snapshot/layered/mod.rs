@@ -242,8 +242,9 @@ impl Snapshot {
             let made = l.copy.get_or_init(|| {
                 // A copy that cannot be mapped is left out: the runs are read in place.
                 (self.copy_bytes(d) <= budget)
-                    .then(|| build::copy_lists(self.n, Side::new(self, d, l)).ok())
+                    .then(|| super::stream::merge_lists(&self.runs, d, self.n, self.weighted))
                     .flatten()
+                    .map(|(offs, ids, wts)| SweepCopy { offs, ids, wts })
             });
             left = Some(budget.saturating_sub(made.as_ref().map_or(0, |c| c.bytes() as u64)));
         }

@@ -69,23 +69,36 @@ impl RunsCopy {
         ids * per_id + (n as u64 + 1) * 8
     }
 
-    /// Merges `dir` of `runs` over vertices `0..n`; `None` when a compressed run is
-    /// unchecked, the window's cut indices (u32) cannot number the vertices, or the
-    /// DRAM cannot be mapped.
+    /// Merges `dir` of `runs` over vertices `0..n` (see [`merge_lists`]).
     fn merge(runs: &[Arc<Run>], dir: Dir, n: usize, weighted: bool) -> Option<RunsCopy> {
-        if u32::try_from(n).is_err() {
-            return None;
-        }
-        let parts = mapped_parts(runs, dir, 0..n)?;
-        let counts = count(&parts, 0..n);
-        let mut offs = AnonArray::<u64>::zeroed(n + 1).ok()?;
-        counts.offsets_into(&mut offs);
-        let total = offs[n] as usize;
-        let mut ids = AnonArray::<VertexId>::zeroed(total).ok()?;
-        let mut wts = AnonArray::<f64>::zeroed(if weighted { total } else { 0 }).ok()?;
-        merge_into(&parts, 0..n, &counts, &offs, (&mut ids, &mut wts));
+        let (offs, ids, wts) = merge_lists(runs, dir, n, weighted)?;
         Some(RunsCopy { offs, ids, wts })
     }
+}
+
+/// A CSR of live lists: offsets (one more than vertices), neighbor ids, and weights beside
+/// them (empty when unweighted).
+pub(crate) type Lists = (AnonArray<u64>, AnonArray<VertexId>, AnonArray<f64>);
+
+/// The live lists of `dir` of `runs` over vertices `0..n` merged into one CSR, with
+/// weights if `weighted`: each vertex's runs end to end, oldest first. Part by part, in
+/// parallel over tasks of vertices, so each run is read in order; a layered view's copy
+/// is made this way too (walking each vertex's chain instead took 1.9 s for Kron24's
+/// in-lists at a 64 MiB budget, 46 runs). `None` when a compressed run is unchecked, the
+/// merge's cut indices (u32) cannot number the vertices, or the DRAM cannot be mapped.
+pub(crate) fn merge_lists(runs: &[Arc<Run>], dir: Dir, n: usize, weighted: bool) -> Option<Lists> {
+    if u32::try_from(n).is_err() {
+        return None;
+    }
+    let parts = mapped_parts(runs, dir, 0..n)?;
+    let counts = count(&parts, 0..n);
+    let mut offs = AnonArray::<u64>::zeroed(n + 1).ok()?;
+    counts.offsets_into(&mut offs);
+    let total = offs[n] as usize;
+    let mut ids = AnonArray::<VertexId>::zeroed(total).ok()?;
+    let mut wts = AnonArray::<f64>::zeroed(if weighted { total } else { 0 }).ok()?;
+    merge_into(&parts, 0..n, &counts, &offs, (&mut ids, &mut wts));
+    Some((offs, ids, wts))
 }
 
 impl Snapshot {

@@ -29,7 +29,7 @@ mod merge;
 mod one;
 mod runs;
 
-pub(crate) use copy::RunsCopy;
+pub(crate) use copy::{merge_lists, RunsCopy};
 pub(crate) use one::{window_meta_methods, window_view_methods, InStream, Starts};
 pub(crate) use runs::{RunsStream, Source};
 
