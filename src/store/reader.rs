@@ -7,8 +7,10 @@
 //!
 //! What the writer may do meanwhile, and why the reader copes:
 //! - **Commit a new root** (a flush or merge): the reader re-reads the manifest after
-//!   loading. If the root changed, runs it opened may since have been merged away and log
-//!   segments it read may have been recycled, so it loads again from the new root.
+//!   loading. If the root changed, runs it had not opened yet may since have been merged
+//!   away and log segments it read may have been recycled: it keeps what it loaded only if
+//!   that reaches the acknowledged point the writer had published when the load began
+//!   ([`complete`]), and otherwise loads again from the new root.
 //! - **Delete runs** a newer root no longer names: a run the reader already mapped stays
 //!   readable (an unlinked file lives while mapped); one it had not opened yet is missing,
 //!   which the root check above turns into a retry.
@@ -35,6 +37,7 @@ use super::{Graph, Options};
 use crate::manifest::{self, Manifest};
 use crate::medium::file::FileMedium;
 use crate::medium::Medium;
+use crate::wal;
 use crate::{Error, Result};
 use std::path::Path;
 use std::sync::Arc;
@@ -59,17 +62,20 @@ pub(super) fn open_reader(path: &Path, opts: Options) -> Result<Graph> {
         attempt += 1;
         let before = root_seq(&*medium);
         let mut opts = opts.clone();
-        if !writer_active(path) {
+        let writer = writer_active(path);
+        if !writer {
             // No group is in flight: the next writer's recovery keeps every block that
             // reads, durable point or not (a crash can lose the record published after a
             // persist), so the reader shows them too.
             opts.log_reach = super::LogReach::Written;
         }
+        // Read before loading, so that it bounds every batch acknowledged before now.
+        let acknowledged = writer.then(|| wal::acknowledged_lsn(&*medium)).flatten();
         let res = open_on(path, medium.clone(), None, opts);
         let after = root_seq(&*medium);
         let moved = before != after;
         match res {
-            Ok(g) if !moved => return Ok(g),
+            Ok(g) if !moved || complete(&g, acknowledged) => return Ok(g),
             Ok(_) if attempt < ATTEMPTS => {}
             Err(e) if attempt < ATTEMPTS && (moved || (retryable(&e) && writer_active(path))) => {}
             Ok(_) => {
@@ -83,6 +89,18 @@ pub(super) fn open_reader(path: &Path, opts: Options) -> Result<Graph> {
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(100));
     }
+}
+
+/// Whether a load whose root moved meanwhile may stand: it reached every batch the writer
+/// had acknowledged before it began. The runs it opened stay readable however the root
+/// moves (a run is never changed, and a mapped file outlives its removal), and the log it
+/// replayed is a checked, gap-free run of blocks from its root's start (a segment recycled
+/// under it ends the log early at a block whose LSN or checksum does not fit, which leaves
+/// it short of `acknowledged`): so it holds a state the writer committed, new enough.
+/// Loading again instead cost readers beside a Kron22 ingest, whose writer commits a root
+/// every few tenths of a second, up to five loads of a second each.
+fn complete(g: &Graph, acknowledged: Option<u64>) -> bool {
+    acknowledged.is_some_and(|lsn| g.log_read_to() >= lsn)
 }
 
 /// The sequence number of the manifest's current root, if it reads.

@@ -17,5 +17,5 @@ pub mod writer;
 #[cfg(test)]
 mod tests;
 
-pub use recover::{recover, Expect, Reach, Recovered, SegmentInfo, Tail};
+pub use recover::{acknowledged_lsn, recover, Expect, Reach, Recovered, SegmentInfo, Tail};
 pub use writer::{LogStamps, Wal};

@@ -388,6 +388,26 @@ fn durable_lsn(bytes: &[u8], hdr: &SegmentHeader, limit: Limit) -> Option<u64> {
     progress::read(page).newest.map(|p| p.durable.lsn)
 }
 
+/// How far a live writer has acknowledged its log, as the progress record of its newest
+/// segment names it (the durable point, published before the batches under it are
+/// acknowledged): every batch acknowledged under `sync` so far ends at or before it. A
+/// reader that loaded at least this far holds every batch acknowledged before it looked.
+/// `None` when the newest segment is of an earlier format, or its header or record does
+/// not read (it may be in the middle of being made).
+pub fn acknowledged_lsn(medium: &dyn Medium) -> Option<u64> {
+    let list = medium.list().ok()?;
+    let newest = list.iter().filter_map(|n| segment::parse_name(n)).max()?;
+    let seg = medium.open(&segment::name(newest)).ok()?;
+    let mut page = vec![0u8; segment::PAGE_LEN as usize];
+    let n = seg.len().ok()?.min(segment::PAGE_LEN) as usize;
+    seg.read_at(0, &mut page[..n]).ok()?;
+    let hdr = SegmentHeader::decode(&page[..n]).filter(|h| h.seq == newest)?;
+    if !matches!(hdr.layout, Layout::Paged { .. }) {
+        return None;
+    }
+    progress::read(&page[..n]).newest.map(|p| p.durable.lsn)
+}
+
 /// Where reading a segment stopped: its byte offset and the LSN expected there.
 #[derive(Clone, Copy)]
 struct At {

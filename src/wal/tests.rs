@@ -3,7 +3,7 @@
 
 use super::block;
 use super::progress;
-use super::recover::{recover, Expect, Reach, Recovered};
+use super::recover::{acknowledged_lsn, recover, Expect, Reach, Recovered};
 use super::segment::{self, SegmentHeader};
 use super::writer::{LogStamps, Wal};
 use crate::batch::DenseBatch;
@@ -295,6 +295,7 @@ fn a_reader_stops_at_the_durable_point_the_writer_publishes_after_each_persist()
     wal.submit(&ten_edges(), 0).unwrap();
     wal.sync().unwrap();
     assert_eq!(read_to(&m, Reach::Durable).unwrap(), (10, 0));
+    assert_eq!(acknowledged_lsn(&*m), Some(10));
     wal.submit(&ten_edges(), 10).unwrap();
     wal.submit(&ten_edges(), 20).unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -308,9 +309,28 @@ fn a_reader_stops_at_the_durable_point_the_writer_publishes_after_each_persist()
     // Written, not durable: a reader leaves them out unless it asks for them.
     assert_eq!(read_to(&m, Reach::Durable).unwrap(), (10, 20));
     assert_eq!(read_to(&m, Reach::Written).unwrap(), (30, 0));
+    assert_eq!(
+        acknowledged_lsn(&*m),
+        Some(10),
+        "only what a persist covered"
+    );
     wal.sync().unwrap();
     assert_eq!(read_to(&m, Reach::Durable).unwrap(), (30, 0));
+    assert_eq!(acknowledged_lsn(&*m), Some(30));
     wal.shutdown(false).unwrap();
+}
+
+#[test]
+fn the_acknowledged_point_is_the_newest_segments_and_needs_its_header() {
+    let m = written(7);
+    assert!(segments(&m).len() > 1, "the log spans segments");
+    assert_eq!(acknowledged_lsn(&*m), Some(70));
+    // A newest segment whose header does not read (being made, or damaged) names no point:
+    // a reader then does not rely on one.
+    let name = segments(&m).pop().unwrap();
+    m.open(&name).unwrap().write_at(0, &[0u8; 8]).unwrap();
+    assert_eq!(acknowledged_lsn(&*m), None);
+    assert_eq!(acknowledged_lsn(&MemoryMedium::new()), None, "no log");
 }
 
 #[test]
