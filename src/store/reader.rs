@@ -94,9 +94,10 @@ pub(super) fn open_reader(path: &Path, opts: Options) -> Result<Graph> {
 /// Whether a load whose root moved meanwhile may stand: it reached every batch the writer
 /// had acknowledged before it began. The runs it opened stay readable however the root
 /// moves (a run is never changed, and a mapped file outlives its removal), and the log it
-/// replayed is a checked, gap-free run of blocks from its root's start (a segment recycled
-/// under it ends the log early at a block whose LSN or checksum does not fit, which leaves
-/// it short of `acknowledged`): so it holds a state the writer committed, new enough.
+/// replayed is a checked, gap-free run of whole blocks from its root's start (a segment
+/// recycled under it ends the replay early, at a block whose LSN or checksum does not fit):
+/// a prefix of the log that reaches `acknowledged` is a state the writer committed, new
+/// enough, and one that does not is loaded again.
 /// Loading again instead cost readers beside a Kron22 ingest, whose writer commits a root
 /// every few tenths of a second, up to five loads of a second each.
 fn complete(g: &Graph, acknowledged: Option<u64>) -> bool {
