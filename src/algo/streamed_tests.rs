@@ -31,6 +31,24 @@ fn compacted(dir: &std::path::Path, undirected: bool, packed: bool, n: u64) -> G
 }
 
 /// The snapshot streamed in windows of `w` ids: fails the test under `CI=true` if the
+/// `k` prepares `want_view` (a copy of the lists) on `g`'s latest snapshot, and gives there
+/// what it gives reading the runs in place (no copy budget), on one thread so that the
+/// order of float sums is the same.
+fn copy_reads_as_in_place(
+    g: &Graph,
+    k: crate::algo::kernel::Kernel,
+    p: &crate::algo::kernel::Params,
+    want_view: &str,
+    what: &str,
+) {
+    use crate::algo::kernel;
+    let auto = g.snapshot().unwrap();
+    assert_eq!(kernel::prepare(&auto, k, p), want_view, "{what}");
+    let none = g.snapshot().unwrap().with_copy_budget(Some(0));
+    let run = |s: &Snapshot| one_thread(|| kernel::run(s, k, p).unwrap().values);
+    assert_eq!(run(&auto), run(&none), "{what}");
+}
+
 /// file system took no direct reads, since then the direct path went untested.
 fn streamed(g: &Graph, w: usize) -> Snapshot {
     let s = g.snapshot().unwrap();
@@ -248,25 +266,17 @@ fn pagerank_on_streamed_runs_equals_pagerank_in_place() {
         }
         // SSSP and BC read out-lists in no order: a layered view copies them too, and
         // reads what the runs read in place (no budget, no copy) in the same order.
+        let want_view = if layered { "layered-copy" } else { "runs-copy" };
         for k in [Kernel::GapSssp, Kernel::Bc] {
-            let auto = g.snapshot().unwrap();
-            let want_view = if layered { "layered-copy" } else { "runs-copy" };
-            assert_eq!(kernel::prepare(&auto, k, &p), want_view, "{k:?}");
-            let none = g.snapshot().unwrap().with_copy_budget(Some(0));
-            let run = |s: &Snapshot| one_thread(|| kernel::run(s, k, &p).unwrap().values);
-            assert_eq!(run(&auto), run(&none), "{k:?} packed {packed}");
+            copy_reads_as_in_place(&g, k, &p, want_view, &format!("{k:?} packed {packed}"));
         }
         // CDLP sweeping both directions 12 times copies them too.
         let p12 = Params {
             iterations: Some(kernel::SWEEPS_FOR_A_COPY),
             ..Params::default()
         };
-        let auto = g.snapshot().unwrap();
-        let want_view = if layered { "layered-copy" } else { "runs-copy" };
-        assert_eq!(kernel::prepare(&auto, Kernel::Cdlp, &p12), want_view);
-        let none = g.snapshot().unwrap().with_copy_budget(Some(0));
-        let run = |s: &Snapshot| kernel::run(s, Kernel::Cdlp, &p12).unwrap().values;
-        assert_eq!(run(&auto), run(&none), "cdlp, packed {packed}");
+        let what = format!("cdlp, packed {packed}");
+        copy_reads_as_in_place(&g, Kernel::Cdlp, &p12, want_view, &what);
     }
 }
 
@@ -549,7 +559,7 @@ fn lists_merged_into_a_copy_are_the_lists_the_runs_hold() {
 /// and finds what it finds in the runs.
 #[test]
 fn weights_merged_into_a_copy_are_the_weights_the_runs_hold() {
-    use crate::algo::kernel::{self, Kernel, Params};
+    use crate::algo::kernel::{Kernel, Params};
     use crate::Record;
     for packed in [false, true] {
         let dir = tempfile::tempdir().unwrap();
@@ -602,11 +612,13 @@ fn weights_merged_into_a_copy_are_the_weights_the_runs_hold() {
             source: Some(0),
             ..Params::default()
         };
-        let auto = g.snapshot().unwrap();
         let want_view = if packed { "runs-copy" } else { "layered-copy" };
-        assert_eq!(kernel::prepare(&auto, Kernel::GapSssp, &p), want_view);
-        let none = g.snapshot().unwrap().with_copy_budget(Some(0));
-        let sssp = |s: &Snapshot| kernel::run(s, Kernel::GapSssp, &p).unwrap().values;
-        assert_eq!(sssp(&auto), sssp(&none), "packed {packed}");
+        copy_reads_as_in_place(
+            &g,
+            Kernel::GapSssp,
+            &p,
+            want_view,
+            &format!("packed {packed}"),
+        );
     }
 }
