@@ -16,7 +16,7 @@ use crate::medium::Medium;
 use crate::run::build::{self, DirPart, IndexBuilder, RunMeta};
 use crate::run::file::{RunWriter, Unpersisted};
 use crate::run::{Dir, DirData, Run};
-use crate::types::{gallop, VertexId};
+use crate::types::VertexId;
 use crate::Result;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -443,8 +443,6 @@ struct Resolve {
     adds: Vec<VertexId>,
     addw: Vec<f64>,
     tombs: Vec<VertexId>,
-    /// Where the searches of older lists have come ([`Older`]).
-    at: Vec<(usize, usize)>,
 }
 
 impl Resolve {
@@ -462,11 +460,24 @@ impl Resolve {
         self.adds.clear();
         self.addw.clear();
         self.tombs.clear();
-        let mut older = Older::new(prior, &mut self.at);
+        // Whether x was an edge before this memtable: the newest run that mentions it
+        // decides (an add there means yes, even beside a tombstone: a weight update).
+        let existed = |x: VertexId| {
+            for &(dd, i) in prior {
+                if dd.position_at(i, x).is_some() {
+                    return true;
+                }
+                let t = dd.tombs_at(i);
+                if !t.is_empty() && t.binary_search(&x).is_ok() {
+                    return false;
+                }
+            }
+            false
+        };
         if !weighted && self.raw.iter().all(|&x| !is_del(x)) {
             self.raw.sort_unstable();
             self.raw.dedup();
-            (self.adds).extend(self.raw.iter().copied().filter(|&x| !older.existed(x)));
+            (self.adds).extend(self.raw.iter().copied().filter(|&x| !existed(x)));
             return;
         }
         // Last update per neighbor wins: sort by (neighbor, arrival << 1 | delete).
@@ -483,7 +494,7 @@ impl Resolve {
             } else {
                 0.0
             };
-            match (last & 1 == 1, older.existed(x)) {
+            match (last & 1 == 1, existed(x)) {
                 (false, false) => {
                     self.adds.push(x);
                     self.addw.push(w);
@@ -499,57 +510,6 @@ impl Resolve {
                 _ => {}
             }
         }
-    }
-}
-
-/// A vertex's lists in the runs older than a memtable (newest first), asked about its
-/// neighbors in ascending order: each plain list is searched from where the last search
-/// ended ([`gallop`]), so a vertex's updates cost O(log distance) each and touch memory
-/// near the last one, where a binary search of a hub's whole list per update missed the
-/// cache at every step (resolving was a third of a reader's time replaying 16 M
-/// updates of Kron22).
-struct Older<'p, 'c> {
-    prior: &'p [(&'p DirData, usize)],
-    /// Per run, how far the searches have come in its neighbors and its tombstones: every
-    /// one before is below the neighbors still to be asked about.
-    at: &'c mut [(usize, usize)],
-}
-
-impl<'p, 'c> Older<'p, 'c> {
-    /// `prior`'s lists, searched from their starts; `at` is scratch space reused.
-    fn new(prior: &'p [(&'p DirData, usize)], at: &'c mut Vec<(usize, usize)>) -> Self {
-        at.clear();
-        at.resize(prior.len(), (0, 0));
-        Older { prior, at }
-    }
-
-    /// Whether `x` was an edge before the memtable: the newest run that mentions it
-    /// decides (an add there means yes, even beside a tombstone: a weight update). `x`
-    /// must be above every neighbor asked about before.
-    #[inline]
-    fn existed(&mut self, x: VertexId) -> bool {
-        for (&(dd, i), (at, tomb_at)) in self.prior.iter().zip(self.at.iter_mut()) {
-            let added = match dd.is_packed() {
-                true => dd.position_at(i, x).is_some(),
-                false => {
-                    let found;
-                    (*at, found) = gallop(dd.adds_at(i), *at, x);
-                    found
-                }
-            };
-            if added {
-                return true;
-            }
-            let t = dd.tombs_at(i);
-            if !t.is_empty() {
-                let found;
-                (*tomb_at, found) = gallop(t, *tomb_at, x);
-                if found {
-                    return false;
-                }
-            }
-        }
-        false
     }
 }
 
