@@ -439,7 +439,9 @@ fn grown_tail(bytes: &[u8], seq: u64, at: At) -> Result<(Option<Tail>, bool, Opt
 }
 
 /// The tail of a segment with a header page, judged by its length and progress record: a
-/// crash can leave the last write's blocks torn within the pages it wrote, nothing else.
+/// crash can leave the blocks of writes made after the record torn, within
+/// [`progress::reserve`] of its `written` end (the writer persists a newer record before it
+/// writes further), nothing else.
 fn paged_tail(
     bytes: &[u8],
     seq: u64,
@@ -453,11 +455,11 @@ fn paged_tail(
     let recorded = progress::read(page);
     let p = recorded.newest.unwrap_or_default();
     let x = at.offset as u64;
-    // The bytes a crash may have written: the last write's, and a trailer after them in a
-    // segment that rotation ended (`followed`). A fresh file holds zeros past the page
-    // where they end; a recycled one, past the last write, what its earlier life left
-    // there (media that write whole pages pad the page with zeros).
-    let end_of_write = p.written.offset.max(x);
+    // The bytes a crash may have written: the writes' made since the record, and a trailer
+    // after them in a segment that rotation ended (`followed`). A fresh file holds zeros
+    // past the page where they can end; a recycled one, past them, what its earlier life
+    // left there (media that write whole pages pad the page with zeros).
+    let end_of_write = (p.written.offset + progress::reserve(len)).max(x);
     let trailer = if followed {
         segment::TRAILER_LEN as u64
     } else {
@@ -468,8 +470,19 @@ fn paged_tail(
         .min(file_len);
     // A file cut inside its header page ends before its first block.
     let from = at.offset.min(bytes.len());
+    // In a recycled file only the recorded write's bytes, and intact blocks of this life
+    // past them (a later write whose record a power cut lost), count: they must be cut, or
+    // a later, shorter write could be followed by them. Torn ones cannot be read on into.
     let limit = match recycled {
-        true => (end_of_write + trailer).max(x).min(file_len),
+        true => (p.written.offset + trailer)
+            .max(new_blocks_end(
+                bytes,
+                from,
+                end_of_write.min(file_len) as usize,
+                at.lsn,
+            ))
+            .max(x)
+            .min(file_len),
         false => file_len,
     } as usize;
     let end = from + last_nonzero(&bytes[from.min(limit)..limit]).map_or(0, |i| i + 1);
@@ -490,7 +503,7 @@ fn paged_tail(
         ))
     } else if !recycled && p.written.offset >= x && nonzero > reach {
         Some(format!(
-            "it holds bytes that are not zeros past byte {reach}, beyond the page its last write ended in"
+            "it holds bytes that are not zeros past byte {reach}, beyond where writes after its progress record can reach"
         ))
     } else {
         None
@@ -514,6 +527,23 @@ fn paged_tail(
         && p.written.offset <= x
         && nonzero.saturating_sub(x) <= segment::TRAILER_LEN as u64;
     Ok((Some(t), torn_trailer, recorded.newest))
+}
+
+/// Where the last intact block of this life (records at or past `lsn`) that starts in
+/// `bytes[from..to]` ends, or `from` if none does.
+fn new_blocks_end(bytes: &[u8], from: usize, to: usize, lsn: u64) -> u64 {
+    let mut end = from;
+    let mut at = from;
+    while at < to && at + block::HEADER_LEN <= bytes.len() {
+        match block::decode(&bytes[at..]) {
+            Ok(Ok(b)) if b.first_lsn >= lsn => {
+                end = at + b.len;
+                at += b.len;
+            }
+            _ => at += 8,
+        }
+    }
+    end as u64
 }
 
 /// The index of the last byte of `b` that is not zero.

@@ -327,6 +327,11 @@ struct Log {
     next_slot: NextSlot,
     /// Where the log was durable as of the last completed persist.
     durable: Position,
+    /// The furthest byte a write may end at before a newer progress record is durable:
+    /// the `written` end of the newest durable record plus [`Log::reserve`]. Past it a
+    /// power cut could keep blocks that no surviving record accounts for, which recovery
+    /// must call damage.
+    bound: u64,
     offset: u64,
     stamps: LogStamps,
     next_lsn: u64,
@@ -398,6 +403,7 @@ impl Log {
                 offset,
                 lsn: rec.next_lsn,
             },
+            bound: 0,
             offset,
             stamps,
             next_lsn: rec.next_lsn,
@@ -406,6 +412,8 @@ impl Log {
             marked,
             markers: Vec::new(),
         };
+        // `continue_segment` persisted the page as recovery left it.
+        log.bound = recorded.newest.map_or(offset, |p| p.written.offset) + log.reserve();
         if behind {
             // Recovery kept blocks past the record's durable point (a crash lost the record
             // published after their persist), and `continue_segment` persisted them: say so
@@ -448,6 +456,13 @@ impl Log {
             lsn: end,
         };
         self.record_progress(written)?;
+        if self.page.is_some() && written.offset > self.bound {
+            self.persist_record(written)?;
+        }
+        debug_assert!(
+            self.page.is_none() || written.offset <= self.bound,
+            "a write past what a durable progress record accounts for"
+        );
         self.cur.write_at(self.offset, blocks)?;
         self.offset += blocks.len() as u64;
         self.next_lsn = end;
@@ -459,6 +474,18 @@ impl Log {
     /// blocks, by the same persist.
     fn record_progress(&mut self, written: Position) -> Result<()> {
         self.put_progress(written, PageWrite::Ahead)
+    }
+
+    /// Makes the progress record just written for a write ending at `written` durable
+    /// before the write: it reaches past [`Log::bound`] (a group larger than
+    /// [`Log::reserve`], or many groups between two persists), and the record in
+    /// force after a power cut must account for every byte the cut keeps. The next record
+    /// goes to the other slot, so that tearing it cannot take this one.
+    fn persist_record(&mut self, written: Position) -> Result<()> {
+        self.cur.persist()?;
+        self.next_slot = NextSlot::Other;
+        self.bound = written.offset + self.reserve();
+        Ok(())
     }
 
     /// Writes the next progress record, with its write-back started (`Ahead`: the persist
@@ -497,6 +524,12 @@ impl Log {
     /// cache-line media) its commit markers.
     fn persist(&mut self) -> Result<()> {
         self.cur.persist()?;
+        // Every record written so far is durable, the newest one written for the last
+        // write (or published at the last persist, or made with the segment): its
+        // `written` end is where the log ends.
+        if self.page.is_some() {
+            self.bound = self.offset + self.reserve();
+        }
         if !self.markers.is_empty() {
             for (off, m) in std::mem::take(&mut self.markers) {
                 self.cur.write_at(off, &m)?;
@@ -522,6 +555,13 @@ impl Log {
         // one started now that the next record's write of the page would wait for, made
         // a sync ingest of 4-record batches take 2x and 1.19x as long.
         self.put_progress(self.durable, PageWrite::Behind)
+    }
+
+    /// How far past a durable record the current segment may be written: the reserve of
+    /// its length as this writer knows it, which is at most its header's (a spare made
+    /// longer, or a segment made to a large group's size, only widens recovery's).
+    fn reserve(&self) -> u64 {
+        progress::reserve(self.cur_limit.unwrap_or(0))
     }
 
     /// Bytes of the current segment's header.
@@ -582,6 +622,8 @@ impl Log {
             offset: self.offset,
             lsn: self.next_lsn,
         };
+        // Its making persisted records 0 and 1, written where its blocks begin.
+        self.bound = self.offset + self.reserve();
         Ok(())
     }
 
