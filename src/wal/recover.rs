@@ -455,36 +455,9 @@ fn paged_tail(
     let recorded = progress::read(page);
     let p = recorded.newest.unwrap_or_default();
     let x = at.offset as u64;
-    // The bytes a crash may have written: the writes' made since the record, and a trailer
-    // after them in a segment that rotation ended (`followed`). A fresh file holds zeros
-    // past the page where they can end; a recycled one, past them, what its earlier life
-    // left there (media that write whole pages pad the page with zeros).
-    let end_of_write = (p.written.offset + progress::reserve(len)).max(x);
-    let trailer = if followed {
-        segment::TRAILER_LEN as u64
-    } else {
-        0
-    };
-    let reach = (end_of_write + segment::TRAILER_LEN as u64)
-        .next_multiple_of(segment::PAGE_LEN)
-        .min(file_len);
+    let Window { reach, limit } = crash_window(bytes, &p, at, len, recycled, followed);
     // A file cut inside its header page ends before its first block.
     let from = at.offset.min(bytes.len());
-    // In a recycled file only the recorded write's bytes, and intact blocks of this life
-    // past them (a later write whose record a power cut lost), count: they must be cut, or
-    // a later, shorter write could be followed by them. Torn ones cannot be read on into.
-    let limit = match recycled {
-        true => (p.written.offset + trailer)
-            .max(new_blocks_end(
-                bytes,
-                from,
-                end_of_write.min(file_len) as usize,
-                at.lsn,
-            ))
-            .max(x)
-            .min(file_len),
-        false => file_len,
-    } as usize;
     let end = from + last_nonzero(&bytes[from.min(limit)..limit]).map_or(0, |i| i + 1);
     // A block starts with its magic, so none starts at or past `end`; one may end past it
     // in zeros of its own.
@@ -527,6 +500,56 @@ fn paged_tail(
         && p.written.offset <= x
         && nonzero.saturating_sub(x) <= segment::TRAILER_LEN as u64;
     Ok((Some(t), torn_trailer, recorded.newest))
+}
+
+/// Where the bytes a crash can have written past the log's end lie in a segment with a
+/// header page.
+struct Window {
+    /// Past this page a fresh file holds zeros.
+    reach: u64,
+    /// Where the bytes judged as the tail end (a recycled file's earlier life lies past).
+    limit: usize,
+}
+
+/// The bytes a crash may have written: the writes' made since the record `p` (within the
+/// reserve of its `written` end), and a trailer after them in a segment that rotation
+/// ended (`followed`). A fresh file holds zeros past the page where they can end; a
+/// recycled one, past them, what its earlier life left there (media that write whole pages
+/// pad the page with zeros).
+fn crash_window(
+    bytes: &[u8],
+    p: &Progress,
+    at: At,
+    len: u64,
+    recycled: bool,
+    followed: bool,
+) -> Window {
+    let file_len = bytes.len() as u64;
+    let x = at.offset as u64;
+    let end_of_write = (p.written.offset + progress::reserve(len)).max(x);
+    let trailer = if followed {
+        segment::TRAILER_LEN as u64
+    } else {
+        0
+    };
+    let reach = (end_of_write + segment::TRAILER_LEN as u64)
+        .next_multiple_of(segment::PAGE_LEN)
+        .min(file_len);
+    let from = at.offset.min(bytes.len());
+    // In a recycled file only the recorded write's bytes, and intact blocks of this life
+    // past them (a later write whose record a power cut lost), count: they must be cut, or
+    // a later, shorter write could be followed by them. Torn ones cannot be read on into.
+    let limit = match recycled {
+        true => {
+            let to = end_of_write.min(file_len) as usize;
+            (p.written.offset + trailer)
+                .max(new_blocks_end(bytes, from, to, at.lsn))
+                .max(x)
+                .min(file_len)
+        }
+        false => file_len,
+    } as usize;
+    Window { reach, limit }
 }
 
 /// Where the last intact block of this life (records at or past `lsn`) that starts in
