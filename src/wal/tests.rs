@@ -9,7 +9,7 @@ use super::writer::{LogStamps, Wal};
 use crate::batch::DenseBatch;
 use crate::medium::memory::MemoryMedium;
 use crate::medium::sim::{SimMedium, Tear};
-use crate::medium::Medium;
+use crate::medium::{Medium, SegmentFile};
 use crate::types::{Durability, VertexId};
 use crate::Result;
 use std::sync::atomic::AtomicU64;
@@ -174,6 +174,13 @@ fn a_trailer_torn_by_a_crash_during_rotation_reads_on_into_the_next_segment() {
     assert!(read_back(&m, true).is_err());
 }
 
+/// The newest segment of `m`, open, and its bytes as they are now.
+fn newest_segment(m: &MemoryMedium) -> (Box<dyn SegmentFile>, Vec<u8>) {
+    let seg = m.open(&segments(m).pop().unwrap()).unwrap();
+    let b = seg.map().unwrap().bytes().to_vec();
+    (seg, b)
+}
+
 /// The offset where the last block of segment bytes `b` starts.
 fn last_block(b: &[u8]) -> usize {
     let mut at = segment::PAGE_LEN as usize;
@@ -189,9 +196,7 @@ fn last_block(b: &[u8]) -> usize {
 fn a_segment_cut_short_is_damage_and_counts_the_records_whose_headers_still_read() {
     let m = written(3);
     // The last segment: with 64-bit ids the three blocks do not fit in one.
-    let name = segments(&m).pop().unwrap();
-    let seg = m.open(&name).unwrap();
-    let b = seg.map().unwrap().bytes().to_vec();
+    let (seg, b) = newest_segment(&m);
     // The last block, cut: its header and half its body remain.
     let last = last_block(&b);
     seg.set_len(last as u64 + 40).unwrap();
@@ -211,9 +216,7 @@ fn a_segment_cut_short_is_damage_and_counts_the_records_whose_headers_still_read
 #[test]
 fn a_torn_last_write_is_a_crash_and_blocks_zeroed_before_it_are_damage() {
     let m = written(3);
-    let name = segments(&m).pop().unwrap();
-    let seg = m.open(&name).unwrap();
-    let b = seg.map().unwrap().bytes().to_vec();
+    let (seg, b) = newest_segment(&m);
     let last = last_block(&b);
     // The last write persisted and published durable: torn, it is damage.
     seg.write_at(last as u64 + 40, &[0u8; 16]).unwrap();
@@ -259,9 +262,7 @@ fn a_torn_last_write_is_a_crash_and_blocks_zeroed_before_it_are_damage() {
 fn a_damaged_block_before_one_whose_hint_covers_it_is_refused() {
     // Two blocks: one segment holds both at either id width (three do not at 64 bits).
     let m = written(2);
-    let name = segments(&m).pop().unwrap();
-    let seg = m.open(&name).unwrap();
-    let b = seg.map().unwrap().bytes().to_vec();
+    let (seg, b) = newest_segment(&m);
     let last = last_block(&b);
     let first = segment::PAGE_LEN as usize;
     assert!(last > first, "two blocks in the newest segment");
@@ -495,9 +496,7 @@ fn a_power_cut_anywhere_leaves_a_torn_tail_never_damage_and_keeps_what_was_ackno
 #[test]
 fn a_cut_in_a_recycled_segment_zeros_intact_blocks_of_a_write_whose_record_was_lost() {
     let m = written(2);
-    let name = segments(&m).pop().unwrap();
-    let seg = m.open(&name).unwrap();
-    let b = seg.map().unwrap().bytes().to_vec();
+    let (seg, b) = newest_segment(&m);
     let (_, records) = read_back(&m, true).unwrap();
     // The segment as a recycled one: past its last write, an earlier life's bytes would do.
     let mut hdr = SegmentHeader::decode(&b).unwrap();
