@@ -53,3 +53,39 @@ fn a_reader_leaves_out_batches_written_but_not_durable_unless_it_asks_for_them()
     // No writer: every block that reads is what the store holds.
     assert_eq!(edges_seen(dir.path(), LogReach::Durable), 3);
 }
+
+/// A read-only open checks its runs ahead, on the store's threads, while its first
+/// snapshot checks the same runs: the two meet on runs half checked, and a check held
+/// under a lock across its parallel work deadlocked there (a pool thread waiting in the
+/// check's join took the snapshot's task for the run its own stack was checking).
+#[test]
+fn a_reader_whose_snapshot_meets_the_checks_begun_at_open_never_waits_forever() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = Graph::open(dir.path(), Options::new().create(true).threads(2)).unwrap();
+    // Runs of several 1 MiB checksum blocks, so each run's check is itself parallel.
+    for r in 0..6u64 {
+        let edges: Vec<(u64, u64)> = (0..400_000u64)
+            .map(|i| (i % 50_000, (i * 7919 + r * 13) % 200_000))
+            .collect();
+        w.insert_edges(&edges).unwrap();
+        w.flush().unwrap();
+    }
+    let total = w.snapshot().unwrap().num_edges();
+    w.close().unwrap();
+    let (done, finished) = std::sync::mpsc::channel();
+    let path = dir.path().to_path_buf();
+    std::thread::spawn(move || {
+        for _ in 0..40 {
+            let r = Graph::open(&path, Options::new().read_only(true).threads(2)).unwrap();
+            let n = r.snapshot().unwrap().num_edges();
+            r.close().unwrap();
+            done.send(n).unwrap();
+        }
+    });
+    for round in 0..40 {
+        match finished.recv_timeout(Duration::from_secs(60)) {
+            Ok(n) => assert_eq!(n, total, "round {round}"),
+            Err(e) => panic!("round {round}: no snapshot within 60 s ({e}): a deadlock"),
+        }
+    }
+}

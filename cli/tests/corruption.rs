@@ -1028,7 +1028,8 @@ fn wal_flip_in_last_block_is_a_torn_tail_or_corrupt() {
 }
 
 #[test]
-fn a_damaged_run_is_refused_at_open_with_verify_at_open_and_at_first_read_otherwise() {
+fn a_damaged_run_is_refused_at_open_with_verify_at_open_and_at_first_read_otherwise_even_when_checked_ahead(
+) {
     let c = clean_store();
     let work = c._tmp.path().join("work");
     let run = files_matching(&c.store, is_run).remove(0);
@@ -1047,6 +1048,15 @@ fn a_damaged_run_is_refused_at_open_with_verify_at_open_and_at_first_read_otherw
         Err(e) => panic!("expected Corrupt, got {e}"),
         Ok(_) => panic!("Verify::AtOpen opened a damaged run"),
     }
+    // A read-only open checks every run ahead, in the background: still never refused at
+    // open, and its first snapshot reports the damage.
+    let ahead = open_store(&copy, lib_opts().read_only(true)).expect("checks ahead refuse no open");
+    match ahead.snapshot() {
+        Err(Error::Corrupt(m)) => assert!(m.contains(&run), "{m}"),
+        Err(e) => panic!("expected Corrupt, got {e}"),
+        Ok(_) => panic!("a read-only snapshot read a damaged run"),
+    }
+    drop(ahead);
     let g = open_store(&copy, lib_opts()).expect("a lazy open reads headers only");
     match g.snapshot() {
         Err(Error::Corrupt(m)) => assert!(m.contains(&run), "{m}"),

@@ -591,13 +591,21 @@ impl Run {
     /// Checks the run's block checksums and offsets if that was not done yet; every later
     /// call returns the first outcome. Whoever reads a run opened from the medium calls this
     /// first: snapshots, seals resolving against it, merges.
+    ///
+    /// The check runs outside the `OnceLock`, so two callers may both do it (the outcome
+    /// is the same: the bytes do not change). Holding the lock across it deadlocked: the
+    /// check is parallel, and a pool thread waiting in its join can pick up another
+    /// caller's task for the same run, which then waits on the lock its own stack holds
+    /// (a read-only open checks ahead while its first snapshot checks too).
     pub fn verify(&self) -> crate::Result<()> {
         let Some(f) = &self.file else { return Ok(()) };
-        f.verified
-            .get_or_init(|| {
-                file::verify_blocks(f.map.bytes(), &self.header)
-                    .and_then(|()| file::check_offsets(self))
-            })
+        if f.verified.get().is_none() {
+            let outcome = file::verify_blocks(f.map.bytes(), &self.header)
+                .and_then(|()| file::check_offsets(self));
+            let _ = f.verified.set(outcome);
+        }
+        let outcome = f.verified.get().expect("set above if it was not");
+        outcome
             .clone()
             .map_err(|m| crate::Error::corrupt(format!("run {}: {m}", f.name)))
     }

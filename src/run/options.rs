@@ -49,4 +49,11 @@ pub enum Verify {
     /// run is still never read into a result: the first use fails with `Corrupt` instead.
     #[default]
     OnFirstUse,
+    /// As [`Verify::OnFirstUse`] (what a check finds is reported on first use, never at
+    /// open), but the checks start as soon as the runs' headers are read, on the store's
+    /// threads, beside the rest of the open (the dictionary's load, the log's replay): a
+    /// first snapshot then waits only for what is left. Read-only opens use it unless told
+    /// otherwise; it reads the whole store, so a writer (whose ingest would share the
+    /// cores with it) and `check` (which reads every byte itself) do not.
+    Ahead,
 }

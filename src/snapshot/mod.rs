@@ -36,6 +36,8 @@ pub use view::{GraphView, SweepIn};
 
 pub use crate::keys::{KeyKind, Names};
 
+use crate::dict::Externals;
+
 use crate::run::{DirData, Run};
 use crate::types::{bits, VertexId};
 use std::sync::Arc;
@@ -47,7 +49,7 @@ pub struct Snapshot {
     pub(crate) deleted: Arc<Vec<u64>>,
     pub(crate) n: usize,
     pub(crate) undirected: bool,
-    pub(crate) externals: Arc<[u64]>,
+    pub(crate) externals: Externals,
     pub(crate) edges: u64,
     /// Whether any run holds tombstones, per direction (out, in).
     tombs: [bool; 2],
@@ -107,7 +109,7 @@ impl Snapshot {
         deleted: Arc<Vec<u64>>,
         n: usize,
         undirected: bool,
-        externals: Arc<[u64]>,
+        externals: Externals,
     ) -> Snapshot {
         let edges = runs
             .iter()

@@ -318,7 +318,7 @@ impl Inner {
                             Arc::default(),
                             space,
                             self.undirected,
-                            Arc::from(Vec::new()),
+                            Default::default(),
                         );
                         unresolved(&older, &runs[j], d)
                     })

@@ -15,7 +15,7 @@ use crate::medium::dir::create_dir_durably;
 use crate::medium::file::FileMedium;
 use crate::medium::pmem::{PmemMedium, PmemMode};
 use crate::medium::{memory::MemoryMedium, Medium};
-use crate::run::Run;
+use crate::run::{Run, Verify};
 use crate::types::{width_mismatch, Durability, ID_WIDTH};
 use crate::wal;
 use crate::{Error, Result};
@@ -216,6 +216,12 @@ pub(super) fn normalized(mut opts: Options) -> Options {
         opts.background = false;
         opts.durability = Durability::None;
     }
+    // A reader is about to read the runs; a writer's ingest would share the cores.
+    opts.verify.get_or_insert(if opts.read_only {
+        Verify::Ahead
+    } else {
+        Verify::OnFirstUse
+    });
     // Wider partitions than the id space are one partition: no split.
     opts.partition_bits = opts.partition_bits.min(crate::types::ID_WIDTH);
     opts

@@ -102,9 +102,9 @@ pub struct Options {
     /// default: open a mistyped path and get an error, not an empty store; the command
     /// line's `ingest` sets it).
     pub(crate) create: bool,
-    /// When run checksums are verified: on first use (default; a clean open of any size
-    /// reads only headers) or all at open.
-    pub(crate) verify: Verify,
+    /// When run checksums are verified ([`Verify`]); `None`: ahead for read-only opens,
+    /// on first use for writers (see [`Options::verify`]).
+    pub(crate) verify: Option<Verify>,
     /// Runs per level before they are merged into one run of the next level.
     pub(crate) fanout: usize,
     /// Merges above level 0 write one run per partition of `2^partition_bits` vertex ids,
@@ -251,10 +251,12 @@ impl Options {
         self
     }
 
-    /// When run checksums are verified: on first use (default; a clean open of any size
-    /// reads only headers) or all at open.
+    /// When run checksums are verified. By default a writer checks a run on first use (a
+    /// clean open of any size reads only headers) and a read-only open checks them all
+    /// [`Verify::Ahead`], in the background from the moment their headers are read; either
+    /// way damage is reported on first use. [`Verify::AtOpen`] refuses the open instead.
     pub fn verify(mut self, verify: Verify) -> Options {
-        self.verify = verify;
+        self.verify = Some(verify);
         self
     }
 
@@ -369,7 +371,7 @@ impl Default for Options {
             threads: 0,
             medium: None,
             create: false,
-            verify: Verify::OnFirstUse,
+            verify: None,
             fanout: 4,
             partition_bits: 20,
             background: true,

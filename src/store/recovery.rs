@@ -51,7 +51,7 @@ pub(crate) fn open_on(
 /// What recovery read, before anything was changed.
 struct Recovered {
     dict: Dict,
-    runs: Vec<Run>,
+    runs: Vec<Arc<Run>>,
     mem: Memtable,
     deleted: Vec<u64>,
     log: wal::Recovered,
@@ -174,6 +174,12 @@ fn read_store(
 ) -> Result<Recovered> {
     let expected = Expected::new(root);
     files::foreign_manifest(&**medium, root)?;
+    let verify = opts.verify.unwrap_or_default();
+    let runs = pool.install(|| open_runs(medium, root, &expected, verify));
+    let runs: Vec<Arc<Run>> = runs?.into_iter().map(Arc::new).collect();
+    if verify == run::Verify::Ahead {
+        check_ahead(pool, &runs);
+    }
     let mut dict = Dict::load(
         &**medium,
         root.dict_entries as usize,
@@ -181,7 +187,6 @@ fn read_store(
         &|at, st| expected.dict_chunk(at, st),
     )?;
     expected.dict_tail(Dict::uncommitted_stamp(&**medium, root.dict_bytes)?)?;
-    let runs = pool.install(|| open_runs(medium, root, &expected, opts.verify))?;
     check_history_files(&**medium, root)?;
     let survey = files::survey(&**medium, root)?;
     let strays: Vec<(String, Stray)> = survey
@@ -235,6 +240,18 @@ fn read_store(
     })
 }
 
+/// Starts checking every run's checksums and offsets on the store's threads and returns:
+/// the rest of the open proceeds on this one. Each outcome is kept by its run
+/// ([`Run::verify`]), so the first use waits only for what is left and reports what was
+/// found; the open itself never fails on it, so `Verify::Ahead` refuses nothing
+/// `OnFirstUse` would open. A check that finds damage stops the others (they run on use).
+fn check_ahead(pool: &rayon::ThreadPool, runs: &[Arc<Run>]) {
+    let runs = runs.to_vec();
+    pool.spawn(move || {
+        let _ = run::verify_all(&runs);
+    });
+}
+
 /// An error found while an older root is in force because the newest slot is damaged may
 /// come from that older root (it names runs or log the newer one let go): the message says
 /// so, naming the `MANIFEST`.
@@ -285,12 +302,7 @@ fn assemble(
         }),
         dict: RwLock::new(found.dict),
         state: Mutex::new(State {
-            runs: found
-                .runs
-                .into_iter()
-                .map(Arc::new)
-                .collect::<Vec<_>>()
-                .into(),
+            runs: found.runs.into(),
             frozen: VecDeque::new(),
             // The flusher's first pass runs at once: merges a killed or closed session left
             // undone start now, not at the first flush (with none to do, the pass is idle).

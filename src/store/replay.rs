@@ -9,9 +9,10 @@ use crate::run::Run;
 use crate::types::{bits, VertexId};
 use crate::wal;
 use crate::{Error, Result};
+use std::sync::Arc;
 
 /// Vertices deleted as of the runs: the last vertex op of each vertex wins.
-pub(super) fn deleted_in_runs(runs: &[Run]) -> Vec<u64> {
+pub(super) fn deleted_in_runs(runs: &[Arc<Run>]) -> Vec<u64> {
     let mut deleted = Vec::new();
     for r in runs {
         r.vertex_ops

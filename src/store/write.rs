@@ -413,7 +413,7 @@ impl Inner {
             Arc::default(),
             w.mem.vertex_space as usize,
             self.undirected,
-            Arc::from(Vec::new()),
+            Default::default(),
         );
         let mut edges = Vec::new();
         let live = |d: Dir| -> BTreeSet<VertexId> {
@@ -537,7 +537,7 @@ impl Inner {
             all.push(f.sealed.get().expect("sealed by seal_pending_dram").clone());
         }
         self.pool.install(|| crate::run::verify_all(&all))?;
-        let externals: Arc<[u64]> = Arc::from(&self.dict.read().unwrap().externals()[..n]);
+        let externals = self.dict.read().unwrap().shared_externals(n);
         // Taken after the ids: every name is stored before an id numbering it is handed out.
         let names = self.keys.as_ref().map(|k| k.names());
         Ok(SnapshotParts {
@@ -559,7 +559,7 @@ pub(super) struct SnapshotParts {
     pub runs: Vec<Arc<crate::run::Run>>,
     pub deleted: Arc<Vec<u64>>,
     pub n: usize,
-    pub externals: Arc<[u64]>,
+    pub externals: crate::dict::Externals,
     pub names: Option<crate::keys::Names>,
     pub lsn: u64,
     /// Set when the snapshot is a past graph read in place: its one run masked.
