@@ -377,6 +377,28 @@ mod tests {
         Ok(())
     }
 
+    /// A snapshot's ids are the dictionary's, not a copy, yet ids handed out after it never
+    /// show in it, and the dictionary goes on handing out and finding ids as before.
+    #[test]
+    fn shared_ids_stay_as_they_were_while_the_dictionary_grows() {
+        let mut d = Dict::default();
+        for ext in [40, 7, 900] {
+            d.get_or_assign(ext).unwrap();
+        }
+        let early = d.shared_externals(2);
+        let all = d.shared_externals(3);
+        assert_eq!(&*early, &[40, 7]);
+        for ext in 1000..3000 {
+            d.get_or_assign(ext).unwrap();
+        }
+        assert_eq!(&*early, &[40, 7]);
+        assert_eq!(&*all, &[40, 7, 900]);
+        assert_eq!(d.len(), 2003);
+        assert_eq!(d.get(900).unwrap(), Some(2));
+        assert_eq!(d.get(2999).unwrap(), Some(2002));
+        assert_eq!(d.externals()[2002], 2999);
+    }
+
     #[test]
     fn assign_persist_reload() {
         let m = MemoryMedium::new();
