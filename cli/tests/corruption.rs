@@ -1072,3 +1072,42 @@ fn a_damaged_run_is_refused_at_open_with_verify_at_open_and_at_first_read_otherw
         "a flush resolved against a damaged run: {applied:?}"
     );
 }
+
+/// A run's vertex states are read as the store opens, before any run is checked: a damaged
+/// one names an id past the dictionary, and is refused as `Corrupt` naming the run rather
+/// than sizing the deleted-vertex bits by it (at 64 bits an allocation that aborted).
+#[test]
+fn a_vertex_state_past_the_dictionary_is_refused_at_open_not_allocated_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let g = open_store(&store, lib_opts().create(true)).unwrap();
+    g.insert_edges(&[(1, 2), (2, 3), (3, 4)]).unwrap();
+    g.delete_vertex(3).unwrap();
+    g.flush().unwrap();
+    close_store(g);
+    const VERTEX_OPS: usize = evograph::internals::run::format::VERTEX_OPS;
+    let (run, at) = files_matching(&store, is_run)
+        .into_iter()
+        .find_map(|run| {
+            let l = run_layout(&std::fs::read(store.join(&run)).unwrap());
+            let end = l.section_off.get(VERTEX_OPS + 1).copied();
+            let end = end.unwrap_or(l.crc_table_off);
+            (end > l.section_off[VERTEX_OPS]).then_some((run, l.section_off[VERTEX_OPS]))
+        })
+        .expect("a run holds the deletion");
+    // Every bit of the first state set: a deletion of the largest id the width allows.
+    write_in_place(
+        &store.join(&run),
+        at as u64,
+        &[0xff; 8][..std::mem::size_of::<evograph::VertexId>()],
+    );
+    for opts in [lib_opts(), lib_opts().read_only(true)] {
+        match open_store(&store, opts) {
+            Err(Error::Corrupt(m)) => {
+                assert!(m.contains(&run) && m.contains("vertex state"), "{m}")
+            }
+            Err(e) => panic!("expected Corrupt, got {e}"),
+            Ok(_) => panic!("an open took a vertex state past the dictionary"),
+        }
+    }
+}

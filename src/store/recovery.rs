@@ -194,7 +194,7 @@ fn read_store(
         .iter()
         .map(|(name, h)| Ok((name.clone(), expected.stray_run(name, h)?)))
         .collect::<Result<_>>()?;
-    let mut deleted = deleted_in_runs(&runs);
+    let mut deleted = deleted_in_runs(&runs, root.dict_entries)?;
     let mut mem = Memtable::new(
         root.undirected,
         root.weighted,

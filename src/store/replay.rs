@@ -11,16 +11,24 @@ use crate::wal;
 use crate::{Error, Result};
 use std::sync::Arc;
 
-/// Vertices deleted as of the runs: the last vertex op of each vertex wins.
-pub(super) fn deleted_in_runs(runs: &[Arc<Run>]) -> Vec<u64> {
+/// Vertices deleted as of the runs: the last vertex op of each vertex wins. Read at open,
+/// before the runs' checks, so each id is bounded by the dictionary's `entries` first: a
+/// damaged one sized the bit set (2^31 bits, and at 64 bits an allocation that aborts).
+pub(super) fn deleted_in_runs(runs: &[Arc<Run>], entries: u64) -> Result<Vec<u64>> {
     let mut deleted = Vec::new();
     for r in runs {
-        r.vertex_ops
-            .get()
-            .iter()
-            .for_each(|&x| mark_deleted(&mut deleted, x));
+        for &x in r.vertex_ops.get() {
+            if id_of(x) as u64 >= entries {
+                let name = Run::file_name(r.header.id);
+                return Err(Error::corrupt(format!(
+                    "run {name}: a vertex state names id {}, past the dictionary's {entries}",
+                    id_of(x)
+                )));
+            }
+            mark_deleted(&mut deleted, x);
+        }
     }
-    deleted
+    Ok(deleted)
 }
 
 fn mark_deleted(deleted: &mut Vec<u64>, x: VertexId) {
