@@ -588,10 +588,9 @@ impl<G: GraphView> Job<'_, G> {
         }
     }
 
-    /// A dense id's external id, as the values of label kernels are reported.
-    /// `ids` (dense, or none: -1) as external ids, in parallel: each is a read of the id
-    /// table at a vertex the result names, scattered at scale (a second after a 4 s BFS
-    /// at Kron26, done in order).
+    /// `ids` (dense, or none: -1) as external ids, as label and parent values are
+    /// reported; in parallel, since each is a read of the id table at a vertex the result
+    /// names, scattered at scale (a second after a 4 s BFS at Kron26, done in order).
     fn externals<T: Copy + Sync>(
         &self,
         ids: &[T],
