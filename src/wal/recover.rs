@@ -125,21 +125,13 @@ pub fn recover(
         next_lsn: start_lsn,
         ..Default::default()
     };
-    // One buffer for every segment a reader copies: a fresh one per segment was a page
-    // fault and a zeroed page per 4 KiB of each (64 MiB), a seventh of a reader's work
-    // beside an ingest.
+    // One buffer for every segment a reader copies: a fresh one per segment (64 MiB) was
+    // a page fault and a zeroed page per 4 KiB, a seventh of a reader's work.
     let mut spare = Vec::new();
     for idx in first..headers.len() {
         let (seq, hdr) = headers[idx];
         let Some(hdr) = hdr else {
-            // A header that never became durable can only belong to the newest segment.
-            if let Some((s, _)) = headers[idx + 1..].iter().find(|(_, h)| h.is_some()) {
-                return Err(Error::corrupt(format!(
-                    "WAL segment {} has a damaged header but segment {} follows it",
-                    segment::name(seq),
-                    segment::name(*s)
-                )));
-            }
+            refuse_unreadable_header_before(seq, &headers[idx + 1..])?;
             break;
         };
         if idx > first && hdr.first_lsn != out.next_lsn {
@@ -188,6 +180,19 @@ pub fn recover(
         remove_unused(medium, &headers, &out.segments)?;
     }
     Ok(out)
+}
+
+/// A header that never became durable can only belong to the newest segment: refuses
+/// segment `seq`'s, which does not read, if a readable one is among `later`.
+fn refuse_unreadable_header_before(seq: u64, later: &[(u64, Option<SegmentHeader>)]) -> Result<()> {
+    match later.iter().find(|(_, h)| h.is_some()) {
+        Some((s, _)) => Err(Error::corrupt(format!(
+            "WAL segment {} has a damaged header but segment {} follows it",
+            segment::name(seq),
+            segment::name(*s)
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Every segment's number and header (`None` when it does not read), each readable one
