@@ -41,10 +41,11 @@ use crate::types::VertexId;
 use std::sync::{Arc, OnceLock};
 
 /// Most runs a layered view reads in place. A vertex visits only its chain's runs (see
-/// [`Chain`]), so the bound is what a view's slabs and a chain's run numbers hold: Kron24
-/// ingested at a 64 MiB budget leaves 46 runs (4 at level 0, 42 partition runs), of which
-/// a vertex reads about 10. A snapshot of more is read through the general path.
-pub(crate) const MAX_RUNS: usize = 64;
+/// [`Chain`]), so the bound is what a view's slabs and a chain's run numbers (a `u8`)
+/// hold: Kron24 ingested at a 64 MiB budget leaves 46 runs (4 at level 0, 42 partition
+/// runs), of which a vertex reads about 10, and Kron26 at the default budget 81 (up to
+/// 141 at smaller budgets). A snapshot of more is read through the general path.
+pub(crate) const MAX_RUNS: usize = 255;
 
 /// `cut_of` for a vertex no newer run deletes from.
 const CLEAN: u32 = u32::MAX;
