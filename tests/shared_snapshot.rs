@@ -70,7 +70,7 @@ fn kernels_sharing_a_snapshot_in_one_pool_never_wait_on_each_other_forever() {
             o.values
         })
         .collect();
-    let rounds = 8;
+    let rounds = 4;
     let (done, finished) = mpsc::channel();
     let (g2, pool2) = (g.clone(), pool.clone());
     std::thread::spawn(move || {
