@@ -147,11 +147,7 @@ impl Dict {
         if let Some(v) = self.lookup()?.get(ext) {
             return Ok(v);
         }
-        if self.to_ext.len() as u64 >= MAX_VERTICES {
-            return Err(Error::Invalid(format!(
-                "vertex {ext} would exceed the {MAX_VERTICES} vertices a 32-bit store holds"
-            )));
-        }
+        self.room_for(ext)?;
         let v = self.to_ext.len() as VertexId;
         self.ids_mut().push(ext);
         let n = self.to_ext.len();
@@ -195,12 +191,18 @@ impl Dict {
             }
             return Ok(());
         }
-        if v as u64 >= MAX_VERTICES {
-            return Err(Error::corrupt(format!(
-                "WAL assigns vertex {ext} past the {MAX_VERTICES} vertices a 32-bit store holds"
+        self.room_for(ext)?;
+        self.ids_mut().push(ext);
+        Ok(())
+    }
+
+    /// Whether a new id can be handed to `ext`: the id width bounds the vertex count.
+    fn room_for(&self, ext: u64) -> Result<()> {
+        if self.to_ext.len() as u64 >= MAX_VERTICES {
+            return Err(Error::Invalid(format!(
+                "vertex {ext} would exceed the {MAX_VERTICES} vertices a 32-bit store holds"
             )));
         }
-        self.ids_mut().push(ext);
         Ok(())
     }
 
