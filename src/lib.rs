@@ -24,6 +24,7 @@
 
 pub mod algo;
 mod batch;
+mod build_once;
 mod checksum;
 mod dict;
 pub mod error;

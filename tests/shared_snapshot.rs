@@ -4,10 +4,13 @@
 //!
 //! The hazard it watches for: the views a snapshot builds on first use (a layered view's
 //! index, the lists a sweeping kernel copies, degree counts, streams) are built by
-//! parallel code inside a `OnceLock`, and a pool thread waiting in that code's join can
-//! take another thread's kernel, which then waits on the same lock below it on its own
-//! stack (`Run::verify` deadlocked so). Not seen here yet: 30 rounds of 12 kernels at once
-//! finished; the test keeps the contract while the views change.
+//! parallel code, and a pool thread waiting in that code's join can take another thread's
+//! kernel, which would then wait for the same build below it on its own stack
+//! (`Run::verify` deadlocked so). Those builds are `crate::build_once` values, which no
+//! caller waits for; its unit tests make the deadlock certain for a `OnceLock`. Here it
+//! was never seen with `OnceLock`s either (30 rounds of 12 kernels at once finished): the
+//! test keeps the contract, and the answers of a kernel that read without a view another
+//! was building, while the views change.
 
 use evograph::algo::kernel::{self, Kernel, Params, Values};
 use evograph::{Graph, Options};

@@ -20,7 +20,7 @@ impl Snapshot {
     /// 114 s. Nothing is kept if a degree exceeds `u32::MAX`.
     pub(crate) fn count_degrees(&self, d: Dir) {
         if self.sweep_stream().is_some() && self.point.is_none() {
-            self.counted[super::dir_index(d)].get_or_init(|| self.degrees_u32(d));
+            self.counted[super::dir_index(d)].get_or_build(|| self.degrees_u32(d));
         }
     }
 

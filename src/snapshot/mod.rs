@@ -36,6 +36,7 @@ pub use view::{GraphView, SweepIn};
 
 pub use crate::keys::{KeyKind, Names};
 
+use crate::build_once::BuildOnce;
 use crate::dict::Externals;
 
 use crate::run::{DirData, Run};
@@ -56,7 +57,7 @@ pub struct Snapshot {
     /// The runs each vertex's partition reads.
     chains: Arc<chains::Chains>,
     /// The layered view's per-vertex index, built on first use and shared by clones.
-    runs_index: Arc<std::sync::OnceLock<Option<layered::RunsIndex>>>,
+    runs_index: Arc<BuildOnce<Option<layered::RunsIndex>>>,
     /// DRAM the layered view may spend on copies of neighbor lists for sweeps, in bytes;
     /// `None`: half the DRAM available when a copy is made.
     copy_budget: Option<usize>,
@@ -64,16 +65,16 @@ pub struct Snapshot {
     sweep_reads: SweepReads,
     /// The in-lists opened for streamed sweeps, decided on the first plan and shared by
     /// clones (`None` inside: read through the mappings).
-    stream: Arc<std::sync::OnceLock<Option<stream::Streamed>>>,
+    stream: Arc<BuildOnce<Option<stream::Streamed>>>,
     /// The out-lists of several runs opened for sweeps, likewise.
-    stream_out: Arc<std::sync::OnceLock<Option<stream::RunsStream>>>,
+    stream_out: Arc<BuildOnce<Option<stream::RunsStream>>>,
     /// Every vertex's degree per direction (out, in), counted run by run for a kernel that
     /// looks up many degrees while its lists stream ([`Snapshot::count_degrees`]).
-    counted: Arc<[std::sync::OnceLock<Option<Vec<u32>>>; 2]>,
+    counted: Arc<[BuildOnce<Option<Vec<u32>>>; 2]>,
     /// The lists of a direction (out, in) merged from every run, for a kernel that reads
     /// them in no order on runs no layered view reads ([`Snapshot::copy_runs`]); shared
     /// by clones.
-    copies: Arc<[std::sync::OnceLock<Option<stream::RunsCopy>>; 2]>,
+    copies: Arc<[BuildOnce<Option<stream::RunsCopy>>; 2]>,
     /// Whether the store is weighted (known even before any run holds an edge) or a run
     /// holds weights: asked per edge lookup, so settled once.
     weighted: bool,

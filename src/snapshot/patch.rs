@@ -18,10 +18,10 @@
 //! vertices deleted or brought back marked (a delete's edge deletes are patched with it).
 
 use super::{GraphView, Key, Snapshot};
+use crate::build_once::BuildOnce;
 use crate::types::VertexId;
 use rustc_hash::FxHashMap;
 use std::collections::hash_map::Entry;
-use std::sync::OnceLock;
 
 /// Lists up to this long are scanned for a neighbor; longer ones (hubs') get a hash index.
 const SCAN_MOST: usize = 16;
@@ -185,7 +185,7 @@ pub struct Patched {
     /// Edges patched (each direction of an undirected edge counts), for a patch budget.
     entries: usize,
     /// [`GraphView::num_edges`], resolved on first use after a patch.
-    edges: OnceLock<u64>,
+    edges: BuildOnce<u64>,
     /// The external ids of the vertices added since the snapshot, which follow its own.
     added: Vec<u64>,
     /// Vertices deleted or brought back since the snapshot: whether each exists now. A
@@ -200,7 +200,7 @@ impl Patched {
             base,
             sides: Default::default(),
             entries: 0,
-            edges: OnceLock::new(),
+            edges: BuildOnce::default(),
             added: Vec::new(),
             live: FxHashMap::default(),
         }
@@ -212,7 +212,7 @@ impl Patched {
     pub(crate) fn rebase(&mut self, base: Snapshot) {
         self.sides.iter_mut().for_each(Side::clear);
         self.entries = 0;
-        self.edges = OnceLock::new();
+        self.edges = BuildOnce::default();
         self.added.clear();
         self.live.clear();
         self.base = base;
@@ -232,7 +232,7 @@ impl Patched {
     /// without edges.
     pub(crate) fn add_vertices(&mut self, externals: &[u64]) {
         self.added.extend_from_slice(externals);
-        self.edges = OnceLock::new();
+        self.edges = BuildOnce::default();
     }
 
     /// The external ids of the vertices added since the snapshot.
@@ -363,7 +363,7 @@ impl Patched {
     pub(crate) fn set_edges(&mut self, edges: &[(VertexId, VertexId, Option<f64>)]) {
         let n = self.num_vertices();
         let undirected = self.base.is_undirected();
-        self.edges = OnceLock::new();
+        self.edges = BuildOnce::default();
         assert!(
             (edges.iter()).all(|&(u, v, _)| (u as usize) < n && (v as usize) < n),
             "patched edges join vertices"
@@ -430,9 +430,10 @@ impl GraphView for Patched {
         self.base.num_vertices() + self.added.len()
     }
     /// Resolves the patch against the snapshot on first use after a patch: a lookup per
-    /// patched edge.
+    /// patched edge (counted again by a caller that finds another counting).
     fn num_edges(&self) -> u64 {
-        *self.edges.get_or_init(|| self.count_edges())
+        let counted = self.edges.get_or_build(|| self.count_edges()).copied();
+        counted.unwrap_or_else(|| self.count_edges())
     }
     fn is_undirected(&self) -> bool {
         self.base.is_undirected()

@@ -17,9 +17,9 @@
 use super::flat::{meta_methods, Adj, Meta};
 use super::point_copy::PointCopy;
 use super::{Dir, GraphView, Snapshot};
+use crate::build_once::BuildOnce;
 use crate::run::Sec;
 use crate::types::VertexId;
-use std::sync::OnceLock;
 
 /// One direction of a point: which of the run's entries it leaves out, and the spells
 /// of edges it holds that the run does not list.
@@ -90,7 +90,7 @@ pub(crate) fn point_reads(run: &crate::run::Run) -> bool {
 pub(crate) struct PointIndex {
     out: PointLists,
     inn: Option<PointLists>,
-    copies: [OnceLock<Option<PointCopy>>; 2],
+    copies: [BuildOnce<Option<PointCopy>>; 2],
 }
 
 impl PointIndex {
@@ -105,7 +105,7 @@ impl PointIndex {
 
     /// The copy of direction `d`'s lists, once made (`None` inside: not made, it did not
     /// fit).
-    pub(crate) fn copy(&self, d: Dir) -> &OnceLock<Option<PointCopy>> {
+    pub(crate) fn copy(&self, d: Dir) -> &BuildOnce<Option<PointCopy>> {
         &self.copies[usize::from(d == Dir::In && self.inn.is_some())]
     }
 

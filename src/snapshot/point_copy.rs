@@ -74,8 +74,9 @@ impl Snapshot {
             };
             let need = (self.n + 1) * 8 + side.entries() * std::mem::size_of::<VertexId>();
             let made = (idx.copy(d))
-                .get_or_init(|| (need as u64 <= left).then(|| copy_dir(self.n, &side)));
-            left = left.saturating_sub(made.as_ref().map_or(0, |c| c.bytes() as u64));
+                .get_or_build(|| (need as u64 <= left).then(|| copy_dir(self.n, &side)))
+                .and_then(Option::as_ref);
+            left = left.saturating_sub(made.map_or(0, |c| c.bytes() as u64));
             all &= made.is_some();
         }
         all

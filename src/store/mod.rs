@@ -44,7 +44,10 @@
 //! names are interned, and made durable, before the batch that uses them takes `writer`.
 //!
 //! So a snapshot (`writer` briefly, `seal_lock`, `state`, `dict`) waits for at most one
-//! batch's apply and one memtable's seal, never for an `fdatasync`.
+//! batch's apply and one memtable's seal, never for an `fdatasync`. Once taken, it waits
+//! for nothing: views built on first use are never waited for by a second caller
+//! (`crate::build_once`), since a rayon thread waiting in a join can run that caller on
+//! the builder's own stack.
 //!
 //! Other processes: one writer holds `LOCK` (an exclusive `flock`); read-only handles
 //! (`reader.rs`) take no lock on the store and rely on the file-level promises listed in

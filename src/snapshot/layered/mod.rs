@@ -35,10 +35,11 @@ mod build;
 
 use super::flat::{each_weighted, meta_methods, Adj, Meta};
 use super::{GraphView, Snapshot};
+use crate::build_once::BuildOnce;
 use crate::medium::dram::AnonArray;
 use crate::run::Dir;
 use crate::types::VertexId;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Most runs a layered view reads in place. A vertex visits only its chain's runs (see
 /// [`Chain`]), so the bound is what a view's slabs and a chain's run numbers (a `u8`)
@@ -145,7 +146,7 @@ pub(crate) struct Layer {
     chains: Vec<Chain>,
     /// The live lists copied for a kernel's sweeps (`None` inside: they did not fit the
     /// copy budget).
-    copy: OnceLock<Option<SweepCopy>>,
+    copy: BuildOnce<Option<SweepCopy>>,
 }
 
 impl Layer {
@@ -189,13 +190,15 @@ pub(crate) struct RunsIndex {
 
 impl Snapshot {
     /// The snapshot's runs read in place as one graph (see the module doc), when it has
-    /// at least two and at most 64 runs and none is compressed. `None`
+    /// at least two and at most 255 runs and none is compressed. `None`
     /// otherwise: use [`Snapshot::flat`], [`Snapshot::packed_flat`] or the snapshot
     /// itself.
     ///
     /// The first call builds the index, in parallel: the offsets of sparse runs, O(the
     /// vertex range each holds), and per tombstone a galloping search of the older runs'
-    /// lists of its vertex. Later calls and clones of the snapshot share it.
+    /// lists of its vertex. Later calls and clones of the snapshot share it; a call made
+    /// while another thread builds it gets `None` rather than wait (see
+    /// `crate::build_once`).
     pub fn layered(&self) -> Option<LayeredView<'_>> {
         let idx = self.runs_index()?;
         let out = Side::new(self, Dir::Out, &idx.out);
@@ -225,8 +228,11 @@ impl Snapshot {
         if let Some(r) = self.runs_stream().filter(|_| dirs.contains(&Dir::In)) {
             r.keep_merged_within(&self.runs, self.n, self.copy_budget_now());
         }
-        let Some(idx) = self.runs_index() else {
-            return self.copy_runs(dirs, self.copy_budget_now());
+        let idx = match self.runs_index_state() {
+            Index::Built(idx) => idx,
+            Index::NotRead => return self.copy_runs(dirs, self.copy_budget_now()),
+            // Another kernel builds it: this one reads without (see `crate::build_once`).
+            Index::Building => return,
         };
         // Read only when a copy is to be decided: a planned snapshot's later runs
         // (`kernel::run` after `kernel::prepare`) find their copies made.
@@ -240,14 +246,17 @@ impl Snapshot {
                 continue;
             }
             let budget = *left.get_or_insert_with(|| self.copy_budget_now());
-            let made = l.copy.get_or_init(|| {
+            let made = l.copy.get_or_build(|| {
                 // A copy that cannot be mapped is left out: the runs are read in place.
                 (self.copy_bytes(d) <= budget)
                     .then(|| super::stream::merge_lists(&self.runs, d, self.n, self.weighted))
                     .flatten()
                     .map(|(offs, ids, wts)| SweepCopy { offs, ids, wts })
             });
-            left = Some(budget.saturating_sub(made.as_ref().map_or(0, |c| c.bytes() as u64)));
+            let bytes = made
+                .and_then(Option::as_ref)
+                .map_or(0, |c| c.bytes() as u64);
+            left = Some(budget.saturating_sub(bytes));
         }
     }
 
@@ -261,16 +270,24 @@ impl Snapshot {
     }
 
     /// The layered view's index, built on first use; `None` when the snapshot is not
-    /// read that way.
+    /// read that way, or while another caller builds it.
     fn runs_index(&self) -> Option<&RunsIndex> {
+        match self.runs_index_state() {
+            Index::Built(idx) => Some(idx),
+            Index::NotRead | Index::Building => None,
+        }
+    }
+
+    /// The layered view's index, built now if nobody has begun it.
+    fn runs_index_state(&self) -> Index<'_> {
         if !layers(&self.runs) {
-            return None;
+            return Index::NotRead;
         }
         if self.runs_stream().is_some() || self.runs_stream_out().is_some() {
             // Its sweeps stream the runs and merge each window: the snapshot reads them.
-            return None;
+            return Index::NotRead;
         }
-        let idx = self.runs_index.get_or_init(|| {
+        let built = self.runs_index.get_or_build(|| {
             let out = self.layer(Dir::Out)?;
             let inn = match self.undirected {
                 true => None,
@@ -278,8 +295,21 @@ impl Snapshot {
             };
             Some(RunsIndex { out, inn })
         });
-        idx.as_ref()
+        match built {
+            Some(Some(idx)) => Index::Built(idx),
+            Some(None) => Index::NotRead,
+            None => Index::Building,
+        }
     }
+}
+
+/// Where a snapshot's layered index stands for a caller.
+enum Index<'a> {
+    Built(&'a RunsIndex),
+    /// No layered view reads these runs (or its index could not be built).
+    NotRead,
+    /// Another caller is building it; this one reads the snapshot without it.
+    Building,
 }
 
 /// Whether a layered view reads `runs`: two to [`MAX_RUNS`] of them, none compressed.

@@ -118,13 +118,13 @@ impl Snapshot {
             if slot.get().is_some() {
                 continue;
             }
-            let made = slot.get_or_init(|| {
+            let made = slot.get_or_build(|| {
                 let weighted = self.weighted;
                 (RunsCopy::bytes_at_most(&self.runs, d, self.n, weighted) <= left)
                     .then(|| RunsCopy::merge(&self.runs, d, self.n, weighted))
                     .flatten()
             });
-            left = left.saturating_sub(made.as_ref().map_or(0, RunsCopy::bytes));
+            left = left.saturating_sub(made.and_then(Option::as_ref).map_or(0, RunsCopy::bytes));
         }
     }
 

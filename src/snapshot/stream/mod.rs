@@ -318,10 +318,10 @@ impl Snapshot {
         for &dir in sweeps {
             match dir {
                 Dir::In => {
-                    self.stream.get_or_init(|| self.open_in(share, merge));
+                    self.stream.get_or_build(|| self.open_in(share, merge));
                 }
                 Dir::Out => {
-                    (self.stream_out).get_or_init(|| self.open_runs(Dir::Out, share, merge));
+                    (self.stream_out).get_or_build(|| self.open_runs(Dir::Out, share, merge));
                 }
             }
         }
@@ -430,8 +430,8 @@ impl Snapshot {
     #[cfg(test)]
     pub(crate) fn stream_in_windows(&self, window: usize) -> bool {
         self.stream
-            .get_or_init(|| self.open_stream_in(window))
-            .is_some()
+            .get_or_build(|| self.open_stream_in(window))
+            .is_some_and(Option::is_some)
     }
 
     /// Tests: streams the out-lists of several runs in windows of `window` bytes whatever
@@ -439,8 +439,8 @@ impl Snapshot {
     #[cfg(test)]
     pub(crate) fn stream_out_in_windows(&self, window: usize) -> bool {
         self.stream_out
-            .get_or_init(|| RunsStream::open(&self.runs, self.n, window, Source::Files, Dir::Out))
-            .is_some()
+            .get_or_build(|| RunsStream::open(&self.runs, self.n, window, Source::Files, Dir::Out))
+            .is_some_and(Option::is_some)
     }
 
     /// The several-run stream of in-lists, when one was opened.

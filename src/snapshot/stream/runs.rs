@@ -25,6 +25,7 @@
 use super::super::{Snapshot, SweepIn};
 use super::merge::{count, merge, Counts, Lists, Merged, MergedWindow, Part};
 use super::{pipeline, read_all, Buffers, Filled, SectionRead, Starts, StreamStats};
+use crate::build_once::BuildOnce;
 use crate::medium::{AlignedBuf, SweepFile, ALIGN};
 use crate::run::{packed, Dir, DirData, PackedIndex, Run};
 use crate::types::{VertexId, ID_BYTES};
@@ -95,7 +96,7 @@ struct WindowPlan {
     /// Whether its first merge is kept for later passes ([`RunsStream::keep_within`]).
     chosen: AtomicBool,
     /// Counted by the first pass that merges the window.
-    counts: OnceLock<Counts>,
+    counts: BuildOnce<Counts>,
     /// The window merged, when the stream keeps its windows.
     kept: OnceLock<Merged>,
 }
@@ -321,7 +322,15 @@ impl RunsStream {
         }
         let parts = self.parts(snap, r.plan, &r.buf, at);
         let vs = r.plan.vs.clone();
-        let counts = r.plan.counts.get_or_init(|| count(&parts, vs.clone()));
+        let own;
+        let counts = match r.plan.counts.get_or_build(|| count(&parts, vs.clone())) {
+            Some(c) => c,
+            // Another pass counts it now: count it for this one (see `crate::build_once`).
+            None => {
+                own = count(&parts, vs.clone());
+                &own
+            }
+        };
         let chosen = r.plan.chosen.load(Relaxed) && self.reserve_kept(counts.merged_bytes());
         if !self.keeps_merged() && !chosen {
             merge(&parts, vs, counts, scratch);
@@ -581,7 +590,7 @@ fn window_plan(dirs: &[&DirData], vs: Range<usize>) -> WindowPlan {
         merged_at_most: lists as u64 + (vs.len() as u64 + 1) * 8,
         chosen: AtomicBool::new(false),
         vs,
-        counts: OnceLock::new(),
+        counts: BuildOnce::default(),
         kept: OnceLock::new(),
     }
 }
