@@ -53,6 +53,11 @@ impl<T> BuildOnce<T> {
         self.value.get()
     }
 
+    /// Whether a caller is building the value now.
+    pub(crate) fn building(&self) -> bool {
+        self.value.get().is_none() && self.claimed.load(Ordering::Acquire)
+    }
+
     /// The value: built, or built now by `build` on this thread; `None` when another
     /// caller's build is under way (on another thread, or further down this one's stack).
     pub(crate) fn get_or_build(&self, build: impl FnOnce() -> T) -> Option<&T> {

@@ -15,6 +15,8 @@ mod packed;
 mod patch;
 mod point;
 mod point_copy;
+#[cfg(test)]
+mod shared_tests;
 mod stream;
 mod view;
 

@@ -74,10 +74,14 @@ impl Snapshot {
             };
             let need = (self.n + 1) * 8 + side.entries() * std::mem::size_of::<VertexId>();
             let made = (idx.copy(d))
-                .get_or_build(|| (need as u64 <= left).then(|| copy_dir(self.n, &side)))
-                .and_then(Option::as_ref);
-            left = left.saturating_sub(made.map_or(0, |c| c.bytes() as u64));
-            all &= made.is_some();
+                .get_or_build(|| (need as u64 <= left).then(|| copy_dir(self.n, &side)));
+            let bytes = match made {
+                Some(c) => c.as_ref().map_or(0, |c| c.bytes() as u64),
+                // Another caller makes it: counted as made, as waiting for it would have.
+                None => need as u64,
+            };
+            left = left.saturating_sub(bytes);
+            all &= made.is_some_and(|c| c.is_some());
         }
         all
     }

@@ -253,9 +253,11 @@ impl Snapshot {
                     .flatten()
                     .map(|(offs, ids, wts)| SweepCopy { offs, ids, wts })
             });
-            let bytes = made
-                .and_then(Option::as_ref)
-                .map_or(0, |c| c.bytes() as u64);
+            let bytes = match made {
+                Some(c) => c.as_ref().map_or(0, |c| c.bytes() as u64),
+                // Another caller makes it: counted as made, as waiting for it would have.
+                None => self.copy_bytes(d),
+            };
             left = Some(budget.saturating_sub(bytes));
         }
     }
@@ -287,19 +289,27 @@ impl Snapshot {
             // Its sweeps stream the runs and merge each window: the snapshot reads them.
             return Index::NotRead;
         }
-        let built = self.runs_index.get_or_build(|| {
-            let out = self.layer(Dir::Out)?;
-            let inn = match self.undirected {
-                true => None,
-                false => Some(self.layer(Dir::In)?),
-            };
-            Some(RunsIndex { out, inn })
-        });
-        match built {
+        if self.streams_pending() {
+            // The runs may stream because they do not fit: no index or copy until decided.
+            return Index::Building;
+        }
+        match self.runs_index.get_or_build(|| self.build_index()) {
             Some(Some(idx)) => Index::Built(idx),
             Some(None) => Index::NotRead,
             None => Index::Building,
         }
+    }
+}
+
+impl Snapshot {
+    /// The layered view's index, built now (in parallel).
+    pub(super) fn build_index(&self) -> Option<RunsIndex> {
+        let out = self.layer(Dir::Out)?;
+        let inn = match self.undirected {
+            true => None,
+            false => Some(self.layer(Dir::In)?),
+        };
+        Some(RunsIndex { out, inn })
     }
 }
 

@@ -109,6 +109,7 @@ impl Snapshot {
     /// whose sweeps stream.
     pub(crate) fn copy_runs(&self, dirs: &[Dir], budget: u64) {
         let streams = self.runs_stream().is_some() || self.runs_stream_out().is_some();
+        let streams = streams || self.streams_pending();
         if self.runs.len() < 2 || self.point.is_some() || streams {
             return;
         }
@@ -124,7 +125,12 @@ impl Snapshot {
                     .then(|| RunsCopy::merge(&self.runs, d, self.n, weighted))
                     .flatten()
             });
-            left = left.saturating_sub(made.and_then(Option::as_ref).map_or(0, RunsCopy::bytes));
+            let bytes = match made {
+                Some(c) => c.as_ref().map_or(0, RunsCopy::bytes),
+                // Another caller makes it: counted as made, as waiting for it would have.
+                None => RunsCopy::bytes_at_most(&self.runs, d, self.n, self.weighted),
+            };
+            left = left.saturating_sub(bytes);
         }
     }
 

@@ -443,6 +443,12 @@ impl Snapshot {
             .is_some_and(Option::is_some)
     }
 
+    /// Whether another caller is deciding this snapshot's streams now: until it has, no
+    /// kernel copies the lists (they may stream because they do not fit the DRAM).
+    pub(crate) fn streams_pending(&self) -> bool {
+        self.stream.building() || self.stream_out.building()
+    }
+
     /// The several-run stream of in-lists, when one was opened.
     pub(crate) fn runs_stream(&self) -> Option<&RunsStream> {
         self.stream.get()?.as_ref()?.runs()
