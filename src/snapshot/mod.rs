@@ -683,3 +683,17 @@ impl Snapshot {
         None
     }
 }
+
+/// Bytes a copy takes from a kernel's copy budget: its own once made (none if it did not
+/// fit), or `under_way`'s estimate while another caller makes it (`crate::build_once`):
+/// counted as made, as waiting for it would have.
+fn budget_taken<T>(
+    made: Option<&Option<T>>,
+    bytes: impl FnOnce(&T) -> u64,
+    under_way: impl FnOnce() -> u64,
+) -> u64 {
+    match made {
+        Some(c) => c.as_ref().map_or(0, bytes),
+        None => under_way(),
+    }
+}

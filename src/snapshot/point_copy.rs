@@ -75,11 +75,7 @@ impl Snapshot {
             let need = (self.n + 1) * 8 + side.entries() * std::mem::size_of::<VertexId>();
             let made = (idx.copy(d))
                 .get_or_build(|| (need as u64 <= left).then(|| copy_dir(self.n, &side)));
-            let bytes = match made {
-                Some(c) => c.as_ref().map_or(0, |c| c.bytes() as u64),
-                // Another caller makes it: counted as made, as waiting for it would have.
-                None => need as u64,
-            };
+            let bytes = super::budget_taken(made, |c| c.bytes() as u64, || need as u64);
             left = left.saturating_sub(bytes);
             all &= made.is_some_and(|c| c.is_some());
         }

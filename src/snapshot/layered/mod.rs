@@ -253,11 +253,7 @@ impl Snapshot {
                     .flatten()
                     .map(|(offs, ids, wts)| SweepCopy { offs, ids, wts })
             });
-            let bytes = match made {
-                Some(c) => c.as_ref().map_or(0, |c| c.bytes() as u64),
-                // Another caller makes it: counted as made, as waiting for it would have.
-                None => self.copy_bytes(d),
-            };
+            let bytes = super::budget_taken(made, |c| c.bytes() as u64, || self.copy_bytes(d));
             left = Some(budget.saturating_sub(bytes));
         }
     }
@@ -299,9 +295,7 @@ impl Snapshot {
             None => Index::Building,
         }
     }
-}
 
-impl Snapshot {
     /// The layered view's index, built now (in parallel).
     pub(super) fn build_index(&self) -> Option<RunsIndex> {
         let out = self.layer(Dir::Out)?;

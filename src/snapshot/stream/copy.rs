@@ -125,11 +125,9 @@ impl Snapshot {
                     .then(|| RunsCopy::merge(&self.runs, d, self.n, weighted))
                     .flatten()
             });
-            let bytes = match made {
-                Some(c) => c.as_ref().map_or(0, RunsCopy::bytes),
-                // Another caller makes it: counted as made, as waiting for it would have.
-                None => RunsCopy::bytes_at_most(&self.runs, d, self.n, self.weighted),
-            };
+            let bytes = super::super::budget_taken(made, RunsCopy::bytes, || {
+                RunsCopy::bytes_at_most(&self.runs, d, self.n, self.weighted)
+            });
             left = left.saturating_sub(bytes);
         }
     }
