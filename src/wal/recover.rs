@@ -14,7 +14,7 @@
 
 use super::block::{self, Block};
 use super::progress::{self, Position, Progress};
-use super::segment::{self, Layout, SegmentHeader, Trailer};
+use super::segment::{self, Layout, Life, SegmentHeader, Trailer};
 use crate::medium::{Mapped, Medium};
 use crate::{Error, Result};
 
@@ -143,11 +143,15 @@ pub fn recover(
             )));
         }
         let later = headers[idx + 1..].iter().find(|(_, h)| h.is_some());
-        let limit = Limit::of(repair, expect.reach, later.is_some());
+        let place = match later {
+            Some(_) => Place::Followed,
+            None => Place::Newest,
+        };
+        let limit = Limit::of(repair, expect.reach, place);
         let end = replay_segment(
             medium,
             &hdr,
-            (later.is_some(), limit),
+            (place, limit),
             start_lsn,
             (repair, &mut spare),
             &mut apply,
@@ -306,6 +310,16 @@ struct SegmentEnd {
     held_back: Option<At>,
 }
 
+/// Where a segment stands in the log: a rotation ends every segment but the newest with a
+/// trailer, which a crash may have torn.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// No later segment follows it.
+    Newest,
+    /// A later segment follows it.
+    Followed,
+}
+
 /// How far one segment is replayed.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Limit {
@@ -317,28 +331,28 @@ enum Limit {
 
 impl Limit {
     /// A reader that asked for [`Reach::Durable`] stops in the newest segment (one that no
-    /// later segment `followed`); every segment before it is durable whole, and a writer's
+    /// newest segment); every segment before it is durable whole, and a writer's
     /// recovery reads everything.
-    fn of(repair: bool, reach: Reach, followed: bool) -> Limit {
-        match (repair, reach, followed) {
-            (false, Reach::Durable, false) => Limit::Durable,
+    fn of(repair: bool, reach: Reach, place: Place) -> Limit {
+        match (repair, reach, place) {
+            (false, Reach::Durable, Place::Newest) => Limit::Durable,
             _ => Limit::Written,
         }
     }
 }
 
-/// Replays the blocks of one segment (`followed` by a later one), checking that whatever
+/// Replays the blocks of one segment (at `place` in the log), checking that whatever
 /// follows the last valid one cannot be a block made durable before it was damaged.
 fn replay_segment(
     medium: &dyn Medium,
     hdr: &SegmentHeader,
-    (followed, limit): (bool, Limit),
+    (place, limit): (Place, Limit),
     start_lsn: u64,
     (repair, spare): (bool, &mut Vec<u8>),
     apply: &mut impl FnMut(&Block, u64) -> Result<()>,
 ) -> Result<SegmentEnd> {
     let map = SegmentBytes::read_into(medium, hdr.seq, repair, std::mem::take(spare))?;
-    let end = replay_bytes(map.bytes(), hdr, (followed, limit), start_lsn, apply);
+    let end = replay_bytes(map.bytes(), hdr, (place, limit), start_lsn, apply);
     *spare = map.into_spare();
     end
 }
@@ -347,7 +361,7 @@ fn replay_segment(
 fn replay_bytes(
     bytes: &[u8],
     hdr: &SegmentHeader,
-    (followed, limit): (bool, Limit),
+    (place, limit): (Place, Limit),
     start_lsn: u64,
     apply: &mut impl FnMut(&Block, u64) -> Result<()>,
 ) -> Result<SegmentEnd> {
@@ -379,7 +393,7 @@ fn replay_bytes(
     let (tail, torn_trailer, progress) = match hdr.layout {
         _ if trailer.is_some() => (None, false, None),
         Layout::Grown => grown_tail(bytes, hdr.seq, at)?,
-        Layout::Paged { len, recycled } => paged_tail(bytes, hdr.seq, at, len, recycled, followed)?,
+        Layout::Paged { len, life } => paged_tail(bytes, hdr.seq, at, len, (life, place))?,
     };
     Ok(SegmentEnd {
         offset: off as u64,
@@ -468,15 +482,14 @@ fn paged_tail(
     seq: u64,
     at: At,
     len: u64,
-    recycled: bool,
-    followed: bool,
+    (life, place): (Life, Place),
 ) -> Result<(Option<Tail>, bool, Option<Progress>)> {
     let file_len = bytes.len() as u64;
     let page = &bytes[..bytes.len().min(segment::PAGE_LEN as usize)];
     let recorded = progress::read(page);
     let p = recorded.newest.unwrap_or_default();
     let x = at.offset as u64;
-    let Window { reach, limit } = crash_window(bytes, &p, at, len, recycled, followed);
+    let Window { reach, limit } = crash_window(bytes, &p, at, len, (life, place));
     // A file cut inside its header page ends before its first block.
     let from = at.offset.min(bytes.len());
     let end = from + last_nonzero(&bytes[from.min(limit)..limit]).map_or(0, |i| i + 1);
@@ -495,7 +508,7 @@ fn paged_tail(
             "its progress record says the log was durable to byte {} (LSN {}), past where it now ends",
             p.durable.offset, p.durable.lsn
         ))
-    } else if !recycled && p.written.offset >= x && nonzero > reach {
+    } else if life == Life::Fresh && p.written.offset >= x && nonzero > reach {
         Some(format!(
             "it holds bytes that are not zeros past byte {reach}, beyond where writes after its progress record can reach"
         ))
@@ -534,7 +547,7 @@ struct Window {
 
 /// The bytes a crash may have written: the writes' made since the record `p` (within the
 /// reserve of its `written` end), and a trailer after them in a segment that rotation
-/// ended (`followed`). A fresh file holds zeros past the page where they can end; a
+/// ended ([`Place::Followed`]). A fresh file holds zeros past the page where they can end; a
 /// recycled one, past them, what its earlier life left there (media that write whole pages
 /// pad the page with zeros).
 fn crash_window(
@@ -542,16 +555,14 @@ fn crash_window(
     p: &Progress,
     at: At,
     len: u64,
-    recycled: bool,
-    followed: bool,
+    (life, place): (Life, Place),
 ) -> Window {
     let file_len = bytes.len() as u64;
     let x = at.offset as u64;
     let end_of_write = (p.written.offset + progress::reserve(len)).max(x);
-    let trailer = if followed {
-        segment::TRAILER_LEN as u64
-    } else {
-        0
+    let trailer = match place {
+        Place::Followed => segment::TRAILER_LEN as u64,
+        Place::Newest => 0,
     };
     let reach = (end_of_write + segment::TRAILER_LEN as u64)
         .next_multiple_of(segment::PAGE_LEN)
@@ -560,15 +571,15 @@ fn crash_window(
     // In a recycled file only the recorded write's bytes, and intact blocks of this life
     // past them (a later write whose record a power cut lost), count: they must be cut, or
     // a later, shorter write could be followed by them. Torn ones cannot be read on into.
-    let limit = match recycled {
-        true => {
+    let limit = match life {
+        Life::Recycled => {
             let to = end_of_write.min(file_len) as usize;
             (p.written.offset + trailer)
                 .max(new_blocks_end(bytes, from, to, at.lsn))
                 .max(x)
                 .min(file_len)
         }
-        false => file_len,
+        Life::Fresh => file_len,
     } as usize;
     Window { reach, limit }
 }

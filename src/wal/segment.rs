@@ -94,11 +94,21 @@ pub enum Layout {
     Paged {
         /// The file's length.
         len: u64,
-        /// Whether the file is a retired segment reused.
-        recycled: bool,
+        /// Whether the file was made for it or is a retired segment reused.
+        life: Life,
     },
     /// Formats 1 and 2: the header, then blocks; the file grows as it is written.
     Grown,
+}
+
+/// Whether a segment's file was made for it or is a retired segment's, reused: past its
+/// writes a fresh file holds zeros, a recycled one what its earlier life left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Life {
+    /// Made for this segment.
+    Fresh,
+    /// A retired segment's file, renamed and written over.
+    Recycled,
 }
 
 /// The header of a segment.
@@ -129,7 +139,7 @@ impl SegmentHeader {
     /// other).
     pub fn encode(&self) -> [u8; HEADER_LEN as usize] {
         let st = self.stamp.expect("a segment this build writes is stamped");
-        let Layout::Paged { len, recycled } = self.layout else {
+        let Layout::Paged { len, life } = self.layout else {
             panic!("a segment this build writes has a header page");
         };
         let mut h = [0u8; HEADER_LEN as usize];
@@ -139,7 +149,10 @@ impl SegmentHeader {
         h[24..32].copy_from_slice(&st.store_id.to_le_bytes());
         h[32..40].copy_from_slice(&st.seq.to_le_bytes());
         h[40..48].copy_from_slice(&len.to_le_bytes());
-        let flags = if recycled { RECYCLED } else { 0 };
+        let flags = match life {
+            Life::Recycled => RECYCLED,
+            Life::Fresh => 0,
+        };
         h[48..52].copy_from_slice(&flags.to_le_bytes());
         let crc = crc32c::crc32c(&h[0..56]);
         h[56..60].copy_from_slice(&crc.to_le_bytes());
@@ -167,7 +180,10 @@ impl SegmentHeader {
                 }
                 let layout = Layout::Paged {
                     len: rd64(40),
-                    recycled: flags & RECYCLED != 0,
+                    life: match flags & RECYCLED != 0 {
+                        true => Life::Recycled,
+                        false => Life::Fresh,
+                    },
                 };
                 (Some(stamp()), layout)
             }
@@ -243,7 +259,7 @@ mod tests {
             stamp: Some(Stamp::new(0xfeed, 7)),
             layout: Layout::Paged {
                 len: 8192,
-                recycled: true,
+                life: Life::Recycled,
             },
         };
         let b = h.encode();

@@ -505,7 +505,7 @@ fn a_cut_in_a_recycled_segment_zeros_intact_blocks_of_a_write_whose_record_was_l
     };
     hdr.layout = segment::Layout::Paged {
         len,
-        recycled: true,
+        life: segment::Life::Recycled,
     };
     seg.write_at(0, &hdr.encode()).unwrap();
     // A power cut kept two later writes but not their records: the first torn (no magic),

@@ -674,7 +674,7 @@ impl Log {
         matches!(
             header.map(|h| h.layout),
             Some(segment::Layout::Paged {
-                recycled: false,
+                life: segment::Life::Fresh,
                 ..
             })
         )
@@ -736,7 +736,10 @@ fn new_segment(
     stamp: Stamp,
 ) -> Result<Made> {
     let name = segment::name(info.seq);
-    let recycled = spare.is_some();
+    let life = match spare {
+        Some(_) => segment::Life::Recycled,
+        None => segment::Life::Fresh,
+    };
     let seg = match spare {
         Some(s) => {
             // The spare's old header goes before it takes a segment's name: a crash
@@ -762,7 +765,7 @@ fn new_segment(
         seq: info.seq,
         first_lsn: info.first_lsn,
         stamp: Some(stamp),
-        layout: segment::Layout::Paged { len, recycled },
+        layout: segment::Layout::Paged { len, life },
     };
     let mut page = vec![0u8; segment::PAGE_LEN as usize].into_boxed_slice();
     let start = Position {
