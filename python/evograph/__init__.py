@@ -44,10 +44,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import warnings
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
-
-import numpy as np
 
 from . import _evograph
 from ._evograph import (
@@ -74,9 +73,24 @@ __all__ = [
     "__version__",
 ]
 
-ArrayLike = Union[np.ndarray, Sequence[int]]
+
+class _Numpy:
+    """numpy, imported on first use and then bound as ``np`` itself: importing numpy is
+    most of ``import evograph`` (50 of 64 ms), which a process that only opens a store and
+    counts (a reader beside a writer, a script's check) need not wait for."""
+
+    def __getattr__(self, name: str) -> Any:
+        import numpy
+
+        globals()["np"] = numpy
+        return getattr(numpy, name)
+
+
+np: Any = _Numpy()
+
+ArrayLike = Union["np.ndarray", Sequence[int]]
 #: Vertices for a write: integer ids, or names (str) in a string-keyed store.
-Vertices = Union[np.ndarray, Sequence[int], Sequence[str]]
+Vertices = Union["np.ndarray", Sequence[int], Sequence[str]]
 #: One vertex: an integer id, or a name (str) in a string-keyed store.
 Vertex = Union[int, str]
 PathLike = Union[str, "os.PathLike[str]"]
@@ -174,10 +188,24 @@ def _pandas(what: str) -> Any:
     return pandas
 
 
+def _is_bool(x: Any) -> bool:
+    """A bool, Python's or numpy's (numpy's exists only once numpy is imported)."""
+    npm = sys.modules.get("numpy")
+    return isinstance(x, bool) or (npm is not None and isinstance(x, npm.bool_))
+
+
+def _is_int(x: Any) -> bool:
+    """An int, Python's or a numpy integer, and not a bool."""
+    if isinstance(x, bool):
+        return False
+    npm = sys.modules.get("numpy")
+    return isinstance(x, int) or (npm is not None and isinstance(x, npm.integer))
+
+
 def _point(at: Union[int, str]) -> str:
-    if isinstance(at, (bool, np.bool_)):
+    if _is_bool(at):
         raise TypeError("a point is an LSN (int) or a time (str), not a bool")
-    if isinstance(at, (int, np.integer)):
+    if _is_int(at):
         if at < 0:
             raise ValueError(f"an LSN is never negative, got {at}")
         return str(int(at))
@@ -187,7 +215,7 @@ def _point(at: Union[int, str]) -> str:
 
 
 def _count(x: Any, what: str) -> int:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+    if not _is_int(x):
         raise TypeError(f"{what} must be an int, got {type(x).__name__}")
     if x < 0:
         raise ValueError(f"{what} must not be negative, got {x}")
@@ -196,7 +224,7 @@ def _count(x: Any, what: str) -> int:
 
 def _id(v: Any, what: str = "vertex id") -> int:
     """One external id: a non-negative int below 2**64."""
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+    if not _is_int(v):
         raise TypeError(f"{what} must be an int, got {type(v).__name__}")
     if not 0 <= int(v) <= _MAX_ID:
         raise ValueError(f"{what} {v} is out of range: ids are unsigned 64-bit integers")
@@ -834,7 +862,7 @@ class Snapshot:
 
     # --- other libraries -------------------------------------------------------------
 
-    def to_scipy(self, dtype: Any = np.float64) -> Tuple[Any, np.ndarray]:
+    def to_scipy(self, dtype: Any = "float64") -> Tuple[Any, np.ndarray]:
         """``(matrix, ids)``: the out-adjacency as a ``scipy.sparse.csr_matrix`` over
         positions, and the external id (name, in a string-keyed store) of each position
         (``vertex_ids()``).

@@ -64,6 +64,24 @@ def test_open_never_creates_and_context_manager_closes(store):
         assert g.snapshot().num_edges == 1
 
 
+def test_a_reader_that_only_counts_never_imports_numpy(store):
+    # numpy is most of `import evograph`; a reader that opens, snapshots and counts (one
+    # started beside a writer) does not wait for it, and numpy scalars still count as ints.
+    with evograph.open(store, create=True) as g:
+        g.insert_edges(np.array([1, 2]), np.array([2, 3]))
+    code = (
+        "import sys, evograph\n"
+        "with evograph.open(sys.argv[1], read_only=True) as g:\n"
+        "    s = g.snapshot()\n"
+        "    print(s.num_vertices, s.num_edges, 'numpy' in sys.modules)\n"
+        "import numpy\n"
+        "print(evograph._id(numpy.uint64(7)), evograph._is_int(numpy.True_))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, store], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["3", "2", "False", "7", "False"]
+
+
 def test_second_writer_is_refused(store):
     with evograph.open(store, create=True) as g:
         g.insert_edges([1], [2])
