@@ -367,6 +367,51 @@ def test_to_arrow_matches_the_parquet_export(store, tmp_path, cli):
     assert meta["edges"] == pe.num_rows == et.num_rows
 
 
+def test_two_threads_run_kernels_on_one_snapshot_at_once(store):
+    # Views a kernel builds on first use (a layered index, a copy of the in-lists for
+    # PageRank's sweeps) are shared by the snapshot's users: a second thread that finds
+    # one under way reads without it and must neither wait forever nor see other values.
+    rng = np.random.default_rng(7)
+    with evograph.open(store, create=True) as g:
+        for _ in range(4):
+            g.insert_edges(rng.integers(0, 3000, 20_000), rng.integers(0, 3000, 20_000))
+            g.flush()
+        g.delete_edges(rng.integers(0, 3000, 2_000), rng.integers(0, 3000, 2_000))
+        g.flush()
+        s = g.snapshot()
+        assert s.runs >= 2, "a layered view is what this test is about"
+        source = int(s.vertex_ids()[0])
+        alone = {
+            "pr": s.run("gap-pr", iterations=30, tolerance=0.0)[0],
+            "wcc": s.wcc(),
+            "bfs": s.bfs(source),
+        }
+        for _ in range(3):
+            s = g.snapshot()  # fresh: its views are built again, by whichever thread is first
+            got: dict = {}
+
+            def go(name: str, f) -> None:
+                got[name] = f()
+
+            calls = {
+                "pr": lambda: s.run("gap-pr", iterations=30, tolerance=0.0)[0],
+                "wcc": s.wcc,
+                "bfs": lambda: s.bfs(source),
+            }
+            threads = [threading.Thread(target=go, args=kv) for kv in calls.items()]
+            threads += [threading.Thread(target=go, args=("pr2", calls["pr"]))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=120)
+                assert not t.is_alive(), "a kernel waited forever beside another"
+            assert np.array_equal(got["wcc"], alone["wcc"])
+            assert np.array_equal(got["bfs"], alone["bfs"])
+            # Gauss-Seidel PageRank's last digits depend on how its threads interleave.
+            np.testing.assert_allclose(got["pr"], alone["pr"], rtol=1e-6, atol=1e-12)
+            np.testing.assert_allclose(got["pr2"], alone["pr"], rtol=1e-6, atol=1e-12)
+
+
 def test_two_threads_write_at_once(store):
     with evograph.open(store, create=True, durability="sync") as g:
         def writer(base: int) -> None:
