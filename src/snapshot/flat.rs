@@ -158,6 +158,56 @@ macro_rules! meta_methods {
 }
 pub(crate) use meta_methods;
 
+/// The neighbor methods of [`GraphView`] for a view whose directions, `self.out` and
+/// `self.inn`, each answer `degree`, `fold`, `find`, `has` and `sorted` (the layered and
+/// point views): what reads a vertex's lists lives in the direction, once.
+macro_rules! side_methods {
+    () => {
+        #[inline]
+        fn out_degree(&self, v: VertexId) -> usize {
+            self.out.degree(v)
+        }
+        #[inline]
+        fn in_degree(&self, v: VertexId) -> usize {
+            self.inn.degree(v)
+        }
+        #[inline]
+        fn for_each_out<F: FnMut(VertexId)>(&self, v: VertexId, mut f: F) {
+            self.out.fold(v, (), |(), x| f(x))
+        }
+        #[inline]
+        fn for_each_in<F: FnMut(VertexId)>(&self, v: VertexId, mut f: F) {
+            self.inn.fold(v, (), |(), x| f(x))
+        }
+        #[inline]
+        fn fold_out<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
+            self.out.fold(v, init, f)
+        }
+        #[inline]
+        fn fold_in<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
+            self.inn.fold(v, init, f)
+        }
+        #[inline]
+        fn find_out<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
+            self.out.find(v, f)
+        }
+        #[inline]
+        fn find_in<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
+            self.inn.find(v, f)
+        }
+        fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
+            self.out.has(u, v)
+        }
+        fn out_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
+            self.out.sorted(v, out)
+        }
+        fn in_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
+            self.inn.sorted(v, out)
+        }
+    };
+}
+pub(crate) use side_methods;
+
 /// A borrowed CSR view of a snapshot that is one run (see [`Snapshot::flat`]). Kernels
 /// monomorphized over it run the same inner loops as on an in-memory CSR.
 #[derive(Clone, Copy)]

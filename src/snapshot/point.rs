@@ -14,7 +14,7 @@
 //! entry. The run's list comes first, then the spells that hold: each is ascending, and
 //! sorted reads merge them.
 
-use super::flat::{meta_methods, Adj, Meta};
+use super::flat::{meta_methods, side_methods, Adj, Meta};
 use super::point_copy::PointCopy;
 use super::{Dir, GraphView, Snapshot};
 use crate::build_once::BuildOnce;
@@ -462,47 +462,7 @@ impl PointView<'_> {
 
 impl GraphView for PointView<'_> {
     meta_methods!();
-    #[inline]
-    fn out_degree(&self, v: VertexId) -> usize {
-        self.out.degree(v)
-    }
-    #[inline]
-    fn in_degree(&self, v: VertexId) -> usize {
-        self.inn.degree(v)
-    }
-    #[inline]
-    fn for_each_out<F: FnMut(VertexId)>(&self, v: VertexId, mut f: F) {
-        self.out.fold(v, (), |(), x| f(x))
-    }
-    #[inline]
-    fn for_each_in<F: FnMut(VertexId)>(&self, v: VertexId, mut f: F) {
-        self.inn.fold(v, (), |(), x| f(x))
-    }
-    #[inline]
-    fn fold_out<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
-        self.out.fold(v, init, f)
-    }
-    #[inline]
-    fn fold_in<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
-        self.inn.fold(v, init, f)
-    }
-    #[inline]
-    fn find_out<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
-        self.out.find(v, f)
-    }
-    #[inline]
-    fn find_in<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
-        self.inn.find(v, f)
-    }
-    fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
-        self.out.has(u, v)
-    }
-    fn out_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
-        self.out.sorted(v, out)
-    }
-    fn in_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
-        self.inn.sorted(v, out)
-    }
+    side_methods!();
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@
 
 mod build;
 
-use super::flat::{each_weighted, meta_methods, Adj, Meta};
+use super::flat::{each_weighted, meta_methods, side_methods, Adj, Meta};
 use super::{GraphView, Snapshot};
 use crate::build_once::BuildOnce;
 use crate::medium::dram::AnonArray;
@@ -631,49 +631,9 @@ impl<'a> LayeredView<'a> {
 
 impl GraphView for LayeredView<'_> {
     meta_methods!();
-    #[inline]
-    fn out_degree(&self, v: VertexId) -> usize {
-        self.out.degree(v)
-    }
-    #[inline]
-    fn in_degree(&self, v: VertexId) -> usize {
-        self.inn.degree(v)
-    }
-    #[inline]
-    fn for_each_out<F: FnMut(VertexId)>(&self, v: VertexId, mut f: F) {
-        self.out.fold(v, (), |(), x| f(x))
-    }
-    #[inline]
-    fn for_each_in<F: FnMut(VertexId)>(&self, v: VertexId, mut f: F) {
-        self.inn.fold(v, (), |(), x| f(x))
-    }
-    #[inline]
-    fn fold_out<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
-        self.out.fold(v, init, f)
-    }
-    #[inline]
-    fn fold_in<A, F: FnMut(A, VertexId) -> A>(&self, v: VertexId, init: A, f: F) -> A {
-        self.inn.fold(v, init, f)
-    }
-    #[inline]
-    fn find_out<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
-        self.out.find(v, f)
-    }
-    #[inline]
-    fn find_in<F: FnMut(VertexId) -> bool>(&self, v: VertexId, f: F) -> bool {
-        self.inn.find(v, f)
-    }
-    fn has_edge(&self, u: VertexId, v: VertexId) -> bool {
-        self.out.has(u, v)
-    }
+    side_methods!();
     #[inline]
     fn for_each_out_weighted<F: FnMut(VertexId, f64)>(&self, v: VertexId, f: F) {
         self.out.for_each_weighted(v, f)
-    }
-    fn out_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
-        self.out.sorted(v, out)
-    }
-    fn in_neighbors_sorted(&self, v: VertexId, out: &mut Vec<VertexId>) {
-        self.inn.sorted(v, out)
     }
 }
