@@ -49,7 +49,7 @@ mod wal;
 pub use error::{Error, Result};
 pub use keys::{check_name, KeyKind, Names, MAX_NAME_BYTES};
 pub use snapshot::{GraphView, Key, Snapshot, SweepReads};
-pub use store::{Compression, Graph, LogReach, Options, RunVersions, Verify};
+pub use store::{Compression, Graph, LogReach, Options, RunVersions, Tails, Verify};
 pub use types::{Durability, Record, VertexId};
 
 /// The engine's layers, for evograph's own benchmarks and its crash and corruption tests.

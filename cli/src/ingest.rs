@@ -87,6 +87,11 @@ pub struct Args {
     /// finds out).
     #[arg(long)]
     weighted: bool,
+    /// When to publish tails for read-only handles in other processes (the updates not
+    /// flushed yet, sealed into runs they load instead of replaying the log):
+    /// while-readers (whenever one opened within the last second), always, or never.
+    #[arg(long, default_value = "while-readers")]
+    tails: evograph::Tails,
     /// Records per batch (one WAL commit block each).
     #[arg(long, default_value_t = 65536, value_parser = args::int::<u64>(1, 1 << 24), allow_negative_numbers = true)]
     batch: u64,
@@ -305,6 +310,7 @@ fn ingest(
         .partition_bits(a.partition_bits)
         .history(a.history.unwrap_or_default())
         .run_versions(a.run_versions.into())
+        .tails(a.tails)
         // `ingest` makes the store it is pointed at if there is none.
         .create(true);
     let t_open = Instant::now();

@@ -241,8 +241,12 @@ fn print_shape(s: &evograph::store::Stats, c: &Counts) {
         );
     }
     println!(
-        "memtable        {} updates (from WAL replay)",
-        s.memtable_updates
+        "memtable        {} updates (from WAL replay){}",
+        s.memtable_updates,
+        match s.tails_loaded {
+            0 => String::new(),
+            n => format!(", after {n} tails the writer published"),
+        }
     );
 }
 

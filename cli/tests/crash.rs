@@ -121,6 +121,9 @@ fn middle_commit(g: &Graph, start: u64, before: &Model, recs: &[Record]) -> Opti
 fn spawn_ingest(store: &Path, input: &Path, t: &Trial, changes: &Path) -> std::process::Child {
     kill::ingest_command(store, input, BATCH, t.in_flight, t.medium)
         .args(["--keys", t.keys.as_str()])
+        // Tails every few thousand updates (none while history is kept): kills land in
+        // their writes, and a reader before the next writer meets what they left.
+        .args(["--tails", "always"])
         .args(["--partition-bits", &t.partition_bits.to_string()])
         .args(match t.kept {
             // Versions derived after every flush and merge: kills land inside their
@@ -201,6 +204,7 @@ fn kill_points(
     // With history: commits of the last verified trial (its last, and one in its middle:
     // a point inside a run, read through the run's versions), and the graph at each.
     let mut past: Vec<(u64, Model)> = Vec::new();
+    let mut tails_loaded = 0;
     for trial in 0..kills {
         let n = 20_000 + rng.below(20_000) as usize;
         let input = dir.join(format!("t{trial}.ops"));
@@ -242,6 +246,16 @@ fn kill_points(
         // large debug binary can outlast the first deadline) promised nothing, and leaves
         // at most an empty directory that is not a store yet; once a store exists it
         // must stay.
+        // A reader before the next writer reads what that writer's recovery will give,
+        // through whatever tails the killed one left.
+        let read_first = match Graph::open(&store, Options::new().read_only(true)) {
+            Ok(r) => {
+                tails_loaded += r.stats().unwrap().tails_loaded;
+                Some(read(&r.snapshot().unwrap()))
+            }
+            Err(Error::NotAStore { .. }) => None,
+            Err(e) => panic!("seed {seed} trial {trial}: a read-only open failed: {e}"),
+        };
         let g = match Graph::open(&store, Options::default()) {
             Err(Error::NotAStore { .. }) if !store_made && killed.acked == 0 => continue,
             r => r.unwrap_or_else(|e| panic!("seed {seed} trial {trial}: reopen failed: {e}")),
@@ -253,6 +267,13 @@ fn kill_points(
         model = verify_trial(&g, &model, &recs, &killed, &t).unwrap_or_else(|why| {
             panic!("{ctx}: {why}\nstore and inputs kept in {0}; replay with EVOGRAPH_CRASH_SEED={seed} EVOGRAPH_CRASH_REPLAY={0}/trials.log", dir.display())
         });
+        if let Some(r) = read_first {
+            assert!(
+                r == read(&g.snapshot().unwrap()),
+                "{ctx}: a reader before the writer read another graph than its recovery gives; store and inputs kept in {}",
+                dir.display()
+            );
+        }
         if kept == Kept::History {
             check_past(&g, &past, seed, trial);
             // The last trial's last commit, where this one began.
@@ -267,7 +288,7 @@ fn kill_points(
         g.close().unwrap();
     }
     std::fs::remove_dir_all(&dir).unwrap();
-    eprintln!("{killed_mid_ingest} of {kills} children were killed mid-ingest, {acked_trials} after an acknowledgement");
+    eprintln!("{killed_mid_ingest} of {kills} children were killed mid-ingest, {acked_trials} after an acknowledgement; readers before the next writer loaded {tails_loaded} tails");
     assert!(
         killed_mid_ingest * 2 >= kills,
         "too few kills landed mid-ingest: {killed_mid_ingest}/{kills}"

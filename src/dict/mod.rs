@@ -7,7 +7,7 @@
 //! The manifest records how many entries and bytes are committed; anything past that is a
 //! flush that never committed and is cut on open.
 
-mod chunk;
+pub(crate) mod chunk;
 mod lookup;
 
 pub use lookup::Lookup;

@@ -71,6 +71,17 @@ impl RunWriter {
                 "run file {name} already exists; a run id is never written twice"
             )));
         }
+        Self::create_as(medium, name, tmp, compression)
+    }
+
+    /// Starts a file to be named `name`, written as `tmp` until then (a tail's file: see
+    /// [`write_cache`]).
+    fn create_as(
+        medium: &Arc<dyn Medium>,
+        name: String,
+        tmp: String,
+        compression: Compression,
+    ) -> Result<RunWriter> {
         let seg = medium.create(&tmp)?;
         // Every run this build writes is stamped: its header is the long one.
         let at = format::PACKED_HEADER_LEN as u64;
@@ -386,6 +397,28 @@ impl Unpersisted {
     }
 }
 
+/// Writes an in-DRAM `run` as file `name`, plain, stamped with `stamp`, and names it
+/// without persisting it: a cache of records the log holds (a writer's tail), which a
+/// crash may tear and its reader must check whole before use. Written under `name.tmp`
+/// (one a crash left is replaced) and renamed over any file of that name, so a reader
+/// never finds it half written. Returns the file's length.
+pub(crate) fn write_cache(
+    run: &Run,
+    medium: &Arc<dyn Medium>,
+    name: &str,
+    stamp: Stamp,
+) -> Result<u64> {
+    let tmp = format!("{name}.tmp");
+    if medium.exists(&tmp) {
+        medium.remove(&tmp)?;
+    }
+    let w = RunWriter::create_as(medium, name.to_string(), tmp.clone(), Compression::None)?;
+    let (written, u) = write_with(w, run, Compression::None, stamp)?;
+    drop(u.seg);
+    medium.rename_replacing(&tmp, name)?;
+    Ok(written.header.file_len)
+}
+
 /// Writes an in-DRAM `run` to its file (see [`RunWriter::finish`]), its lists stored as
 /// `compression` says, stamped with `stamp`.
 pub fn write(
@@ -406,6 +439,17 @@ pub fn write_unpersisted(
     compression: Compression,
     stamp: Stamp,
 ) -> Result<(Run, Unpersisted)> {
+    let w = RunWriter::create(medium, run.header.id, compression)?;
+    write_with(w, run, compression, stamp)
+}
+
+/// Streams in-DRAM `run` through `w` and finishes it (not persisted).
+fn write_with(
+    mut w: RunWriter,
+    run: &Run,
+    compression: Compression,
+    stamp: Stamp,
+) -> Result<(Run, Unpersisted)> {
     let h = &run.header;
     let meta = RunMeta {
         id: h.id,
@@ -419,7 +463,6 @@ pub fn write_unpersisted(
         stamp,
         last_time: h.last_time,
     };
-    let mut w = RunWriter::create(medium, h.id, compression)?;
     w.put_dir(&run.out)?;
     w.end_direction()?;
     if let Some(i) = &run.inn {

@@ -216,7 +216,9 @@ pub(super) fn survey(medium: &dyn Medium, root: &Root) -> Result<Survey> {
             }
             continue;
         }
-        if Run::parse_tmp_name(&name).is_some() {
+        // Tails are caches of one writer session's log: the next writer's seals may cut
+        // its LSN ranges differently, so its open removes them.
+        if Run::parse_tmp_name(&name).is_some() || super::tails::is_tail_file(&name) {
             out.unfinished.push(name);
             continue;
         }

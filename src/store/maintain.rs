@@ -551,6 +551,7 @@ impl Inner {
         if let Some(wal) = &self.wal {
             wal.recycle_below(new.header.max_lsn);
         }
+        self.tails_after_commit();
         Ok(())
     }
 
@@ -612,7 +613,7 @@ impl Inner {
         self.merge_and_install(m, group, p.level, p.base, p.output, until)
     }
 
-    fn frozen_waiting(&self) -> bool {
+    pub(super) fn frozen_waiting(&self) -> bool {
         !self.state.lock().unwrap().frozen.is_empty()
     }
 

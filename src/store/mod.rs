@@ -35,8 +35,11 @@
 //!    Held while a memtable is sealed into DRAM or written into its run file (CPU and
 //!    page-cache writes), never across a persist: the flusher persists and commits the
 //!    run after releasing it, still holding `maint`.
-//! 4. `state` — the published runs and frozen memtables. Never held across I/O.
-//! 5. `dict` (RwLock) — the id dictionary. Written under `writer` (new ids) and briefly by
+//! 4. `tails` — the tails published for readers in other processes (`tails.rs`). Held
+//!    while a tail's files and `TAILS` are written to the page cache (never persisted), by
+//!    the writer after a batch (without `writer`) and by a flush after its commit.
+//! 5. `state` — the published runs and frozen memtables. Never held across I/O.
+//! 6. `dict` (RwLock) — the id dictionary. Written under `writer` (new ids) and briefly by
 //!    a flush to record a `DICT` chunk it wrote and persisted without the lock.
 //!
 //! The key table of a string-keyed store (`keys`, two locks of its own: see
@@ -90,6 +93,7 @@ mod retention;
 mod rolling;
 mod size;
 mod stats;
+mod tails;
 mod versions;
 mod window;
 mod write;
@@ -99,7 +103,7 @@ pub use check::CheckReport;
 pub use history::{Diff, Log, Point};
 pub use lifetime::{LifeEvent, Lifetime};
 pub use open::{check_id_width, holds_store, is_store_file, recorded_creator, recorded_key_kind};
-pub use options::{Compression, LogReach, MediumKind, Options, RunVersions, Verify};
+pub use options::{Compression, LogReach, MediumKind, Options, RunVersions, Tails, Verify};
 pub use retention::HistoryBytes;
 pub use rolling::{RollStep, Stride};
 pub use size::GraphSize;
@@ -243,6 +247,8 @@ struct Inner {
     #[cfg(test)]
     before_flusher_wait: Mutex<Option<Box<dyn Fn() + Send>>>,
     wal_bytes_replayed: u64,
+    /// Tails this read-only handle loaded at its open (`tails.rs`).
+    tails_loaded: usize,
     /// Where the log this handle replayed ended, and what lay past it.
     log_end: LogEnd,
     /// What the open found that a user should know though the store opened (a damaged
@@ -255,6 +261,13 @@ struct Inner {
     _lock: Option<lock::StoreLock>,
     /// Readers opening beside this writer, in other processes (`readers.rs`).
     readers: readers::Watch,
+    /// A read-only handle's announcement to the writer beside it, held while it is open.
+    reader_mark: Mutex<Option<readers::Mark>>,
+    /// The tails this writer published for them (`tails.rs`).
+    tails: Mutex<tails::Published>,
+    /// The end LSN of the newest tail written but not yet listed (the log was not durable
+    /// past it then); 0 when none waits. Read after every batch without taking `tails`.
+    tail_unlisted: AtomicU64,
 }
 
 /// Where the log a handle replayed at its open ended: for a read-only handle, what lay past

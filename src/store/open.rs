@@ -46,6 +46,7 @@ fn is_data_file(name: &str) -> bool {
         || wal::segment::is_spare(name)
         || crate::history::segment::parse_name(name).is_some()
         || crate::history::versions_file::parse_name(name.trim_end_matches(".tmp")).is_some()
+        || super::tails::is_tail_file(name)
 }
 
 /// Whether the directory `dir` holds an evograph store, whole or damaged: a `MANIFEST` (or

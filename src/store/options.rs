@@ -132,6 +132,8 @@ pub struct Options {
     /// A read-only handle records each replayed commit's changes for a follower
     /// (`Options::following`).
     pub(crate) follow: bool,
+    /// When a writer publishes tails for readers, and whether a reader uses them.
+    pub(crate) tails: Tails,
 }
 
 impl Options {
@@ -305,6 +307,15 @@ impl Options {
         self
     }
 
+    /// When a writer publishes *tails* (the runs it sealed since its last flush, cached as
+    /// files for readers in other processes, so that a reader replays only what came after
+    /// them), and whether a read-only handle uses the tails it finds. The default publishes
+    /// while readers are about; see [`Tails`].
+    pub fn tails(mut self, tails: Tails) -> Options {
+        self.tails = tails;
+        self
+    }
+
     /// What creates the store (such as "evograph demo"), recorded in it at creation and
     /// shown by `stats`; ignored when opening an existing store.
     pub fn created_by(mut self, created_by: impl Into<Option<String>>) -> Options {
@@ -325,6 +336,50 @@ pub enum LogReach {
     /// Every batch the writer has written to the log, durable or not: newer, but a batch
     /// read this way may not be acknowledged yet and may still be lost to a power cut.
     Written,
+}
+
+/// When a writer publishes tails ([`Options::tails`]): caches of the updates it has
+/// not flushed yet, sealed into runs and written beside the store so that a reader in
+/// another process loads them instead of replaying the log they came from (FORMAT.md,
+/// "Tails"). They cost the writer a seal every few hundred thousand updates and the
+/// page-cache writes of their files; a store keeping history publishes none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tails {
+    /// While a reader opened within the last second (the default): an unread writer pays
+    /// nothing. A read-only handle uses the tails it finds.
+    #[default]
+    WhileReaders,
+    /// After every few hundred thousand updates, readers or not (tests, and writers whose
+    /// readers come too rarely to be seen).
+    Always,
+    /// Never: a writer publishes none, and a read-only handle replays the log instead of
+    /// using any it finds.
+    Never,
+}
+
+impl Tails {
+    /// The name the CLI uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tails::WhileReaders => "while-readers",
+            Tails::Always => "always",
+            Tails::Never => "never",
+        }
+    }
+}
+
+impl std::str::FromStr for Tails {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "while-readers" => Ok(Tails::WhileReaders),
+            "always" => Ok(Tails::Always),
+            "never" => Ok(Tails::Never),
+            _ => Err(format!(
+                "unknown tails setting '{s}': want while-readers, always or never"
+            )),
+        }
+    }
 }
 
 /// When a writer derives the versions of its runs ([`Options::run_versions`]).
@@ -382,6 +437,7 @@ impl Default for Options {
             history: History::None,
             run_versions: RunVersions::Compact,
             follow: false,
+            tails: Tails::WhileReaders,
         }
     }
 }

@@ -18,6 +18,10 @@
 //!   mapping them ([`crate::wal::recover`] without repair), so a segment truncated under it
 //!   gives a short read, never a `SIGBUS`. Runs and the dictionary prefix it maps are never
 //!   truncated by a writer.
+//! - **Publish, replace or remove tails** (`tails.rs`): a reader uses only the tails that
+//!   chain from the root it loaded and check whole; one missing, torn or listed for
+//!   another root ends the chain, and the log gives the rest. An open that fails with
+//!   tails is tried again without them.
 //! - **Be half way through a block or a manifest slot**: a torn block ends the log (its
 //!   checksum or, on pmem, its missing commit marker), a torn slot leaves the older root in
 //!   force.
@@ -50,18 +54,23 @@ const ATTEMPTS: u32 = 40;
 pub(super) fn open_reader(path: &Path, opts: Options) -> Result<Graph> {
     debug_assert!(opts.read_only);
     prepare_dir(path, &opts)?;
-    // Held while the log is replayed: the writer then keeps what there is to replay small.
-    let _mark = super::readers::Mark::take(path);
+    // Held while the handle is open: the writer then keeps what there is to replay small
+    // and publishes tails. Held only while the log was replayed, a reader that loaded
+    // tails held it for a few tens of milliseconds, which a writer looking between its
+    // seals missed: it stopped publishing, and the next reader replayed seconds of log.
+    let mut mark = super::readers::Mark::take(path);
     // Reads go through plain files whatever medium the store was made on: a mapped log
     // segment that the writer cuts would fault, a copied one cannot. The byte format is
     // the same on every medium.
     let medium: Arc<dyn Medium> = Arc::new(FileMedium::new(path));
     let mut pause = Duration::from_millis(2);
     let mut attempt = 0;
+    let mut tails = opts.tails;
     loop {
         attempt += 1;
         let before = root_seq(&*medium);
         let mut opts = opts.clone();
+        opts.tails = tails;
         let writer = writer_active(path);
         if !writer {
             // No group is in flight: the next writer's recovery keeps every block that
@@ -75,7 +84,12 @@ pub(super) fn open_reader(path: &Path, opts: Options) -> Result<Graph> {
         let after = root_seq(&*medium);
         let moved = before != after;
         match res {
-            Ok(g) if !moved || complete(&g, acknowledged) => return Ok(g),
+            Ok(g) if !moved || complete(&g, acknowledged) => {
+                *g.inner.reader_mark.lock().unwrap() = mark.take();
+                return Ok(g);
+            }
+            // Tails are a cache: whatever went wrong, the log alone decides the next try.
+            Err(_) if tails != super::Tails::Never => tails = super::Tails::Never,
             Ok(_) if attempt < ATTEMPTS => {}
             Err(e) if attempt < ATTEMPTS && (moved || (retryable(&e) && writer_active(path))) => {}
             Ok(_) => {

@@ -1,14 +1,14 @@
 //! Readers in other processes make themselves known to the writer, which then keeps its
-//! memtables small.
+//! memtables small and publishes tails (`tails.rs`).
 //!
 //! A read-only open replays every update the log holds past the last flush (`reader.rs`).
 //! Under the default budget that is everything a Kron22 ingest wrote (64 M updates: 2 s
 //! and 1.1 GB per reader), and readers started every half second beside it piled up until
 //! the machine ran out of memory and the writer was killed. So a reader holds a shared
-//! `flock` on `READERS` while it opens; the writer looks every [`PROBE_EVERY`] (an
+//! `flock` on `READERS` while it is open; the writer looks every [`PROBE_EVERY`] (an
 //! exclusive `try_lock`, let go at once) and, while it saw one within [`LINGER`], freezes
-//! its memtable at [`FREEZE_BYTES_WITH_READERS`]: a flush like any other, so a reader
-//! replays at most that much. Nothing is stored: the file is empty, the lock is the
+//! its memtable at [`FREEZE_BYTES_WITH_READERS`] (a flush like any other, so a reader
+//! replays at most that much) and publishes tails, so a reader replays far less. Nothing is stored: the file is empty, the lock is the
 //! message, and a reader killed with `kill -9` lets go of it with its descriptors.
 //!
 //! The writer creates the file; a reader of a store no writer opened since (or that a
@@ -38,7 +38,7 @@ const PROBE_EVERY: Duration = Duration::from_millis(20);
 /// falls behind the smaller memtables, so readers still replayed 1-4.5 M updates.
 pub(crate) const FREEZE_BYTES_WITH_READERS: usize = 32 << 20;
 
-/// A reader's announcement, held while it opens.
+/// A reader's announcement, held while its handle is open.
 pub(crate) struct Mark(#[allow(dead_code)] File);
 
 impl Mark {

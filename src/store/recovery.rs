@@ -57,6 +57,8 @@ struct Recovered {
     log: wal::Recovered,
     /// Files a writer removes: unfinished and retired runs, leftovers of crashes.
     removable: Vec<String>,
+    /// Tails a reader loaded instead of replaying their log.
+    tails_loaded: usize,
 }
 
 fn recover(
@@ -194,17 +196,19 @@ fn read_store(
         .iter()
         .map(|(name, h)| Ok((name.clone(), expected.stray_run(name, h)?)))
         .collect::<Result<_>>()?;
-    let mut deleted = deleted_in_runs(&runs, root.dict_entries)?;
+    let keep_history = history_setting(root)?.keeps() || opts.follow;
+    let (runs, log_start, tails_loaded) = with_tails(medium, root, runs, &mut dict, opts)?;
+    let mut deleted = deleted_in_runs(&runs, dict.len() as u64)?;
     let mut mem = Memtable::new(
         root.undirected,
         root.weighted,
-        root.wal_start_lsn,
+        log_start,
         dict.len() as VertexId,
     )
-    .keeping_history(history_setting(root)?.keeps() || opts.follow);
+    .keeping_history(keep_history);
     let header_ok = |name: &str, h: &wal::segment::SegmentHeader| expected.segment(name, h);
     let expect = wal::Expect {
-        start_lsn: root.wal_start_lsn,
+        start_lsn: log_start,
         log_in_use: root.log_in_use,
         header_ok: &header_ok,
         reach: match opts.log_reach {
@@ -237,7 +241,37 @@ fn read_store(
         deleted,
         log,
         removable,
+        tails_loaded,
     })
+}
+
+/// A reader's runs and log start with the tails a writer published for it (`tails.rs`),
+/// and how many it loaded: the tails' runs after the root's, their ids in the dictionary,
+/// and the log replayed only past the last one. Unchanged for a writer, a store keeping
+/// history (or a handle following commits), with none to use, or [`super::Tails::Never`].
+fn with_tails(
+    medium: &Arc<dyn Medium>,
+    root: &Root,
+    mut runs: Vec<Arc<Run>>,
+    dict: &mut Dict,
+    opts: &Options,
+) -> Result<(Vec<Arc<Run>>, u64, usize)> {
+    let wanted = opts.read_only
+        && opts.tails != super::Tails::Never
+        && !opts.follow
+        && !history_setting(root)?.keeps();
+    let found = wanted
+        .then(|| super::tails::load(medium, root, dict.len() as u64))
+        .flatten();
+    let Some(t) = found else {
+        return Ok((runs, root.wal_start_lsn, 0));
+    };
+    for (first, ids) in &t.ids {
+        dict.replay(*first as VertexId, ids)?;
+    }
+    let n = t.runs.len();
+    runs.extend(t.runs);
+    Ok((runs, t.end_lsn, n))
 }
 
 /// Starts checking every run's checksums and offsets on the store's threads and returns:
@@ -330,6 +364,7 @@ fn assemble(
         #[cfg(test)]
         before_flusher_wait: Default::default(),
         wal_bytes_replayed: found.log.bytes_replayed,
+        tails_loaded: found.tails_loaded,
         log_end: super::LogEnd {
             lsn: found.log.next_lsn,
             writer_present: opts.read_only && super::lock::StoreLock::is_held(path),
@@ -337,6 +372,9 @@ fn assemble(
         },
         warnings: Mutex::new(Vec::new()),
         readers: super::readers::Watch::open(path, lock.is_some()),
+        reader_mark: Default::default(),
+        tails: Default::default(),
+        tail_unlisted: AtomicU64::new(0),
         opts,
         _lock: lock,
     }))

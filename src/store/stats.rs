@@ -228,6 +228,9 @@ pub struct Stats {
     pub persists_session: u64,
     /// WAL bytes replayed when this handle opened the store.
     pub wal_bytes_replayed: u64,
+    /// Tails a read-only handle loaded at its open instead of replaying their log (a writer
+    /// beside it published them; [`crate::Tails`]). They count as level-0 runs above.
+    pub tails_loaded: usize,
     /// Next LSN (records logged since creation).
     pub next_lsn: u64,
 }
@@ -312,6 +315,7 @@ impl Inner {
             merge_bytes_written: self.run_bytes.merged.load(Ordering::Relaxed),
             persists_session: io.persists,
             wal_bytes_replayed: self.wal_bytes_replayed,
+            tails_loaded: self.tails_loaded,
             next_lsn,
         })
     }

@@ -101,6 +101,16 @@ pub(super) enum Freeze {
     ForReading,
 }
 
+/// What becomes of the active memtable after a batch.
+enum Next {
+    /// It takes the next batch too.
+    Keep,
+    /// It is frozen for the flusher to write out ([`Freeze::Full`]).
+    Freeze,
+    /// The writer seals it into a tail for readers in other processes (`tails.rs`).
+    Tail,
+}
+
 /// Runs pending (frozen or sealed into DRAM) at which a reader's freeze wakes the flusher
 /// after all: about the runs a level holds before it is merged, so a reader snapshotting
 /// often leaves views no longer than the flusher's levels would.
@@ -152,19 +162,49 @@ impl Inner {
             unix_nanos: time,
         });
         self.batch_applied(first, end, ids, &batch);
-        // Runs readers sealed into DRAM wait for the next full memtable to be written out
-        // with it (one run file, one segment, one commit), so they count towards it.
-        let full = w.mem.bytes() >= self.freeze_bytes()
-            || (!w.mem.is_empty() && w.mem.bytes() + self.dram_run_bytes() >= self.freeze_bytes());
-        if full {
-            self.freeze_locked(&mut w, Freeze::Full);
+        let next = self.memtable_next(&w);
+        match next {
+            Next::Freeze => _ = self.freeze_locked(&mut w, Freeze::Full),
+            Next::Tail => _ = self.freeze_locked(&mut w, Freeze::ForReading),
+            Next::Keep => {}
         }
         // Wait without the writer lock: snapshots need it, and the wait is for flushes.
         drop(w);
-        if full || self.pending_runs() > MAX_PENDING_RUNS {
+        let flush_due = match next {
+            Next::Tail => self.publish_tails(),
+            _ => {
+                self.list_durable_tails();
+                false
+            }
+        };
+        if matches!(next, Next::Freeze) || flush_due || self.pending_runs() > MAX_PENDING_RUNS {
             self.backpressure()?;
         }
         Ok(Ticket(end))
+    }
+
+    /// What becomes of the active memtable after a batch (`writer` held).
+    fn memtable_next(&self, w: &Writer) -> Next {
+        let freeze = self.freeze_bytes();
+        let bytes = w.mem.bytes();
+        if bytes >= freeze {
+            return Next::Freeze;
+        }
+        if self.tails_wanted(w) {
+            // Sealed by the writer itself, after the frozen memtables the flusher seals:
+            // while one waits, the writer would seal it too, and wait as long.
+            let due = bytes >= super::tails::tail_bytes(freeze) && !self.frozen_waiting();
+            return if due { Next::Tail } else { Next::Keep };
+        }
+        // Runs readers sealed into DRAM wait for the next full memtable to be written out
+        // with it (one run file, one segment, one commit), so they count towards it; one
+        // such freeze at a time, or a flusher behind them froze a memtable per batch, each
+        // a run file of its own.
+        let with_dram = !w.mem.is_empty() && bytes + self.dram_run_bytes() >= freeze;
+        match with_dram && !self.frozen_waiting() {
+            true => Next::Freeze,
+            false => Next::Keep,
+        }
     }
 
     /// In a string-keyed store, refuses records naming a number no interned name has: the
@@ -480,6 +520,12 @@ impl Inner {
         (st.runs.iter().filter(|r| r.in_dram()))
             .map(|r| r.bytes() as usize)
             .sum()
+    }
+
+    /// Asks the flusher for a pass: it writes out the runs sealed into DRAM.
+    pub(super) fn wake_flusher(&self) {
+        self.state.lock().unwrap().work = true;
+        self.state_cv.notify_all();
     }
 
     /// Holds the writer back while frozen and sealed-but-unflushed memtables exceed two
