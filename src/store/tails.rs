@@ -52,10 +52,10 @@ const ENTRY_WORDS: usize = 5;
 /// most that many from the log. Smaller tails cost the writer more than they spare its
 /// readers: every tail's seal looks up each update in every older run's list of its
 /// vertex, and a small one finds those lists cold. Kron22 ingested beside a `stats`
-/// reader every 0.5 s (`scripts/readers-beside.py`, one round each): with 3 MiB tails
-/// (eight per flush) the ingest took 5.1x its time alone, readers 0.24-0.61 s; with
-/// 12 MiB tails (three per flush) 3.4x, readers 0.27-1.6 s, median 0.52 s; without tails
-/// 3.2x, readers median 1.38 s.
+/// reader every 0.5 s (`scripts/readers-beside.py`): with 3 MiB tails (eight per flush)
+/// the ingest took 5.1x its time alone and readers 0.24-0.61 s (one round); with 12 MiB
+/// tails (three per flush) 3.36x and a median 0.43 s, without tails 3.29x and 1.40 s (5
+/// interleaved rounds each).
 pub(crate) const TAIL_BYTES: usize = 12 << 20;
 
 /// Tails written out as one run file by a flush: a freeze's worth of memtable.
@@ -238,15 +238,8 @@ impl Inner {
         }
         {
             let mut p = self.tails.lock().unwrap();
-            if let Err(e) = self
-                .write_new_tails(&mut p)
-                .and_then(|()| self.list_tails(&mut p))
-            {
-                p.given_up = true;
-                (self.warnings.lock().unwrap()).push(format!(
-                    "tails for readers given up for this session: {e} (readers replay the log instead)"
-                ));
-            }
+            let res = (self.write_new_tails(&mut p)).and_then(|()| self.list_tails(&mut p));
+            self.give_up_on_error(&mut p, res);
         }
         // The tails are the memtable the flusher writes out, once they add up to one.
         let tails = (self.state.lock().unwrap().runs.iter())
@@ -268,10 +261,8 @@ impl Inner {
             return;
         }
         let mut p = self.tails.lock().unwrap();
-        if let Err(e) = self.list_tails(&mut p) {
-            p.given_up = true;
-            (self.warnings.lock().unwrap()).push(format!("tails for readers given up: {e}"));
-        }
+        let res = self.list_tails(&mut p);
+        self.give_up_on_error(&mut p, res);
     }
 
     /// After a commit moved the log's start: drops the tails the new root holds, and lists
@@ -281,9 +272,18 @@ impl Inner {
         if p.written.is_empty() && p.listed.is_none() {
             return;
         }
-        if let Err(e) = self.list_tails(&mut p) {
+        let res = self.list_tails(&mut p);
+        self.give_up_on_error(&mut p, res);
+    }
+
+    /// Ends tails for the session if `res` failed (a full disk, say): the batches are in
+    /// the log, and readers replay it as they would without tails.
+    fn give_up_on_error(&self, p: &mut Published, res: Result<()>) {
+        if let Err(e) = res {
             p.given_up = true;
-            (self.warnings.lock().unwrap()).push(format!("tails for readers given up: {e}"));
+            (self.warnings.lock().unwrap()).push(format!(
+                "tails for readers given up for this session: {e} (readers replay the log instead)"
+            ));
         }
     }
 
