@@ -540,26 +540,7 @@ fn sweep(cfg: Config, seed: u64, rec: &Recorded, random: usize) -> usize {
     m.images(&points, seed, |pos, img| {
         let acked = m.mark_before(pos);
         let committed = img.exists("MANIFEST");
-        // Every other image, to bound the time: a reader before the writer.
-        let read = match nth.is_multiple_of(2) {
-            true => verify_reader(&img, cfg).unwrap_or_else(|why| {
-                fail(
-                    cfg,
-                    seed,
-                    "power-cut image read before any writer",
-                    pos,
-                    &img,
-                    &why,
-                )
-            }),
-            false => None,
-        };
-        let k = match verify(&img, cfg, acked, &rec.bounds, committed) {
-            Ok(k) => k,
-            Err(why) => fail(cfg, seed, "power-cut image", pos, &img, &why),
-        };
-        if read.is_some_and(|d| d != rec.bounds.at[k].1) {
-            let why = "a reader before the writer read another graph than its recovery gives";
+        let as_reader = |why: &str| -> ! {
             fail(
                 cfg,
                 seed,
@@ -567,7 +548,19 @@ fn sweep(cfg: Config, seed: u64, rec: &Recorded, random: usize) -> usize {
                 pos,
                 &img,
                 why,
-            );
+            )
+        };
+        // Every other image, to bound the time: a reader before the writer.
+        let read = match nth.is_multiple_of(2) {
+            true => verify_reader(&img, cfg).unwrap_or_else(|why| as_reader(&why)),
+            false => None,
+        };
+        let k = match verify(&img, cfg, acked, &rec.bounds, committed) {
+            Ok(k) => k,
+            Err(why) => fail(cfg, seed, "power-cut image", pos, &img, &why),
+        };
+        if read.is_some_and(|d| d != rec.bounds.at[k].1) {
+            as_reader("a reader before the writer read another graph than its recovery gives");
         }
         checked += 1;
         if k == 0 && acked == 0 && nth.is_multiple_of(4) {
