@@ -29,6 +29,14 @@ fn check_all<G: GraphView>(g: &G, what: &str) -> (Vec<i64>, u64) {
     bc::verify(g, &sources, &b).unwrap_or_else(|e| panic!("{what}: bc: {e}"));
     let t = tc::ordered_count(g);
     tc::verify(g, t).unwrap_or_else(|e| panic!("{what}: tc: {e}"));
+    // Unweighted graphs take sssp's hop-count path; any bucket width gives the same.
+    for &s in &sources {
+        for delta in [0.3, 1.0, 2.5] {
+            let d = sssp::delta_stepping(g, s, delta);
+            sssp::verify(g, s, &d)
+                .unwrap_or_else(|e| panic!("{what}: sssp from {s}, delta {delta}: {e}"));
+        }
+    }
     (depths, t)
 }
 
