@@ -257,3 +257,29 @@ proptest! {
         }
     }
 }
+
+/// A distance whose bucket `floor(d / delta)` is b while `delta * b` rounds above d (0.7
+/// and 0.01: bucket 70, and 0.01 * 70 = 0.7000000000000001) is relaxed in its bucket, not
+/// taken for a stale entry and skipped, which left everything behind it unreached.
+#[test]
+fn sssp_relaxes_a_vertex_whose_bucket_bound_rounds_above_it() {
+    let g = Graph::in_memory(
+        Options::new()
+            .undirected(Some(false))
+            .weighted(Some(true))
+            .background(false)
+            .threads(2),
+    )
+    .unwrap();
+    let verts: Vec<Record> = (0..3).map(Record::InsertVertex).collect();
+    g.apply(&verts).unwrap();
+    g.apply(&[
+        Record::InsertWeighted(0, 1, 0.7),
+        Record::InsertWeighted(1, 2, 1.0),
+    ])
+    .unwrap();
+    let s = g.snapshot().unwrap();
+    let d = sssp::delta_stepping(&s, 0, 0.01);
+    assert_eq!(d, vec![0.0, 0.7, 1.7]);
+    sssp::verify(&s, 0, &d).unwrap();
+}
