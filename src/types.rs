@@ -342,6 +342,28 @@ pub(crate) mod bits {
             }
         }
 
+        /// Word `i`: members `64 i .. 64 i + 64`, one bit each.
+        #[inline]
+        pub(crate) fn word(&self, i: usize) -> u64 {
+            self.0[i].load(Relaxed)
+        }
+
+        /// Adds every member of `other` (a set of the same size), in parallel.
+        pub(crate) fn union(&self, other: &AtomicBits) {
+            use rayon::prelude::*;
+            (self.0.par_iter().zip(&other.0))
+                .with_min_len(1 << 12)
+                .for_each(|(a, b)| _ = a.fetch_or(b.load(Relaxed), Relaxed));
+        }
+
+        /// Adds `vs`, in parallel.
+        pub(crate) fn insert_all(&self, vs: &[VertexId]) {
+            use rayon::prelude::*;
+            vs.par_iter()
+                .with_min_len(1 << 10)
+                .for_each(|&v| _ = self.0[v as usize / 64].fetch_or(1 << (v % 64), Relaxed));
+        }
+
         /// Whether `v` is in the set.
         #[inline]
         pub(crate) fn contains(&self, v: VertexId) -> bool {

@@ -55,11 +55,13 @@ where
             .into_par_iter()
             .map(|_| AtomicI64::new(unseen))
             .collect(),
+        reached: AtomicBits::new(n),
         unseen,
         value,
     };
     if (source as usize) < n && g.vertex_exists(source) {
         s.set(source, source, 0);
+        s.reached.insert_all(&[source]);
         s.levels(source);
     }
     s.mark.into_iter().map(|p| p.into_inner()).collect()
@@ -69,6 +71,10 @@ where
 struct Search<'g, G, V> {
     g: &'g G,
     mark: Vec<AtomicI64>,
+    /// The vertices reached before the current step: the marks as one bit each, so that a
+    /// bottom-up step finds the unreached in 1/64 of the bytes (Kron22: 300 KB, where the
+    /// marks are 19 MB read in full at every such step).
+    reached: AtomicBits,
     unseen: i64,
     value: V,
 }
@@ -108,6 +114,7 @@ impl<G: GraphView, V: Fn(VertexId, i64) -> i64 + Sync> Search<'_, G, V> {
                     let t = Instant::now();
                     awake = self.bottom_up_step(&front, &next, depth);
                     costs.sweep = Some(t.elapsed().as_secs_f64());
+                    self.reached.union(&next);
                     front = next;
                     if awake == 0 || (awake < prev && awake <= n as u64 / BETA) {
                         break;
@@ -119,6 +126,7 @@ impl<G: GraphView, V: Fn(VertexId, i64) -> i64 + Sync> Search<'_, G, V> {
                 depth += 1;
                 edges_to_check = edges_to_check.saturating_sub(scout);
                 (frontier, scout) = self.top_down_step(frontier, scout, depth, &mut costs);
+                self.reached.insert_all(&frontier);
             }
         }
     }
@@ -268,16 +276,22 @@ where
             .with_min_len(16)
             .map(|w| {
                 let (lo, hi) = ((w * 64).max(vs.start), ((w + 1) * 64).min(vs.end));
+                let mut todo = !s.reached.word(w) & window_mask(lo - w * 64, hi - w * 64);
                 let mut bits = 0u64;
-                for v in lo as VertexId..hi as VertexId {
-                    let found = s.unseen(v)
-                        && g.find_in(v, |u| {
-                            let parent = front.contains(u);
-                            if parent {
-                                s.set(v, u, depth);
-                            }
-                            parent
-                        });
+                while todo != 0 {
+                    let v = (w * 64) as VertexId + todo.trailing_zeros() as VertexId;
+                    todo &= todo - 1;
+                    debug_assert!(
+                        s.unseen(v),
+                        "a vertex reached before the step was not marked"
+                    );
+                    let found = g.find_in(v, |u| {
+                        let parent = front.contains(u);
+                        if parent {
+                            s.set(v, u, depth);
+                        }
+                        parent
+                    });
                     bits |= (found as u64) << (v % 64);
                 }
                 let writers = match hi - lo == 64 {
@@ -289,6 +303,13 @@ where
             })
             .sum::<u64>();
     }
+}
+
+/// Bits `lo .. hi` of a word (`lo < hi <= 64`).
+#[inline]
+fn window_mask(lo: usize, hi: usize) -> u64 {
+    let below_hi = if hi == 64 { !0 } else { (1u64 << hi) - 1 };
+    below_hi & !((1u64 << lo) - 1)
 }
 
 /// A top-down step as a sweep: each window expands the frontier's vertices it holds.
@@ -405,4 +426,15 @@ pub fn verify<G: GraphView>(g: &G, source: VertexId, parent: &[i64]) -> Result<(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_window_mask_holds_the_bits_of_its_window() {
+        assert_eq!(super::window_mask(0, 64), !0);
+        assert_eq!(super::window_mask(3, 5), 0b11000);
+        assert_eq!(super::window_mask(63, 64), 1 << 63);
+        assert_eq!(super::window_mask(0, 1), 1);
+    }
 }
