@@ -132,7 +132,8 @@ trait Distance: Copy + PartialOrd + Send + Sync {
     fn slot(d: Self) -> Self::Slot;
     fn load(slot: &Self::Slot) -> Self;
     fn into_inner(slot: Self::Slot) -> Self;
-    /// Lowers `slot` to `d` if that is smaller; returns whether it did.
+    /// Lowers `slot` to `d` if that is smaller; returns whether it did. A plain load
+    /// first: most relaxations lower nothing, and an atomic write would take the line.
     fn fetch_min(slot: &Self::Slot, d: Self) -> bool;
     /// The bucket `self` falls in. Monotone in `self`, so a relaxation (which never
     /// shortens a distance) never lands below the bucket it came from.
@@ -155,16 +156,13 @@ impl Distance for f64 {
     fn into_inner(slot: AtomicU64) -> f64 {
         f64::from_bits(slot.into_inner())
     }
+    /// Distances are never negative (weights are checked, and 0.0 + -0.0 is 0.0), and
+    /// non-negative f64 bit patterns order like the values, so the integer minimum is the
+    /// distances' minimum.
     #[inline]
     fn fetch_min(slot: &AtomicU64, d: f64) -> bool {
-        let mut cur = slot.load(Relaxed);
-        while d < f64::from_bits(cur) {
-            match slot.compare_exchange_weak(cur, d.to_bits(), Relaxed, Relaxed) {
-                Ok(_) => return true,
-                Err(c) => cur = c,
-            }
-        }
-        false
+        let d = d.to_bits();
+        d < slot.load(Relaxed) && slot.fetch_min(d, Relaxed) > d
     }
     #[inline]
     fn bucket(self, delta: f64) -> u64 {
@@ -192,14 +190,7 @@ impl Distance for u32 {
     }
     #[inline]
     fn fetch_min(slot: &AtomicU32, d: u32) -> bool {
-        let mut cur = slot.load(Relaxed);
-        while d < cur {
-            match slot.compare_exchange_weak(cur, d, Relaxed, Relaxed) {
-                Ok(_) => return true,
-                Err(c) => cur = c,
-            }
-        }
-        false
+        d < slot.load(Relaxed) && slot.fetch_min(d, Relaxed) > d
     }
     #[inline]
     fn bucket(self, delta: u32) -> u64 {
