@@ -55,8 +55,9 @@
 //! Other processes: one writer holds `LOCK` (an exclusive `flock`); read-only handles
 //! (`reader.rs`) take no lock on the store and rely on the file-level promises listed in
 //! FORMAT.md ("What a reader in another process may rely on"), so nothing here waits for
-//! them. While one opens it holds a shared `flock` on `READERS`, which the writer only
-//! tries, never waits for (`readers.rs`): it then freezes its memtables smaller.
+//! them. While one opens it holds a shared `flock` on `READERS` and sets the file's time,
+//! which the writer only tries and reads, never waits for (`readers.rs`): it then freezes
+//! its memtables smaller.
 //!
 //! `manifest` (the root in force), `history` (what history is kept, and its committed
 //! segments: `history.rs`), `followers` (who follows the commits: `follow.rs`), `poisoned`
@@ -261,8 +262,6 @@ struct Inner {
     _lock: Option<lock::StoreLock>,
     /// Readers opening beside this writer, in other processes (`readers.rs`).
     readers: readers::Watch,
-    /// A read-only handle's announcement to the writer beside it, held while it is open.
-    reader_mark: Mutex<Option<readers::Mark>>,
     /// The tails this writer published for them (`tails.rs`).
     tails: Mutex<tails::Published>,
     /// The end LSN of the newest tail written but not yet listed (the log was not durable

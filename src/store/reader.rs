@@ -54,11 +54,10 @@ const ATTEMPTS: u32 = 40;
 pub(super) fn open_reader(path: &Path, opts: Options) -> Result<Graph> {
     debug_assert!(opts.read_only);
     prepare_dir(path, &opts)?;
-    // Held while the handle is open: the writer then keeps what there is to replay small
-    // and publishes tails. Held only while the log was replayed, a reader that loaded
-    // tails held it for a few tens of milliseconds, which a writer looking between its
-    // seals missed: it stopped publishing, and the next reader replayed seconds of log.
-    let mut mark = super::readers::Mark::take(path);
+    // Held while the handle opens, not while it is open: the writer keeps what there is
+    // to replay small and publishes tails for readers that open, and a handle replays only
+    // then (`readers.rs`).
+    let _mark = super::readers::Mark::take(path);
     // Reads go through plain files whatever medium the store was made on: a mapped log
     // segment that the writer cuts would fault, a copied one cannot. The byte format is
     // the same on every medium.
@@ -84,10 +83,7 @@ pub(super) fn open_reader(path: &Path, opts: Options) -> Result<Graph> {
         let after = root_seq(&*medium);
         let moved = before != after;
         match res {
-            Ok(g) if !moved || complete(&g, acknowledged) => {
-                *g.inner.reader_mark.lock().unwrap() = mark.take();
-                return Ok(g);
-            }
+            Ok(g) if !moved || complete(&g, acknowledged) => return Ok(g),
             // Tails are a cache: whatever went wrong, the log alone decides the next try.
             Err(_) if tails != super::Tails::Never => tails = super::Tails::Never,
             Ok(_) if attempt < ATTEMPTS => {}

@@ -1,30 +1,41 @@
 //! Readers in other processes make themselves known to the writer, which then keeps its
-//! memtables small and publishes tails (`tails.rs`).
+//! memtable small and publishes tails (`tails.rs`).
 //!
 //! A read-only open replays every update the log holds past the last flush (`reader.rs`).
 //! Under the default budget that is everything a Kron22 ingest wrote (64 M updates: 2 s
 //! and 1.1 GB per reader), and readers started every half second beside it piled up until
-//! the machine ran out of memory and the writer was killed. So a reader holds a shared
-//! `flock` on `READERS` while it is open; the writer looks every [`PROBE_EVERY`] (an
-//! exclusive `try_lock`, let go at once) and, while it saw one within [`LINGER`], freezes
-//! its memtable at [`FREEZE_BYTES_WITH_READERS`] (a flush like any other, so a reader
-//! replays at most that much) and publishes tails, so a reader replays far less. Nothing is stored: the file is empty, the lock is the
-//! message, and a reader killed with `kill -9` lets go of it with its descriptors.
+//! the machine ran out of memory and the writer was killed. So a reader announces itself
+//! on `READERS` while it opens: it holds a shared `flock` on the file and sets the file's
+//! modification time. The writer looks every [`PROBE_EVERY`] (an exclusive `try_lock`, let
+//! go at once, and an `fstat`) and, while it saw a reader within [`LINGER`], freezes its
+//! memtable at [`FREEZE_BYTES_WITH_READERS`] (a flush like any other, so a reader replays
+//! at most that much) and publishes tails, so a reader replays far less.
+//!
+//! Why both: the lock says "a reader is opening now", the time "one began since you last
+//! looked". A reader that loaded tails held the lock for a few tens of milliseconds, which
+//! a writer looking only between its seals missed; it stopped publishing, and the next
+//! reader replayed seconds of log. The time cannot be missed. And why only while it opens:
+//! a read-only handle is a fixed state and never replays again, yet one held open for an
+//! hour (a notebook's) kept the writer at small memtables and tails all that hour, 2.7x
+//! its time alone for a Kron22 ingest. Nothing is stored: the file is empty, the lock and
+//! the time are the message, and a reader killed with `kill -9` lets go of the lock with
+//! its descriptors and stops costing the writer [`LINGER`] after it began.
 //!
 //! The writer creates the file; a reader of a store no writer opened since (or that a
-//! read-only file system keeps from it) opens without announcing itself.
+//! read-only file system keeps from it) opens without announcing itself, and one that may
+//! not write the file only holds the lock.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::Path;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// The file readers lock while they open.
 pub(crate) const FILE: &str = "READERS";
 
 /// How long after it last saw a reader the writer keeps its memtables small: readers
-/// started every half second keep it so, and a killed one stops costing the writer
-/// within a second.
+/// started every half second keep it so, and one that opened (or was killed opening)
+/// stops costing the writer within a second.
 pub(crate) const LINGER: Duration = Duration::from_millis(750);
 
 /// How often the writer looks for readers: a look is two system calls.
@@ -38,15 +49,24 @@ const PROBE_EVERY: Duration = Duration::from_millis(20);
 /// falls behind the smaller memtables, so readers still replayed 1-4.5 M updates.
 pub(crate) const FREEZE_BYTES_WITH_READERS: usize = 32 << 20;
 
-/// A reader's announcement, held while its handle is open.
+/// A reader's announcement, held while it opens.
 pub(crate) struct Mark(#[allow(dead_code)] File);
 
 impl Mark {
     /// Announces a reader of the store at `dir`; `None` when no writer made the file.
     pub(crate) fn take(dir: &Path) -> Option<Mark> {
-        let f = File::open(dir.join(FILE)).ok()?;
+        let path = dir.join(FILE);
+        let (f, writable) = match OpenOptions::new().write(true).open(&path) {
+            Ok(f) => (f, true),
+            Err(_) => (File::open(&path).ok()?, false),
+        };
         // Blocks only while the writer looks (two system calls).
         f.lock_shared().ok()?;
+        if writable {
+            // A writer busy past this reader's open still finds the time moved; one that
+            // may not be set leaves the lock to say it.
+            let _ = f.set_modified(SystemTime::now());
+        }
         Some(Mark(f))
     }
 }
@@ -54,8 +74,18 @@ impl Mark {
 /// The writer's view of the readers.
 pub(crate) struct Watch {
     file: Option<File>,
-    /// When the writer last looked, and last saw a reader.
-    seen: Mutex<(Option<Instant>, Option<Instant>)>,
+    seen: Mutex<Seen>,
+}
+
+/// What the writer saw when it last looked.
+#[derive(Default)]
+struct Seen {
+    /// When it last looked.
+    looked: Option<Instant>,
+    /// When it last saw a reader.
+    reader: Option<Instant>,
+    /// The file's modification time then: readers set it as they begin.
+    modified: Option<SystemTime>,
 }
 
 impl Watch {
@@ -69,9 +99,13 @@ impl Watch {
                     .ok()
             })
             .flatten();
+        let modified = file.as_ref().and_then(modified);
         Watch {
             file,
-            seen: Mutex::new((None, None)),
+            seen: Mutex::new(Seen {
+                modified,
+                ..Seen::default()
+            }),
         }
     }
 
@@ -81,14 +115,22 @@ impl Watch {
         let Some(f) = &self.file else { return false };
         let now = Instant::now();
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        if seen.0.is_none_or(|t| now - t >= PROBE_EVERY) {
-            seen.0 = Some(now);
-            if reader_holds(f) {
-                seen.1 = Some(now);
+        if seen.looked.is_none_or(|t| now - t >= PROBE_EVERY) {
+            seen.looked = Some(now);
+            let m = modified(f);
+            let began = m.is_some() && m != seen.modified;
+            seen.modified = m;
+            if began || reader_holds(f) {
+                seen.reader = Some(now);
             }
         }
-        seen.1.is_some_and(|t| now - t < LINGER)
+        seen.reader.is_some_and(|t| now - t < LINGER)
     }
+}
+
+/// When a reader last began on `f` (its modification time), if the system says.
+fn modified(f: &File) -> Option<SystemTime> {
+    f.metadata().and_then(|m| m.modified()).ok()
 }
 
 /// Whether some reader holds its shared lock on `f` now.
@@ -125,6 +167,39 @@ mod tests {
             !Watch::open(d.path(), false).readers_about(),
             "readers watch nothing"
         );
+    }
+
+    #[test]
+    fn a_reader_that_came_and_went_between_two_looks_is_seen() {
+        let d = tempfile::tempdir().unwrap();
+        let w = Watch::open(d.path(), true);
+        assert!(!w.readers_about());
+        drop(Mark::take(d.path()).expect("the writer made the file"));
+        std::thread::sleep(PROBE_EVERY);
+        assert!(w.readers_about(), "its time moved, though its lock is gone");
+        std::thread::sleep(LINGER + PROBE_EVERY);
+        assert!(!w.readers_about(), "and it is not seen again");
+    }
+
+    #[test]
+    fn a_read_only_handle_kept_open_stops_costing_the_writer_once_opened() {
+        let d = tempfile::tempdir().unwrap();
+        let opts = crate::Options::default().memtable_bytes(1 << 30);
+        let g = crate::Graph::create(d.path(), opts).unwrap();
+        g.insert_edges(&[(0, 1)]).unwrap();
+        let reader = crate::Graph::open(d.path(), crate::Options::default().read_only(true));
+        let reader = reader.unwrap();
+        std::thread::sleep(PROBE_EVERY);
+        assert_eq!(
+            g.inner.freeze_bytes(),
+            FREEZE_BYTES_WITH_READERS,
+            "it opened"
+        );
+        std::thread::sleep(LINGER + PROBE_EVERY);
+        assert_eq!(g.inner.freeze_bytes(), 1 << 29, "open, but done replaying");
+        assert_eq!(crate::GraphView::num_edges(&reader.snapshot().unwrap()), 1);
+        drop(reader);
+        g.close().unwrap();
     }
 
     #[test]

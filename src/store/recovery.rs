@@ -372,7 +372,6 @@ fn assemble(
         },
         warnings: Mutex::new(Vec::new()),
         readers: super::readers::Watch::open(path, lock.is_some()),
-        reader_mark: Default::default(),
         tails: Default::default(),
         tail_unlisted: AtomicU64::new(0),
         opts,
