@@ -3,6 +3,7 @@
 //! reads copied or not) read exactly what the snapshot reads: every `GraphView` method
 //! agrees, so every kernel does.
 
+use evograph::algo::kernel::{self, Kernel};
 use evograph::snapshot::{Dir, LayeredView};
 use evograph::VertexId;
 use evograph::{Graph, GraphView, Options, Record, Snapshot};
@@ -313,6 +314,12 @@ fn partition_runs_are_read_by_the_runs_whose_range_holds_a_vertex() {
         let l = s.layered().expect("a few plain runs are layered");
         assert!(l.cut_lists() > 0, "test setup: deletes cut lists: {what}");
         assert_eq!(dump_asking(&l, Lookups::Sampled), want, "{what}");
+        // BFS has the out-degrees counted run by run, which the view then answers from.
+        let counted = g.snapshot().unwrap();
+        let p = kernel::Params::default();
+        assert_eq!(kernel::prepare(&counted, Kernel::GapBfs, &p), "layered");
+        let l = counted.layered().expect("still layered");
+        assert_eq!(dump_asking(&l, Lookups::Sampled), want, "{what}, counted");
         let copied = swept(&s, usize::MAX);
         assert_eq!(
             dump_asking(&copied, Lookups::Sampled),

@@ -440,7 +440,8 @@ pub fn prepare(s: &Snapshot, kernel: Kernel, p: &Params) -> &'static str {
         // out-lists: streamed when several runs do not fit; in DRAM, read in place.
         Kernel::GapBfs | Kernel::Bfs if s.runs().len() > 1 => {
             s.plan_streams(both_lists(s), MergeInPlace::Never);
-            // Its top-down steps look up the degree of every vertex they reach.
+            // Its top-down steps look up the degree of every vertex they reach: counted
+            // run by run first, not searched for in each run of the vertex's chain.
             s.count_degrees(Dir::Out);
         }
         _ => {}

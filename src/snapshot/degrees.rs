@@ -14,21 +14,27 @@ use rayon::prelude::*;
 impl Snapshot {
     /// Counts every vertex's degree in direction `d` once, run by run, for
     /// [`crate::GraphView::out_degree`] and `in_degree` to answer from DRAM (4 B per
-    /// vertex), if its runs stream: each degree looked up would otherwise search every run
-    /// through pages faulted at random. BFS's top-down step from 378 vertices of Kron24's
-    /// 47 runs under a 768 MiB cap looked up the degrees of the 694 thousand it reached in
-    /// 114 s. Nothing is kept if a degree exceeds `u32::MAX`.
+    /// vertex), if it has several runs: each degree looked up would otherwise search every
+    /// run of the vertex's chain. Through pages faulted at random, BFS's top-down step from
+    /// 378 vertices of Kron24's 47 runs under a 768 MiB cap looked up the degrees of the
+    /// 694 thousand it reached in 114 s; in DRAM, a layered view's lookups (a rank word and
+    /// two offsets in each of about 10 runs) were a quarter of gap-bfs's kernel time on the
+    /// same store. Nothing is kept if a degree exceeds `u32::MAX`.
     pub(crate) fn count_degrees(&self, d: Dir) {
-        if self.sweep_stream().is_some() && self.point.is_none() {
+        if self.runs.len() > 1 && self.point.is_none() {
             self.counted[super::dir_index(d)].get_or_build(|| self.degrees_u32(d));
         }
+    }
+
+    /// Every vertex's degree in direction `d`, if [`Snapshot::count_degrees`] counted them.
+    pub(crate) fn counted_degrees(&self, d: Dir) -> Option<&[u32]> {
+        self.counted[super::dir_index(d)].get()?.as_deref()
     }
 
     /// The degree of `v` in direction `d`, if [`Snapshot::count_degrees`] counted them.
     #[inline]
     pub(super) fn counted_degree(&self, d: Dir, v: VertexId) -> Option<usize> {
-        let deg = self.counted[super::dir_index(d)].get()?.as_ref()?;
-        Some(deg[v as usize] as usize)
+        self.counted_degrees(d).map(|deg| deg[v as usize] as usize)
     }
 
     /// Every vertex's degree in direction `d`, by dense id: [`Snapshot::degree`]'s for each

@@ -71,7 +71,7 @@ pub struct Snapshot {
     /// The out-lists of several runs opened for sweeps, likewise.
     stream_out: Arc<BuildOnce<Option<stream::RunsStream>>>,
     /// Every vertex's degree per direction (out, in), counted run by run for a kernel that
-    /// looks up many degrees while its lists stream ([`Snapshot::count_degrees`]).
+    /// looks up many degrees of several runs ([`Snapshot::count_degrees`]).
     counted: Arc<[BuildOnce<Option<Vec<u32>>>; 2]>,
     /// The lists of a direction (out, in) merged from every run, for a kernel that reads
     /// them in no order on runs no layered view reads ([`Snapshot::copy_runs`]); shared

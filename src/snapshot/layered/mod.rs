@@ -380,6 +380,9 @@ struct Side<'a> {
     dels: &'a [u64],
     /// The lists copied for sweeps, which every read but lookups and sorted lists takes.
     copy: Option<Adj<'a>>,
+    /// Every vertex's degree, if a kernel that looks many up had them counted
+    /// ([`Snapshot::count_degrees`]): one read instead of a search of each run of the chain.
+    counted: Option<&'a [u32]>,
 }
 
 impl<'a> Side<'a> {
@@ -411,6 +414,7 @@ impl<'a> Side<'a> {
             cuts: &l.cuts,
             dels: &l.dels,
             copy: l.copied().map(|c| Adj::new(&c.offs, &c.ids, &c.wts)),
+            counted: s.counted_degrees(d),
         }
     }
 
@@ -442,6 +446,9 @@ impl<'a> Side<'a> {
     fn degree(&self, v: VertexId) -> usize {
         if let Some(c) = &self.copy {
             return c.at(v).len();
+        }
+        if let Some(deg) = self.counted {
+            return deg[v as usize] as usize;
         }
         let n: usize = self.chain(v).map(|s| s.range(v)).map(|(a, b)| b - a).sum();
         n - self.dead(v).map_or(0, <[u64]>::len)
