@@ -95,20 +95,29 @@ const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
 /// `{:.15e}` fell back to a bignum algorithm for most of them: printing Kron24's gap-sssp
 /// distances was a quarter of the command's time.
 fn write_integral(out: &mut Vec<u8>, x: f64) -> bool {
-    use std::io::Write;
     if x.fract() != 0.0 || x.abs() >= EXACT_INTEGERS {
         return false;
     }
     if x.is_sign_negative() {
         out.push(b'-');
     }
-    let at = out.len();
-    write!(out, "{}", x.abs() as u64).expect("writing to a Vec cannot fail");
-    let digits = out.len() - at;
-    out.insert(at + 1, b'.');
-    // One digit, the point, 15 decimals.
-    out.resize(at + 17, b'0');
-    write!(out, "e+{:02}", digits - 1).expect("writing to a Vec cannot fail");
+    // The digits, last first, into the end of a buffer: no formatter per value.
+    let (mut n, mut buf, mut at) = (x.abs() as u64, [0u8; 20], 20);
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let digits = &buf[at..];
+    // One digit, the point, 15 decimals (the digits' rest, then zeros), the exponent.
+    out.extend_from_slice(&[digits[0], b'.']);
+    out.extend_from_slice(&digits[1..]);
+    out.extend(std::iter::repeat_n(b'0', 16 - digits.len()));
+    let e = digits.len() - 1;
+    out.extend_from_slice(&[b'e', b'+', b'0' + (e / 10) as u8, b'0' + (e % 10) as u8]);
     true
 }
 
