@@ -38,7 +38,8 @@ pub(crate) const FILE: &str = "READERS";
 /// stops costing the writer within a second.
 pub(crate) const LINGER: Duration = Duration::from_millis(750);
 
-/// How often the writer looks for readers: a look is two system calls.
+/// How often the writer looks for readers: a look is three system calls (a lock tried and
+/// let go, and an `fstat`).
 const PROBE_EVERY: Duration = Duration::from_millis(20);
 
 /// The memtable size at which a writer with readers about freezes it: about 5 M updates.
