@@ -649,10 +649,7 @@ fn write_lines<T: Copy + Sync, U: Copy>(
 }
 
 /// A fetch for [`write_lines`]: the value of each line's vertex in `x`.
-fn at<X: Copy>(x: &[X]) -> impl Fn((u64, VertexId)) -> X + Sync + '_
-where
-    X: Sync,
-{
+fn at<X: Copy + Sync>(x: &[X]) -> impl Fn((u64, VertexId)) -> X + Sync + '_ {
     move |(_, v)| x[v as usize]
 }
 
