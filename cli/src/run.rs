@@ -668,7 +668,7 @@ fn by_key(s: &impl Keyed, order: &[u64]) -> Vec<(u64, VertexId)> {
 }
 
 /// Appends a key and then `end` to a line buffer.
-fn put_key(b: &mut Vec<u8>, key: evograph::Key<'_>, end: char) {
+pub(crate) fn put_key(b: &mut Vec<u8>, key: evograph::Key<'_>, end: char) {
     match key {
         evograph::Key::Id(x) => b.extend_from_slice(itoa::Buffer::new().format(x).as_bytes()),
         evograph::Key::Name(n) => b.extend_from_slice(n.as_bytes()),
