@@ -694,7 +694,8 @@ mod tests {
     use super::*;
 
     /// Lines formatted by many tasks over several windows come out in the vertices' order,
-    /// exactly as formatting them one after another gives.
+    /// each with the value fetched for its own vertex, exactly as formatting them one
+    /// after another gives.
     #[test]
     fn lines_come_out_in_order_across_tasks_and_windows() {
         let n = LINES_PER_WINDOW + 3 * LINES_PER_TASK + 5;
@@ -703,10 +704,10 @@ mod tests {
         write_lines(
             &mut out,
             &vs,
-            |v| v,
-            |b, v, _| {
+            |v| v as f64 / 3.0,
+            |b, v, x| {
                 put(b, format_args!("{v} "));
-                ga::write_f64(b, v as f64 / 3.0);
+                ga::write_f64(b, x);
                 b.push(b'\n');
             },
         )
