@@ -127,6 +127,8 @@ impl SweepIn for Sample<'_> {
                     .for_each(|v| link(u, v, comp));
             });
         }
+        // The whole view: `later[u]` is vertex `u`'s.
+        debug_assert_eq!(vs.start, 0, "a whole view's range starts at vertex 0");
         let later: Vec<Later> = par_range(vs)
             .with_min_len(1024)
             .map(|u| {
