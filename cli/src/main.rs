@@ -14,6 +14,7 @@ mod export;
 mod generate;
 mod history;
 mod ingest;
+mod key_order;
 mod log;
 mod output;
 mod progress;

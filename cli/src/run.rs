@@ -653,18 +653,9 @@ fn at<X: Copy + Sync>(x: &[X]) -> impl Fn((u64, VertexId)) -> X + Sync + '_ {
     move |(_, v)| x[v as usize]
 }
 
-/// The existing vertices sorted by key, each beside the number it sorts by (`order`'s). The
-/// keys are gathered beside the ids first: sorting ids by a key looked up per comparison
-/// missed the cache on every one, and took longer than a kernel (1.2 s of CPU for Kron24's
-/// 8.9 M vertices).
+/// The existing vertices in key order, each beside the number it sorts by (`order`'s).
 fn by_key(s: &impl Keyed, order: &[u64]) -> Vec<(u64, VertexId)> {
-    let mut keyed: Vec<(u64, VertexId)> = (0..s.num_vertices() as VertexId)
-        .into_par_iter()
-        .filter(|&v| s.vertex_exists(v))
-        .map(|v| (order[v as usize], v))
-        .collect();
-    keyed.par_sort_unstable();
-    keyed
+    crate::key_order::by_key(order, |v| s.vertex_exists(v))
 }
 
 /// Appends a key and then `end` to a line buffer.

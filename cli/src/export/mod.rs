@@ -95,7 +95,8 @@ const BLOCK: usize = 1 << 14;
 fn text(s: &Snapshot) -> evograph::Result<ExitCode> {
     // Each vertex's key: its external id, or with names its rank in name order.
     let order = s.key_order();
-    let by_key = in_key_order(s, &order);
+    // The vertices in key order.
+    let by_key = crate::key_order::vertices_by_key(&order);
     let line = Line {
         s,
         order: &order,
@@ -125,27 +126,6 @@ fn text(s: &Snapshot) -> evograph::Result<ExitCode> {
         Err(e) => Err(evograph::Error::io("write", "stdout", e)),
         Ok(()) => Ok(ExitCode::SUCCESS),
     }
-}
-
-/// The vertices in key order (`order`: each one's key or, with names, its rank). Ranks
-/// place each vertex with no sort; integer keys are sorted with each key gathered beside
-/// its vertex first: a key looked up per comparison missed the cache on every one, half
-/// of `export | head`'s 0.9 s of CPU on Kron22 before its first line.
-fn in_key_order(s: &Snapshot, order: &[u64]) -> Vec<VertexId> {
-    let n = s.num_vertices();
-    if s.names().is_some() {
-        let mut by_key: Vec<VertexId> = vec![0; n];
-        for (v, &rank) in order.iter().enumerate() {
-            by_key[rank as usize] = v as VertexId;
-        }
-        return by_key;
-    }
-    let mut keyed: Vec<(u64, VertexId)> = (0..n as VertexId)
-        .into_par_iter()
-        .map(|v| (order[v as usize], v))
-        .collect();
-    keyed.par_sort_unstable();
-    keyed.into_par_iter().map(|(_, v)| v).collect()
 }
 
 /// How a text export writes a vertex's edges.
