@@ -176,6 +176,7 @@ pub fn size_of(g: &evograph::Graph, when: When) -> evograph::Result<evograph::st
             note_on_success(describe(p, c));
             Ok(size)
         }
+        _ if when.window.is_none() => g.size(),
         _ => snapshot_of(g, when).map(|s| evograph::store::GraphSize::of(&s)),
     }
 }

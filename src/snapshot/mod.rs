@@ -106,6 +106,23 @@ impl std::fmt::Display for Key<'_> {
     }
 }
 
+/// The out-lists' entries of `runs` (resolved: each run's adds less its tombstones, summed),
+/// from their headers alone.
+pub(crate) fn out_entries(runs: &[Arc<Run>]) -> u64 {
+    runs.iter()
+        .map(|r| r.out.n_adds() as i64 - r.out.n_tombs() as i64)
+        .sum::<i64>()
+        .max(0) as u64
+}
+
+/// The vertices of `0..n` that exist, less those `deleted` (a bit per vertex) marks.
+pub(crate) fn live_vertices(n: usize, deleted: &[u64]) -> usize {
+    n - deleted
+        .iter()
+        .map(|w| w.count_ones() as usize)
+        .sum::<usize>()
+}
+
 impl Snapshot {
     pub(crate) fn new(
         runs: Arc<[Arc<Run>]>,
@@ -114,11 +131,7 @@ impl Snapshot {
         undirected: bool,
         externals: Externals,
     ) -> Snapshot {
-        let edges = runs
-            .iter()
-            .map(|r| r.out.n_adds() as i64 - r.out.n_tombs() as i64)
-            .sum::<i64>()
-            .max(0) as u64;
+        let edges = out_entries(&runs);
         let tombs = [Dir::Out, Dir::In].map(|d| runs.iter().any(|r| r.dir(d).n_tombs() > 0));
         let chains = Arc::new(chains::Chains::new(&runs, n));
         let weighted = (runs.iter()).any(|r| r.header.flags & crate::run::format::WEIGHTED != 0);
@@ -305,12 +318,7 @@ impl Snapshot {
 
     /// Number of vertices that exist (the id space minus deleted vertices).
     pub fn live_vertices(&self) -> usize {
-        self.n
-            - self
-                .deleted
-                .iter()
-                .map(|w| w.count_ones() as usize)
-                .sum::<usize>()
+        live_vertices(self.n, &self.deleted)
     }
 
     fn degree(&self, d: Dir, v: VertexId) -> usize {

@@ -405,6 +405,14 @@ impl Graph {
         self.inner.snapshot_at(at)
     }
 
+    /// How big the graph is now, as [`GraphSize::of`] the latest snapshot counts it. In a
+    /// directed store it is counted from the runs' headers without reading (or verifying)
+    /// any list, so a run whose lists are damaged is not reported here: a snapshot, or
+    /// [`Graph::check`], reports it.
+    pub fn size(&self) -> Result<GraphSize> {
+        self.inner.size()
+    }
+
     /// How big the graph was right after the commit `at` names (as
     /// [`Graph::snapshot_at`] reads it), and that commit: counted from the runs' versions
     /// without building the graph where the runs holding the commit have them (a pass over
@@ -865,3 +873,6 @@ mod time_tests;
 
 #[cfg(test)]
 mod route_tests;
+
+#[cfg(test)]
+mod size_tests;

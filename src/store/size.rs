@@ -1,6 +1,7 @@
-//! The size of the graph as of a commit (`Graph::size_at`), counted without building it
-//! where the runs holding the commit have versions: `stats --at` reads the born and died
-//! columns it would filter, and writes nothing.
+//! The size of the graph now (`Graph::size`), from the runs' headers, and as of a commit
+//! (`Graph::size_at`), counted without building it where the runs holding the commit have
+//! versions: `stats --at` reads the born and died columns it would filter, and writes
+//! nothing.
 
 use super::history::Piece;
 use super::write::SnapshotParts;
@@ -35,6 +36,24 @@ impl GraphSize {
 }
 
 impl Inner {
+    /// The size of everything applied so far. A directed store's is counted from the runs'
+    /// headers and the vertex states (a run's adds less its tombstones: runs are
+    /// resolved), so no list is read and none is verified: `stats` on Kron24 spent three
+    /// quarters of its time checking 2.2 GB it never read. An undirected store counts its
+    /// self loops in the lists, from a snapshot, verified as every snapshot is.
+    pub(super) fn size(&self) -> Result<GraphSize> {
+        if self.undirected {
+            return Ok(GraphSize::of(&self.snapshot()?));
+        }
+        let parts = self.unchecked_parts()?;
+        let entries = crate::snapshot::out_entries(&parts.runs);
+        Ok(GraphSize {
+            edges: entries,
+            entries,
+            vertices: crate::snapshot::live_vertices(parts.n, &parts.deleted) as u64,
+        })
+    }
+
     /// The size of the graph right after the commit `at` names, and that commit: counted
     /// from the runs' versions where they hold it, else from the graph built.
     pub(super) fn size_at(&self, at: Point) -> Result<(GraphSize, CommitPoint)> {

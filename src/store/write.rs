@@ -561,8 +561,17 @@ impl Inner {
         Ok(self.snapshot_parts()?.build(self))
     }
 
-    /// What a snapshot of everything applied so far is made of, and the LSN it reaches.
+    /// What a snapshot of everything applied so far is made of, and the LSN it reaches,
+    /// every run's checksums verified (a reader never reads a list before its check).
     pub(super) fn snapshot_parts(&self) -> Result<SnapshotParts> {
+        let parts = self.unchecked_parts()?;
+        self.pool.install(|| crate::run::verify_all(&parts.runs))?;
+        Ok(parts)
+    }
+
+    /// [`Inner::snapshot_parts`] with the runs' lists not verified yet: for what the runs'
+    /// headers and vertex states answer alone (`Inner::size`), never for reading a list.
+    pub(super) fn unchecked_parts(&self) -> Result<SnapshotParts> {
         self.check_poisoned()?;
         let (runs, frozen, deleted, n, lsn) = {
             let mut w = self.writer.lock().unwrap();
@@ -582,7 +591,6 @@ impl Inner {
         for f in frozen {
             all.push(f.sealed.get().expect("sealed by seal_pending_dram").clone());
         }
-        self.pool.install(|| crate::run::verify_all(&all))?;
         let externals = self.dict.read().unwrap().shared_externals(n);
         // Taken after the ids: every name is stored before an id numbering it is handed out.
         let names = self.keys.as_ref().map(|k| k.names());
