@@ -44,6 +44,11 @@ pub(crate) fn vertices_by_key(order: &[u64]) -> Vec<VertexId> {
         .collect()
 }
 
+/// Most tasks placing vertices at once: each reads every number, so on a machine of many
+/// cores more tasks would read the numbers many times over for little more parallel
+/// writing.
+const PLACING_TASKS: usize = 4;
+
 /// A slot that no vertex's number names.
 const EMPTY: VertexId = VertexId::MAX;
 
@@ -63,10 +68,8 @@ fn placed(
         return None;
     }
     let mut slots: Vec<VertexId> = vec![EMPTY; max as usize + 1];
-    let per_task = slots
-        .len()
-        .div_ceil(rayon::current_num_threads())
-        .max(1 << 16);
+    let tasks = rayon::current_num_threads().min(PLACING_TASKS);
+    let per_task = slots.len().div_ceil(tasks).max(1 << 16);
     let kept = (slots.par_chunks_mut(per_task).enumerate())
         .map(|(t, mine)| {
             let lo = (t * per_task) as u64;

@@ -95,7 +95,6 @@ const BLOCK: usize = 1 << 14;
 fn text(s: &Snapshot) -> evograph::Result<ExitCode> {
     // Each vertex's key: its external id, or with names its rank in name order.
     let order = s.key_order();
-    // The vertices in key order.
     let by_key = crate::key_order::vertices_by_key(&order);
     let line = Line {
         s,
