@@ -51,7 +51,8 @@ use std::process::ExitCode;
 /// runs-merged-copy, point, point-copy, runs or runs-copy), view_seconds
 /// (building that view)
 /// and, when pr or gap-pr streamed its lists, stream (direct, bytes_read, fallbacks,
-/// window_bytes, kept_bytes: windows kept in DRAM after the first pass). --trials N runs
+/// window_bytes, kept_bytes: windows kept in DRAM after the first pass, kept_packed_bytes:
+/// those of them kept compressed). --trials N runs
 /// the kernel N times on the same snapshot (as GAPBS's -n does) and reports the median time, each trial's in `trial_seconds`. The
 /// summary and values are the last trial's; a kernel whose rounds vary by trial (gap-pr
 /// stops at its tolerance, vertex programs when all halt) lists each trial's count in
@@ -403,6 +404,7 @@ fn json_report(
         "stream": s.sweep_stream().map(|st| json!({
             "direct": st.direct, "bytes_read": st.bytes_read, "fallbacks": st.fallbacks,
             "window_bytes": st.window, "kept_bytes": st.kept,
+            "kept_packed_bytes": st.kept_packed,
         })),
         "trial_seconds": trial_seconds,
         "output": a.output.as_ref().map(|p| p.display().to_string()),

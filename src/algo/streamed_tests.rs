@@ -283,7 +283,7 @@ fn pagerank_on_streamed_runs_equals_pagerank_in_place() {
 /// A kernel sweeping several runs' lists streamed from the files keeps windows it merged
 /// in the DRAM left (here the copy budget): PageRank's values are those read in place
 /// whatever was kept, and the passes after the first read only the windows not kept,
-/// nothing once all are. One compacted run's stream keeps nothing.
+/// nothing once all are, packed or as merged. One compacted run's stream keeps nothing.
 #[test]
 fn streamed_windows_kept_after_the_first_pass_give_the_same_pagerank() {
     use crate::algo::kernel::{self, Kernel, Params};
@@ -323,9 +323,18 @@ fn streamed_windows_kept_after_the_first_pass_give_the_same_pagerank() {
             continue;
         }
         let some = streamed((all.kept / 2) as usize);
-        let what = format!("{view}: none {none:?}, some {some:?}, all {all:?}");
+        // Four fifths of what all the windows take as merged holds them all once some are
+        // packed: every pass after the first reads nothing, as when all fit as merged.
+        let tight = streamed((all.kept * 4 / 5) as usize);
+        let what = format!("{view}: none {none:?}, some {some:?}, tight {tight:?}, all {all:?}");
         assert_eq!(none.kept, 0, "{what}");
         assert!(0 < some.kept && some.kept < all.kept, "{what}");
+        assert_eq!(all.kept_packed, 0, "all fit as merged: {what}");
+        assert!(
+            0 < tight.kept_packed && tight.kept_packed <= tight.kept,
+            "{what}"
+        );
+        assert_eq!(tight.bytes_read, all.bytes_read, "{what}");
         // A pass reads none.bytes_read / passes; keeping all reads only the first pass.
         let passes = p.iterations.unwrap() as u64;
         assert_eq!(all.bytes_read * passes, none.bytes_read, "{what}");

@@ -25,6 +25,7 @@
 //! run's checksums, and the kernel's result does not depend on how they came.
 
 mod copy;
+mod kept;
 mod merge;
 mod one;
 mod runs;
@@ -135,6 +136,9 @@ pub struct StreamStats {
     /// Bytes of windows kept in DRAM after their first pass, which later passes neither
     /// read nor merge (several runs' streams, within the DRAM left beside the kernel).
     pub kept: u64,
+    /// Of `kept`, the bytes of windows kept packed (compressed), which hold more of them
+    /// where the DRAM left would not hold them all as merged.
+    pub kept_packed: u64,
 }
 
 /// The window buffers of one stream, kept between passes: zeroing new windows of 64 MiB
@@ -477,6 +481,7 @@ impl Snapshot {
                 fallbacks: a.fallbacks + b.fallbacks,
                 window: a.window.max(b.window),
                 kept: a.kept + b.kept,
+                kept_packed: a.kept_packed + b.kept_packed,
             }),
             (a, b) => a.or(b),
         }

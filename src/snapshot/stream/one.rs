@@ -92,6 +92,7 @@ impl InStream {
             fallbacks: self.fallbacks.load(Relaxed),
             window: self.window,
             kept: 0,
+            kept_packed: 0,
         }
     }
 

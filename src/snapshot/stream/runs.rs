@@ -23,6 +23,7 @@
 //! vertex, which took a Kron24 PageRank under a 768 MiB cap from 20-23 s to 18 s.
 
 use super::super::{Snapshot, SweepIn};
+use super::kept::{PackedLists, PackedWindow};
 use super::merge::{count, merge, Counts, Lists, Merged, MergedWindow, Part};
 use super::{pipeline, read_all, Buffers, Filled, SectionRead, Starts, StreamStats};
 use crate::build_once::BuildOnce;
@@ -30,8 +31,19 @@ use crate::medium::{AlignedBuf, SweepFile, ALIGN};
 use crate::run::{packed, Dir, DirData, PackedIndex, Run};
 use crate::types::{VertexId, ID_BYTES};
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
+
+/// Bytes per id and per vertex of a kept window, packed, for choosing the windows to keep:
+/// Kron22's in-lists pack into 1.6 B per id (`run::packed`), and a vertex takes a 4-byte
+/// start and its stream's head (its degree and first id, 2-4 bytes). Erring high keeps
+/// the windows chosen within the budget, counted packed as each is kept.
+const PACKED_ID_BYTES: f64 = 1.75;
+const PACKED_VERTEX_BYTES: u64 = 8;
+
+/// Windows are kept packed when their packed estimates sum to at most this many times the
+/// bytes they may keep (see [`RunsStream::keep_within`]).
+const PACK_WITHIN: f64 = 1.5;
 
 /// Where a [`RunsStream`] reads its runs' parts from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +81,8 @@ pub(crate) struct RunsStream {
     keep_left: AtomicU64,
     /// Bytes of merged windows kept so far.
     kept: AtomicU64,
+    /// Of `kept`, the bytes kept packed.
+    kept_packed: AtomicU64,
 }
 
 /// Where one run's sections of the direction start in its file.
@@ -91,14 +105,48 @@ struct WindowPlan {
     parts: Vec<PartPlan>,
     /// Bytes a pass reads for it: every run's part of its index and lists.
     read: u64,
-    /// Bytes it takes merged, at most.
+    /// Bytes it takes merged, at most (tombstones ignored).
     merged_at_most: u64,
-    /// Whether its first merge is kept for later passes ([`RunsStream::keep_within`]).
-    chosen: AtomicBool,
+    /// Bytes it takes packed ([`PackedLists`]), about.
+    packed_about: u64,
+    /// Whether and how its first merge is kept for later passes
+    /// ([`RunsStream::keep_within`]): [`NOT_KEPT`], [`KEEP_PACKED`] or [`KEEP_MERGED`];
+    /// [`NOT_KEPT`] once its first merge was kept or found not to fit.
+    chosen: AtomicU8,
     /// Counted by the first pass that merges the window.
     counts: BuildOnce<Counts>,
-    /// The window merged, when the stream keeps its windows.
-    kept: OnceLock<Merged>,
+    /// The window merged, when the stream keeps it.
+    kept: OnceLock<Kept>,
+}
+
+/// [`WindowPlan::chosen`]: the window is merged again at every pass.
+const NOT_KEPT: u8 = 0;
+/// [`WindowPlan::chosen`]: its first merge is kept packed.
+const KEEP_PACKED: u8 = 1;
+/// [`WindowPlan::chosen`]: its first merge is kept as merged.
+const KEEP_MERGED: u8 = 2;
+
+/// A window kept for later passes.
+enum Kept {
+    /// As merged: a stream merging runs from their mappings, which all fit.
+    Plain(Merged),
+    /// Packed: a stream from the files, in the DRAM left ([`super::kept`]).
+    Packed(PackedLists),
+}
+
+/// A window's lists as a pass visits them.
+enum Window<'m> {
+    Plain(&'m Merged),
+    Packed(&'m PackedLists),
+}
+
+impl Kept {
+    fn window(&self) -> Window<'_> {
+        match self {
+            Kept::Plain(m) => Window::Plain(m),
+            Kept::Packed(p) => Window::Packed(p),
+        }
+    }
 }
 
 /// The entries `idx` of run `run`'s index of the direction, and the bytes of their lists
@@ -203,6 +251,7 @@ impl RunsStream {
             keep: AtomicBool::new(false),
             keep_left: AtomicU64::new(0),
             kept: AtomicU64::new(0),
+            kept_packed: AtomicU64::new(0),
             buffers: Buffers::new(size),
             merged: Mutex::new((Vec::new(), Vec::new())),
         })
@@ -238,22 +287,47 @@ impl RunsStream {
     /// reads cost most per byte kept: a window of many short lists is mostly index, one
     /// per run, which its merged form no longer holds (the hubs' windows, first in dense
     /// order, save the least).
+    ///
+    /// Windows are kept packed ([`super::kept`]) when that keeps most of them (their
+    /// estimates within [`PACK_WITHIN`] times the budget), the ones that fit as merged
+    /// too: a packed window costs its sweeps a decode at every visit, which pays where it
+    /// spares the passes most of their reads, not a few more windows' (gap-pr's 20 passes,
+    /// 5 interleaved rounds: Kron22 at a 64 MiB budget under a 384 MiB cap, where 126 MB
+    /// hold 45 % of the lists as merged and all of them packed, 3.68 -> 3.00 s from start
+    /// to exit; Kron24 at 64 MiB under 768 MiB, where 97 MB hold 8 % as merged and 17 %
+    /// packed, 20.65 -> 21.19 s).
     pub(crate) fn keep_within(&self, budget: u64) {
         if self.source != Source::Files {
             return;
         }
         self.keep_left.store(budget, Relaxed);
+        let packed: u64 = self.plan.iter().map(|w| w.packed_about).sum();
+        let pack = packed as f64 <= budget as f64 * PACK_WITHIN;
+        let size = |w: &WindowPlan| match pack {
+            true => w.packed_about,
+            false => w.merged_at_most,
+        };
         let mut by_gain: Vec<&WindowPlan> = self.plan.iter().collect();
         by_gain.sort_by(|a, b| {
-            let gain = |w: &WindowPlan| w.read as f64 / w.merged_at_most.max(1) as f64;
+            let gain = |w: &WindowPlan| w.read as f64 / size(w).max(1) as f64;
             gain(b).total_cmp(&gain(a))
         });
         let mut left = budget;
+        let mut chosen = Vec::new();
         for w in by_gain {
-            if let Some(rest) = left.checked_sub(w.merged_at_most) {
+            if let Some(rest) = left.checked_sub(size(w)) {
                 left = rest;
-                w.chosen.store(true, Relaxed);
+                chosen.push(w);
             }
+        }
+        for w in chosen {
+            let more = w.merged_at_most.saturating_sub(size(w));
+            let merged = left
+                .checked_sub(more)
+                .inspect(|&rest| left = rest)
+                .is_some();
+            let how = if merged { KEEP_MERGED } else { KEEP_PACKED };
+            w.chosen.store(how, Relaxed);
         }
     }
 
@@ -275,6 +349,7 @@ impl RunsStream {
             fallbacks: self.fallbacks.load(Relaxed),
             window: self.window,
             kept: self.kept.load(Relaxed),
+            kept_packed: self.kept_packed.load(Relaxed),
         }
     }
 
@@ -288,15 +363,27 @@ impl RunsStream {
         pipeline(jobs, &self.buffers, read, |r: &RunsRead| match &r.at {
             Some(at) => {
                 let vs = r.plan.vs.clone();
-                let m = self.merged(snap, r, at, &mut merged);
-                let w = MergedWindow {
-                    dir: self.dir,
-                    view: snap,
-                    offs: &m.0,
-                    ids: &m.1,
-                    vs: vs.clone(),
-                };
-                s.visit(vs, &w);
+                match self.merged(snap, r, at, &mut merged) {
+                    Window::Plain(m) => {
+                        let w = MergedWindow {
+                            dir: self.dir,
+                            view: snap,
+                            offs: &m.0,
+                            ids: &m.1,
+                            vs: vs.clone(),
+                        };
+                        s.visit(vs, &w);
+                    }
+                    Window::Packed(lists) => {
+                        let w = PackedWindow {
+                            dir: self.dir,
+                            view: snap,
+                            lists,
+                            vs: vs.clone(),
+                        };
+                        s.visit(vs, &w);
+                    }
+                }
             }
             None => {
                 if r.failed {
@@ -309,16 +396,17 @@ impl RunsStream {
     }
 
     /// Window `r`'s merged lists: kept by an earlier pass, or merged now from the parts
-    /// read (`at`) and kept if the stream keeps windows, else merged into `scratch`.
+    /// read (`at`) into `scratch`, and kept if the stream keeps windows (as merged) or
+    /// chose this one (packed, if it fits what is left).
     fn merged<'m>(
         &self,
         snap: &Snapshot,
         r: &'m RunsRead,
         at: &[Option<[Range<usize>; 3]>],
         scratch: &'m mut Merged,
-    ) -> &'m Merged {
-        if let Some(m) = r.plan.kept.get() {
-            return m;
+    ) -> Window<'m> {
+        if let Some(k) = r.plan.kept.get() {
+            return k.window();
         }
         let parts = self.parts(snap, r.plan, &r.buf, at);
         let vs = r.plan.vs.clone();
@@ -331,14 +419,26 @@ impl RunsStream {
                 &own
             }
         };
-        let chosen = r.plan.chosen.load(Relaxed) && self.reserve_kept(counts.merged_bytes());
-        if !self.keeps_merged() && !chosen {
-            merge(&parts, vs, counts, scratch);
-            return scratch;
+        if self.keeps_merged() {
+            let mut m = Merged::default();
+            merge(&parts, vs, counts, &mut m);
+            return r.plan.kept.get_or_init(|| Kept::Plain(m)).window();
         }
-        let mut m = Merged::default();
-        merge(&parts, vs, counts, &mut m);
-        r.plan.kept.get_or_init(|| m)
+        let chosen = r.plan.chosen.swap(NOT_KEPT, Relaxed);
+        if chosen == KEEP_MERGED && self.reserve_kept(counts.merged_bytes()) {
+            let mut m = Merged::default();
+            merge(&parts, vs, counts, &mut m);
+            return r.plan.kept.get_or_init(|| Kept::Plain(m)).window();
+        }
+        merge(&parts, vs, counts, scratch);
+        if chosen != NOT_KEPT {
+            let packed = PackedLists::pack(&scratch.0, &scratch.1);
+            if let Some(p) = packed.filter(|p| self.reserve_kept(p.bytes())) {
+                self.kept_packed.fetch_add(p.bytes(), Relaxed);
+                return r.plan.kept.get_or_init(|| Kept::Packed(p)).window();
+            }
+        }
+        Window::Plain(scratch)
     }
 
     /// Reads window `w`'s parts of the file-backed runs into `buf`, each section from a
@@ -580,15 +680,18 @@ fn window_plan(dirs: &[&DirData], vs: Range<usize>) -> WindowPlan {
     let read = (parts.iter())
         .map(|p| part_bytes(dirs[p.run], p.idx.clone()))
         .sum();
-    // Tombstones ignored: what the window's lists decode to at most, and its offsets.
+    // Tombstones ignored: the ids the window's lists decode to at most, and an offset per
+    // vertex; packed, about PACKED_ID_BYTES per id and PACKED_VERTEX_BYTES per vertex.
     let lists: f64 = (parts.iter())
         .map(|p| (p.lists.end - p.lists.start) as f64 * expansion(dirs[p.run]))
         .sum();
+    let ids = lists / ID_BYTES as f64;
     WindowPlan {
         parts,
         read,
         merged_at_most: lists as u64 + (vs.len() as u64 + 1) * 8,
-        chosen: AtomicBool::new(false),
+        packed_about: (ids * PACKED_ID_BYTES) as u64 + (vs.len() as u64 + 1) * PACKED_VERTEX_BYTES,
+        chosen: AtomicU8::new(NOT_KEPT),
         vs,
         counts: BuildOnce::default(),
         kept: OnceLock::new(),
