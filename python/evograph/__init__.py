@@ -459,12 +459,19 @@ class Graph:
         ``"2024-01-01"``, its midnight UTC)."""
         return self.snapshot(at=at)
 
-    def size(self, at: Union[int, str]) -> Dict[str, int]:
-        """How big the graph was right after the commit ``at`` names (any form ``at()``
-        takes), as ``evograph stats --at`` counts it: ``{"edges", "adjacency_entries",
-        "vertices", "lsn", "unix_nanos"}``. Counted from the runs' versions without
+    def size(self, at: Optional[Union[int, str]] = None) -> Dict[str, int]:
+        """How big the graph is: ``{"edges", "adjacency_entries", "vertices"}``, as
+        ``evograph stats`` counts them. Without ``at``, the graph now: a directed store
+        counts it from its runs' headers without taking a snapshot (a snapshot first checks
+        every run's lists: 0.42 s against 0.12 s at Kron24), so a damaged list is reported
+        by the next snapshot, not here. With ``at`` (any form ``at()`` takes), the graph
+        right after the commit it names, as ``evograph stats --at`` counts it, with that
+        commit's ``"lsn"`` and ``"unix_nanos"``: counted from the runs' versions without
         building the graph where ``compact`` derived them (a pass over their columns),
         else from the graph as ``at()`` builds it."""
+        if at is None:
+            edges, entries, vertices = self._g.size()
+            return {"edges": edges, "adjacency_entries": entries, "vertices": vertices}
         (edges, entries, vertices), lsn, nanos = self._g.size_at(_point(at))
         return {"edges": edges, "adjacency_entries": entries, "vertices": vertices,
                 "lsn": lsn, "unix_nanos": nanos}

@@ -376,6 +376,13 @@ impl Graph {
         Ok((Snapshot::new(s), c.lsn, c.unix_nanos))
     }
 
+    /// The size of the graph now (edges, adjacency entries, vertices), as `Graph::size`
+    /// counts it: from the runs' headers in a directed store, without a snapshot.
+    fn size(&self, py: Python<'_>) -> PyResult<(u64, u64, u64)> {
+        let z = self.with(py, |g| g.size())?;
+        Ok((z.edges, z.entries, z.vertices))
+    }
+
     /// The size of the graph right after the commit `at` names (edges, adjacency entries,
     /// vertices), counted without building it where the runs have versions, with that
     /// commit's LSN and time.

@@ -332,6 +332,30 @@ def test_vertex_program_stopped_at_its_limit_warns(store):
         assert values[s.vertex_ids().tolist().index(100)] == 100
 
 
+def test_size_now_counts_what_a_snapshot_holds(store, tmp_path):
+    # Directed (counted from the runs' headers, no snapshot) and undirected (its self loops
+    # counted in the lists), across a flush, deletes in a run and in the memtable, a
+    # deleted vertex, and a read-only handle.
+    rng = np.random.default_rng(7)
+    for undirected in (False, True):
+        path = str(tmp_path / f"u{undirected}")
+        with evograph.open(path, create=True, undirected=undirected) as g:
+            for step in range(4):
+                src = rng.integers(0, 60, 300, dtype=np.uint64)
+                dst = rng.integers(0, 60, 300, dtype=np.uint64)
+                g.insert_edges(src, dst)
+                g.delete_edges(src[::7], dst[::7])
+                if step == 1:
+                    g.flush()
+                    g.delete_vertices(np.array([5], dtype=np.uint64))
+            s = g.snapshot()
+            want = {"edges": s.num_edges, "adjacency_entries": int(s.out_degrees().sum()),
+                    "vertices": s.num_vertices}
+            assert g.size() == want and want["edges"] > 0
+        with evograph.open(path, read_only=True) as r:
+            assert r.size() == want
+
+
 def test_stats_and_metadata(store):
     with evograph.open(store, create=True, memtable_mb=64, durability="interval=5") as g:
         g.insert_edges([1, 2], [2, 3])
