@@ -128,7 +128,8 @@ const KEEP_MERGED: u8 = 2;
 
 /// A window kept for later passes.
 enum Kept {
-    /// As merged: a stream merging runs from their mappings, which all fit.
+    /// As merged: every window of a stream merging runs from their mappings (they all
+    /// fit), or one chosen to stay as merged.
     Plain(Merged),
     /// Packed: a stream from the files, in the DRAM left ([`super::kept`]).
     Packed(PackedLists),
@@ -293,9 +294,9 @@ impl RunsStream {
     /// too: a packed window costs its sweeps a decode at every visit, which pays where it
     /// spares the passes most of their reads, not a few more windows' (gap-pr's 20 passes,
     /// 5 interleaved rounds: Kron22 at a 64 MiB budget under a 384 MiB cap, where 126 MB
-    /// hold 45 % of the lists as merged and all of them packed, 3.68 -> 3.00 s from start
+    /// hold 45 % of the lists as merged and all of them packed, 3.42 -> 2.95 s from start
     /// to exit; Kron24 at 64 MiB under 768 MiB, where 97 MB hold 8 % as merged and 17 %
-    /// packed, 20.65 -> 21.19 s).
+    /// packed, 20.65 -> 21.19 s when packed).
     pub(crate) fn keep_within(&self, budget: u64) {
         if self.source != Source::Files {
             return;
@@ -419,13 +420,10 @@ impl RunsStream {
                 &own
             }
         };
-        if self.keeps_merged() {
-            let mut m = Merged::default();
-            merge(&parts, vs, counts, &mut m);
-            return r.plan.kept.get_or_init(|| Kept::Plain(m)).window();
-        }
+        // Only a stream from the files chooses windows (`keep_within`).
         let chosen = r.plan.chosen.swap(NOT_KEPT, Relaxed);
-        if chosen == KEEP_MERGED && self.reserve_kept(counts.merged_bytes()) {
+        let as_merged = chosen == KEEP_MERGED && self.reserve_kept(counts.merged_bytes());
+        if self.keeps_merged() || as_merged {
             let mut m = Merged::default();
             merge(&parts, vs, counts, &mut m);
             return r.plan.kept.get_or_init(|| Kept::Plain(m)).window();
