@@ -6,12 +6,12 @@
 //! per vertex), Kron22's in-lists at a 64 MiB budget (11 runs) under a 384 MiB cap fit 126
 //! MB of their 280 MB, and every pass still read 172 MB of the runs: gap-pr took 2.3x its
 //! time uncapped. Packed as a compressed run's streams are ([`crate::run::packed`]: 1.6 B
-//! per id at Kron22, each list sorted first), the same lists take about 110 MB.
+//! per id at Kron22, each list sorted first), the same lists took 116 MB: all of them.
 //!
 //! The price is a sort and an encoding of each kept list once, in the first pass, and a
-//! decode at every visit: PageRank's pull costs about 1.4x over packed lists against plain
-//! ones, but sorted lists spread its random reads less than a merged window's, which
-//! concatenates each run's sorted part.
+//! decode at every visit: with every window kept, gap-pr's 20 passes took 1.9-2.4 s packed
+//! against 1.3-1.6 s as merged. So `keep_within` packs only where that keeps most of the
+//! lists, and keeps as merged what fits that way.
 
 use super::super::{GraphView, Snapshot};
 use super::window_meta_methods;
