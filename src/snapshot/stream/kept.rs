@@ -14,7 +14,7 @@
 //! lists, and keeps as merged what fits that way.
 
 use super::super::{GraphView, Snapshot};
-use super::window_meta_methods;
+use super::{window_dir_methods, window_meta_methods};
 use crate::run::{packed, Dir};
 use crate::types::{task_starts, VertexId};
 use rayon::prelude::*;
@@ -56,7 +56,7 @@ impl PackedLists {
     }
 
     /// The DRAM the lists hold.
-    pub(super) fn bytes(&self) -> u64 {
+    pub(super) fn dram_bytes(&self) -> u64 {
         (self.starts.len() * 4 + self.bytes.len()) as u64
     }
 
@@ -176,22 +176,7 @@ macro_rules! packed_dir_methods {
 }
 
 impl GraphView for PackedWindow<'_> {
-    packed_dir_methods!(
-        Dir::Out,
-        out_degree,
-        for_each_out,
-        fold_out,
-        find_out,
-        out_neighbors_sorted
-    );
-    packed_dir_methods!(
-        Dir::In,
-        in_degree,
-        for_each_in,
-        fold_in,
-        find_in,
-        in_neighbors_sorted
-    );
+    window_dir_methods!(packed_dir_methods);
     window_meta_methods!();
 }
 

@@ -6,7 +6,7 @@
 //! kernel then sweeps the window ([`MergedWindow`]) as it would a compacted run.
 
 use super::super::{GraphView, Snapshot};
-use super::{window_meta_methods, Starts};
+use super::{window_dir_methods, window_meta_methods, Starts};
 use crate::run::packed;
 use crate::run::Dir;
 use crate::run::DirData;
@@ -437,21 +437,6 @@ macro_rules! merged_dir_methods {
 }
 
 impl GraphView for MergedWindow<'_> {
-    merged_dir_methods!(
-        Dir::Out,
-        out_degree,
-        for_each_out,
-        fold_out,
-        find_out,
-        out_neighbors_sorted
-    );
-    merged_dir_methods!(
-        Dir::In,
-        in_degree,
-        for_each_in,
-        fold_in,
-        find_in,
-        in_neighbors_sorted
-    );
+    window_dir_methods!(merged_dir_methods);
     window_meta_methods!();
 }

@@ -31,7 +31,9 @@ mod one;
 mod runs;
 
 pub(crate) use copy::{merge_lists, RunsCopy};
-pub(crate) use one::{window_meta_methods, window_view_methods, InStream, Starts};
+pub(crate) use one::{
+    window_dir_methods, window_meta_methods, window_view_methods, InStream, Starts,
+};
 pub(crate) use runs::{RunsStream, Source};
 
 use super::{layered, Snapshot};

@@ -293,6 +293,31 @@ macro_rules! window_meta_methods {
 }
 pub(crate) use window_meta_methods;
 
+/// Both directions' list methods of a window that answers its own direction's lists
+/// itself: `$per_dir!` (one of its macros) called with each direction and the names of
+/// that direction's [`GraphView`] methods (degree, for-each, fold, find, sorted).
+macro_rules! window_dir_methods {
+    ($per_dir:ident) => {
+        $per_dir!(
+            Dir::Out,
+            out_degree,
+            for_each_out,
+            fold_out,
+            find_out,
+            out_neighbors_sorted
+        );
+        $per_dir!(
+            Dir::In,
+            in_degree,
+            for_each_in,
+            fold_in,
+            find_in,
+            in_neighbors_sorted
+        );
+    };
+}
+pub(crate) use window_dir_methods;
+
 /// The [`GraphView`] methods a window of in-lists answers as its view does: everything
 /// but the in-lists, which each window reads from its buffer.
 macro_rules! window_view_methods {

@@ -431,8 +431,8 @@ impl RunsStream {
         merge(&parts, vs, counts, scratch);
         if chosen != NOT_KEPT {
             let packed = PackedLists::pack(&scratch.0, &scratch.1);
-            if let Some(p) = packed.filter(|p| self.reserve_kept(p.bytes())) {
-                self.kept_packed.fetch_add(p.bytes(), Relaxed);
+            if let Some(p) = packed.filter(|p| self.reserve_kept(p.dram_bytes())) {
+                self.kept_packed.fetch_add(p.dram_bytes(), Relaxed);
                 return r.plan.kept.get_or_init(|| Kept::Packed(p)).window();
             }
         }
