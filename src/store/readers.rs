@@ -45,7 +45,10 @@ const PROBE_EVERY: Duration = Duration::from_millis(20);
 /// The memtable size at which a writer with readers about freezes it: about 5 M updates.
 /// Kron22 ingested with a stats reader started every 0.5 s (`scripts/readers-beside.py`, 3
 /// rounds, medians): at 64 MiB the ingest took 2.95x its time alone and readers 0.85-3.6 s;
-/// at 32 MiB 2.76x and 0.5-2.1 s (the readers' own work is much of the writer's loss).
+/// at 32 MiB 2.76x and 0.5-2.1 s. Most of the writer's loss is its own work, not the
+/// readers' share of the cores: with tails and no reader at all (`--tails always`) the
+/// ingest took 2.9x its time alone (14.8 CPU-s against 4.5), its small seals each
+/// resolving their updates against the runs before them.
 /// 8 MiB did no better (one round: 4.73x against 4.04x at 32 MiB the same day): the flusher
 /// falls behind the smaller memtables, so readers still replayed 1-4.5 M updates.
 pub(crate) const FREEZE_BYTES_WITH_READERS: usize = 32 << 20;
