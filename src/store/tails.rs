@@ -62,10 +62,11 @@ pub(crate) const TAIL_BYTES: usize = 12 << 20;
 ///
 /// Not what the writer's time hangs on: Kron22 under `--tails always` with no reader (3
 /// rounds each, 12 MiB tails) took 9.65-9.81 s at 3 per flush, 9.33-9.62 s at 8 and
-/// 9.07-9.78 s at 16, against 3.2 s without tails. The cost is the tails' seals: each
-/// resolves its updates against every older run holding their vertices (`perf`: seals
-/// 34 %, `DirData::position_at` 23 %; merges 28 %), where a writer alone at the default
-/// budget seals once, at its close, with no older run to look in.
+/// 9.07-9.78 s at 16, against 3.2 s without tails. The cost is the tails' seals, each
+/// resolving its updates against every older run holding their vertices, and the merges
+/// of the runs they make (`perf`: seals 34 %, `DirData::position_at` 23 % of it; merges
+/// 28 %), where a writer alone at the default budget seals once, at its close, with no
+/// older run to look in.
 const TAILS_PER_FLUSH: usize = 3;
 
 /// The memtable bytes at which a writer seals a tail, under a freeze size of `freeze`: a
