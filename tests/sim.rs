@@ -386,7 +386,18 @@ fn verify(
         }
         CUTS.fetch_add(1, Ordering::Relaxed);
     }
-    let (d, edges) = snapshot_digest(&g.snapshot().map_err(|e| e.to_string())?, cfg.weighted);
+    let snap = g.snapshot().map_err(|e| e.to_string())?;
+    let (d, edges) = snapshot_digest(&snap, cfg.weighted);
+    // The runs' headers count what their lists hold (adds, tombstones, self loops): the
+    // size from the headers alone is the snapshot's.
+    let size = g.size().map_err(|e| format!("size failed: {e}"))?;
+    if size != evograph::store::GraphSize::of(&snap) {
+        return Err(format!(
+            "the headers count {size:?}, the lists {:?}",
+            evograph::store::GraphSize::of(&snap)
+        ));
+    }
+    drop(snap);
     let found = bounds
         .at
         .iter()

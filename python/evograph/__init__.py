@@ -461,10 +461,10 @@ class Graph:
 
     def size(self, at: Optional[Union[int, str]] = None) -> Dict[str, int]:
         """How big the graph is: ``{"edges", "adjacency_entries", "vertices"}``, as
-        ``evograph stats`` counts them. Without ``at``, the graph now: a directed store
-        counts it from its runs' headers without taking a snapshot (a snapshot first checks
-        every run's lists: 0.42 s against 0.12 s at Kron24), so a damaged list is reported
-        by the next snapshot, not here. With ``at`` (any form ``at()`` takes), the graph
+        ``evograph stats`` counts them. Without ``at``, the graph now, counted from its
+        runs' headers without taking a snapshot (a snapshot first checks every run's lists:
+        0.42 s against 0.12 s at Kron24), so a damaged list is reported by the next
+        snapshot, not here. With ``at`` (any form ``at()`` takes), the graph
         right after the commit it names, as ``evograph stats --at`` counts it, with that
         commit's ``"lsn"`` and ``"unix_nanos"``: counted from the runs' versions without
         building the graph where ``compact`` derived them (a pass over their columns),

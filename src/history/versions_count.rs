@@ -128,12 +128,14 @@ fn own<B: Copy + Into<u32>>(ids: &[VertexId], at: &[B], v: VertexId, q: u32) -> 
         .is_ok_and(|p| at.get(p).is_some_and(|&b| b.into() <= q)) as i64
 }
 
-/// What a run wholly before the commit contributes: all of it.
+/// What a run wholly before the commit contributes: all of it (its loops from its header,
+/// or a search per vertex in a run written before headers counted them).
 pub(crate) fn whole(run: &Run, loops: Loops) -> Counted {
     let d = &run.out;
-    let loops = match loops {
-        Loops::Skip => 0,
-        Loops::Count => (0..d.n_index())
+    let loops = match (loops, run.header.loops) {
+        (Loops::Skip, _) => 0,
+        (Loops::Count, Some(l)) => l,
+        (Loops::Count, None) => (0..d.n_index())
             .into_par_iter()
             .map_init(Vec::new, |buf, i| {
                 let v = d.vid_at(i);

@@ -28,6 +28,8 @@ pub struct DirPart {
     tombs: Vec<VertexId>,
     /// Neighbors recorded, in `adds` or wherever the caller placed them.
     listed: u64,
+    /// Self loops recorded: added less tombstoned.
+    loops: i64,
 }
 
 impl DirPart {
@@ -55,6 +57,22 @@ impl DirPart {
     /// Records vertex `v` whose `n` neighbors the caller already appended to `adds`.
     #[inline]
     pub fn close(&mut self, v: VertexId, n: usize, tombs: &[VertexId]) {
+        let added = &self.adds[self.adds.len() - n..];
+        let looped = added.binary_search(&v).is_ok();
+        self.record(v, n, looped, tombs);
+    }
+
+    /// Records vertex `v` whose sorted neighbors `placed` the caller wrote elsewhere (the
+    /// part's `adds` stay empty).
+    #[inline]
+    pub fn close_placed(&mut self, v: VertexId, placed: &[VertexId], tombs: &[VertexId]) {
+        self.record(v, placed.len(), placed.binary_search(&v).is_ok(), tombs);
+    }
+
+    /// Records vertex `v` with `n` neighbors, among them `v` itself if `looped`, and
+    /// `tombs`.
+    #[inline]
+    fn record(&mut self, v: VertexId, n: usize, looped: bool, tombs: &[VertexId]) {
         if n == 0 && tombs.is_empty() {
             return;
         }
@@ -64,6 +82,7 @@ impl DirPart {
         self.listed += n as u64;
         self.tcounts.push(tombs.len() as u32);
         self.tombs.extend_from_slice(tombs);
+        self.loops += i64::from(looped) - i64::from(tombs.binary_search(&v).is_ok());
     }
 
     /// Whether nothing was pushed.
@@ -82,6 +101,7 @@ impl DirPart {
         self.tcounts.extend(next.tcounts);
         self.tombs.extend(next.tombs);
         self.listed += next.listed;
+        self.loops += next.loops;
     }
 
     /// Each pushed vertex with its neighbors, their weights (empty when unweighted) and its
@@ -133,6 +153,8 @@ pub struct IndexBuilder {
     may_densify: bool,
     tombs: Vec<VertexId>,
     n_adds: u64,
+    /// Self loops of the parts taken: added less tombstoned.
+    loops: i64,
     shape: Shape,
 }
 
@@ -165,6 +187,7 @@ impl IndexBuilder {
             may_densify: true,
             tombs: Vec::new(),
             n_adds: 0,
+            loops: 0,
             shape: Shape::Listed {
                 vids: Vec::new(),
                 counts: Vec::new(),
@@ -198,6 +221,7 @@ impl IndexBuilder {
     /// Takes a part's index (its neighbor ids are the caller's to place).
     pub fn add(&mut self, p: &DirPart) {
         self.tombs.extend_from_slice(&p.tombs);
+        self.loops += p.loops;
         match &mut self.shape {
             Shape::Listed {
                 vids,
@@ -286,6 +310,7 @@ impl IndexBuilder {
             toffs: Sec::owned(toffs),
             tombs: Sec::owned(self.tombs),
             n_adds: self.n_adds,
+            loops: Some(self.loops),
             packed: None,
             directory: Default::default(),
         }
@@ -437,6 +462,9 @@ pub fn header(
     if meta.last_time.is_some() {
         flags |= super::format::TIMED;
     }
+    if out.loops.is_some() {
+        flags |= super::format::LOOPS;
+    }
     if out.dense {
         flags |= OUT_DENSE;
     }
@@ -457,6 +485,7 @@ pub fn header(
         dirs: [counts(out), inn.map(counts).unwrap_or_default()],
         stamp: Some(meta.stamp),
         last_time: meta.last_time,
+        loops: out.loops,
         ..Default::default()
     };
     h.lay_out();

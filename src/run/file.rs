@@ -567,6 +567,7 @@ impl Sections<'_> {
             toffs: self.sec(format::toffs(d), 8),
             tombs: self.sec(format::tombs(d), ID_BYTES),
             n_adds: self.h.dirs[d].n_adds,
+            loops: self.h.loops,
             packed: packed.then(|| self.packed(d)),
             directory: Default::default(),
         }

@@ -42,7 +42,9 @@ const BASE_WORDS: usize = 8 + 6 + SECTIONS + 4;
 const STAMP_WORD: usize = BASE_WORDS + 2;
 /// Where a timed header keeps the time of the run's newest commit.
 pub const TIME_WORD: usize = STAMP_WORD + 2;
-const _: () = assert!((TIME_WORD + 1) * 8 <= PACKED_HEADER_LEN - 8);
+/// Word of a run with [`LOOPS`]: its out-direction's self loops, added less tombstoned.
+pub const LOOPS_WORD: usize = TIME_WORD + 1;
+const _: () = assert!((LOOPS_WORD + 1) * 8 <= PACKED_HEADER_LEN - 8);
 const _: () = assert!(BASE_WORDS * 8 <= HEADER_LEN - 8);
 /// Body bytes covered by one checksum.
 pub const CRC_BLOCK: usize = 1 << 20;
@@ -98,6 +100,11 @@ pub const STAMPED: u64 = 64;
 /// Flag (stamped runs only): word [`TIME_WORD`] holds the time of the newest commit whose
 /// records the run holds, in Unix nanoseconds.
 pub const TIMED: u64 = 128;
+/// Flag (stamped runs only): word [`LOOPS_WORD`] holds the self loops of the out direction,
+/// added less tombstoned (an i64), so that an undirected store counts its edges from the
+/// headers: each other edge is two adjacency entries, a loop one. Bit 16, above the
+/// partition shift's byte.
+pub const LOOPS: u64 = 1 << 16;
 /// Per partition of `2^shift` ids among `parts`, the positions (ascending) of the runs
 /// that can hold its vertices, in one pass over `runs`: O(runs + partitions x runs that
 /// are not confined to a partition).
@@ -126,9 +133,19 @@ pub const PART_SHIFT_AT: u32 = 8;
 pub const PART_SHIFT_MASK: u64 = 0xff << PART_SHIFT_AT;
 // Every flag its own bit, none inside the partition shift's byte; the sections of both
 // directions and the vertex states are the body's sections, each once.
-const FLAGS: [u64; 8] = [
-    HAS_IN, OUT_DENSE, IN_DENSE, WEIGHTED, WIDE_IDS, PACKED, STAMPED, TIMED,
+const FLAGS: [u64; 9] = [
+    HAS_IN, OUT_DENSE, IN_DENSE, WEIGHTED, WIDE_IDS, PACKED, STAMPED, TIMED, LOOPS,
 ];
+/// Every flag this build knows.
+const KNOWN_FLAGS: u64 = {
+    let mut all = 0u64;
+    let mut i = 0;
+    while i < FLAGS.len() {
+        all |= FLAGS[i];
+        i += 1;
+    }
+    all
+};
 const _: () = {
     let mut all = 0u64;
     let mut i = 0;
@@ -195,6 +212,9 @@ pub struct RunHeader {
     /// The time of the newest commit the run holds records of (Unix nanoseconds); `None`
     /// in runs written before commit times were kept.
     pub last_time: Option<i64>,
+    /// Self loops of the out direction, added less tombstoned; `None` in runs written
+    /// before they were counted (and in DRAM runs whose maker did not count them).
+    pub loops: Option<i64>,
 }
 
 impl RunHeader {
@@ -332,6 +352,11 @@ impl RunHeader {
             debug_assert!(self.flags & TIMED != 0 && w.len() == TIME_WORD);
             w.push(t as u64);
         }
+        if let Some(l) = self.loops {
+            debug_assert!(self.flags & LOOPS != 0 && w.len() >= TIME_WORD);
+            w.resize(LOOPS_WORD, 0);
+            w.push(l as u64);
+        }
         let len = self.header_len();
         let mut out = vec![0u8; len];
         for (i, x) in w.iter().enumerate() {
@@ -354,6 +379,12 @@ impl RunHeader {
             return Err(bad("bad magic"));
         }
         let flags = w(1) >> 32;
+        let unknown = flags & !(KNOWN_FLAGS | PART_SHIFT_MASK);
+        if unknown != 0 {
+            return Err(Error::Invalid(format!(
+                "run {name} uses format flags {unknown:#x} this evograph does not know: it was written by a newer evograph"
+            )));
+        }
         let stamped = flags & STAMPED != 0;
         let (len, words) = header_shape(w(1) & 0xffff_ffff, flags).map_err(|m| bad(&m))?;
         if b.len() < len {
@@ -383,18 +414,7 @@ impl RunHeader {
         if !h.is_packed() && stamped && (w(BASE_WORDS) != 0 || w(BASE_WORDS + 1) != 0) {
             return Err(bad("header padding is not zero"));
         }
-        if stamped {
-            if w(STAMP_WORD) == 0 {
-                return Err(bad("stamped with store id 0"));
-            }
-            h.stamp = Some(Stamp {
-                store_id: w(STAMP_WORD),
-                seq: w(STAMP_WORD + 1),
-            });
-        }
-        if flags & TIMED != 0 {
-            h.last_time = Some(w(TIME_WORD) as i64);
-        }
+        h.read_stamped_words(&w).map_err(bad)?;
         // The offsets must be the ones the counts imply; anything else is damage.
         let mut expect = h.clone();
         expect.lay_out();
@@ -406,6 +426,29 @@ impl RunHeader {
             return Err(bad("section layout does not match its counts"));
         }
         Ok(h)
+    }
+
+    /// The words after the base ones, as the flags say: the stamp, the last commit's time
+    /// and the loop count; or why they cannot be.
+    fn read_stamped_words(&mut self, w: &impl Fn(usize) -> u64) -> std::result::Result<(), &str> {
+        if self.flags & STAMPED != 0 {
+            if w(STAMP_WORD) == 0 {
+                return Err("stamped with store id 0");
+            }
+            self.stamp = Some(Stamp {
+                store_id: w(STAMP_WORD),
+                seq: w(STAMP_WORD + 1),
+            });
+        }
+        if self.flags & TIMED != 0 {
+            self.last_time = Some(w(TIME_WORD) as i64);
+        } else if self.flags & LOOPS != 0 && w(TIME_WORD) != 0 {
+            return Err("header padding is not zero");
+        }
+        if self.flags & LOOPS != 0 {
+            self.loops = Some(w(LOOPS_WORD) as i64);
+        }
+        Ok(())
     }
 
     /// The header's fields from its words (`w(i)` is word `i`), unchecked; no stamp.
@@ -448,6 +491,17 @@ fn header_shape(version: u64, flags: u64) -> std::result::Result<(usize, usize),
     let timed = usize::from(flags & TIMED != 0);
     if timed == 1 && !stamped {
         return Err("a commit time in a header without a stamp".into());
+    }
+    if flags & LOOPS != 0 {
+        if !stamped {
+            return Err("a loop count in a header without a stamp".into());
+        }
+        // The time's word stays (zero when untimed) before the count.
+        return match (version, packed) {
+            (VERSION, false) | (VERSION_PACKED, true) => Ok((PACKED_HEADER_LEN, LOOPS_WORD + 1)),
+            (VERSION | VERSION_PACKED, _) => Err("compression flag and version disagree".into()),
+            (v, _) => Err(format!("unsupported format version {v}")),
+        };
     }
     Ok(match version {
         VERSION if !packed && !stamped => (HEADER_LEN, BASE_WORDS),
@@ -568,6 +622,65 @@ mod tests {
         assert_eq!(
             RunHeader::decode(&sample().encode(), "t").unwrap().stamp,
             None
+        );
+    }
+
+    fn with_loops(mut h: RunHeader, loops: i64, time: Option<i64>) -> RunHeader {
+        h.flags |= LOOPS | if time.is_some() { TIMED } else { 0 };
+        h.loops = Some(loops);
+        h.last_time = time;
+        h.lay_out();
+        h
+    }
+
+    /// Sets `word` of an encoded header to `x` and checksums it again: damage the
+    /// checksum cannot catch, for the checks behind it.
+    fn rewritten(b: &[u8], word: usize, x: u64) -> Vec<u8> {
+        let mut c = b.to_vec();
+        c[word * 8..word * 8 + 8].copy_from_slice(&x.to_le_bytes());
+        let n = c.len();
+        let crc = crc32c::crc32c(&c[..n - 8]) as u64;
+        c[n - 8..].copy_from_slice(&crc.to_le_bytes());
+        c
+    }
+
+    /// The loop count round-trips after a commit time or its zero word, plain or packed,
+    /// negative too (a run tombstoning loops older runs added); the untimed word before
+    /// it stays zero, and without the flag its word is padding.
+    #[test]
+    fn a_loop_count_round_trips_with_or_without_a_time() {
+        for base in [stamped(sample()), stamped(packed_sample())] {
+            for (loops, time) in [(3, Some(-7)), (-2, None), (0, Some(1 << 60))] {
+                let h = with_loops(base.clone(), loops, time);
+                let b = h.encode();
+                let d = RunHeader::decode(&b, "t").unwrap();
+                assert_eq!((d.loops, d.last_time), (Some(loops), time));
+                assert_eq!(d, h);
+                let c = rewritten(&b, LOOPS_WORD, 9);
+                assert_eq!(RunHeader::decode(&c, "t").unwrap().loops, Some(9));
+                if time.is_none() {
+                    assert!(RunHeader::decode(&rewritten(&b, TIME_WORD, 1), "t").is_err());
+                }
+            }
+            let b = base.encode();
+            assert!(RunHeader::decode(&rewritten(&b, LOOPS_WORD, 1), "t").is_err());
+        }
+        // A count needs the stamped header's room.
+        let mut h = sample();
+        h.flags |= LOOPS;
+        assert!(RunHeader::decode(&h.encode(), "t").is_err());
+    }
+
+    /// A flag this build does not know is refused as a newer writer's, not as damage.
+    #[test]
+    fn a_flag_from_a_newer_build_is_named_as_such() {
+        let b = stamped(sample()).encode();
+        let w1 = u64::from_le_bytes(b[8..16].try_into().unwrap());
+        let e = RunHeader::decode(&rewritten(&b, 1, w1 | 1 << 52), "run-3.run").unwrap_err();
+        assert!(matches!(e, Error::Invalid(_)), "{e:?}");
+        assert!(
+            e.to_string().contains("run-3.run") && e.to_string().contains("newer"),
+            "{e}"
         );
     }
 

@@ -226,6 +226,9 @@ pub struct DirData {
     /// Number of neighbor ids (kept apart from `adds`, which is empty while a merge
     /// streams them to the file).
     pub n_adds: u64,
+    /// Self loops, added less tombstoned (the same in either direction); `None` where
+    /// nobody counted them (runs written before the count, runs a history view built).
+    pub loops: Option<i64>,
     /// The compressed neighbor lists of a packed direction.
     pub packed: Option<Packed>,
     /// Where each stretch of ids starts in a sparse index, once

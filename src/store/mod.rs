@@ -405,10 +405,11 @@ impl Graph {
         self.inner.snapshot_at(at)
     }
 
-    /// How big the graph is now, as [`GraphSize::of`] the latest snapshot counts it. In a
-    /// directed store it is counted from the runs' headers without reading (or verifying)
-    /// any list, so a run whose lists are damaged is not reported here: a snapshot, or
-    /// [`Graph::check`], reports it.
+    /// How big the graph is now, as [`GraphSize::of`] the latest snapshot counts it:
+    /// from the runs' headers (their adds, tombstones and self loops) without reading (or
+    /// verifying) any list, so a run whose lists are damaged is not reported here: a
+    /// snapshot, or [`Graph::check`], reports it. An undirected store holding a run
+    /// written before headers counted self loops takes a snapshot instead.
     pub fn size(&self) -> Result<GraphSize> {
         self.inner.size()
     }
