@@ -851,9 +851,8 @@ impl Inner {
     }
 
     /// Memtable bytes at which the active memtable is frozen: half the budget, so the
-    /// active memtable and one being sealed (which frees its buffers as it goes) fit.
-    /// The memtable size at which the writer freezes it: half the budget, and less while
-    /// readers in other processes open beside it (`readers.rs`), which replay it all.
+    /// active memtable and one being sealed (which frees its buffers as it goes) fit; less
+    /// while readers in other processes open beside it (`readers.rs`), which replay it all.
     fn freeze_bytes(&self) -> usize {
         let half = (self.opts.memtable_bytes / 2).max(1);
         match self.readers.readers_about() {
