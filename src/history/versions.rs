@@ -704,7 +704,7 @@ impl Settled {
     fn push_only(&self, k: usize, dst: &mut [VertexId], part: &mut DirPart) -> usize {
         let (adds, tombs) = self.of(k);
         dst[..adds.len()].copy_from_slice(adds);
-        part.close_placed(self.vids[k].0, adds, tombs);
+        part.close(self.vids[k].0, adds.len(), tombs);
         adds.len()
     }
 }
@@ -778,8 +778,8 @@ fn fill_range<B: Copy + Into<u32>>(
             more_adds,
             q,
         );
-        part.close_placed(v, &dst[at..at + kept], &tombs);
         at += kept;
+        part.close(v, kept, &tombs);
     }
     for k in k..settled.vids.len() {
         at += settled.push_only(k, &mut dst[at..], &mut part);

@@ -161,6 +161,10 @@ fn seal_directions(
     let updates = Source::Updates {
         older,
         history: history.then_some(m.undirected),
+        loops: match m.undirected {
+            true => build::Loops::Count,
+            false => build::Loops::Skip,
+        },
     };
     if m.undirected {
         let changes = seal_dir(m.out, updates, weighted, min_task, |p| sink.parts(p))?;
@@ -190,6 +194,8 @@ enum Source<'a> {
     Updates {
         older: &'a [Arc<Run>],
         history: Option<bool>,
+        /// Whether the parts count self loops (undirected stores).
+        loops: build::Loops,
     },
     /// A sealed out direction transposed: each list final, sources ascending.
     Transposed,
@@ -260,7 +266,11 @@ fn seal_wave(
     let done: Vec<(DirPart, Changes)> = tasks
         .into_par_iter()
         .map(|(b, g, lvs)| match src {
-            Source::Updates { older, history } => seal_range(b, g, lvs, older, weighted, history),
+            Source::Updates {
+                older,
+                history,
+                loops,
+            } => seal_range(b, g, lvs, older, (weighted, loops), history),
             Source::Transposed => (take_transposed(b, g, lvs, weighted), Changes::default()),
         })
         .collect();
@@ -351,10 +361,10 @@ fn seal_range(
     grouped: &Grouped,
     lvs: Range<usize>,
     older: &[Arc<Run>],
-    weighted: bool,
+    (weighted, loops): (bool, build::Loops),
     history: Option<bool>,
 ) -> (DirPart, Changes) {
-    let mut part = DirPart::default();
+    let mut part = DirPart::new(loops);
     // One change per update at most but for weight changes: sized once, not doubled.
     let expect = match history {
         Some(_) => lvs.clone().map(|lv| grouped.entries(lv).len()).sum(),

@@ -102,8 +102,8 @@ pub const STAMPED: u64 = 64;
 pub const TIMED: u64 = 128;
 /// Flag (stamped runs only): word [`LOOPS_WORD`] holds the self loops of the out direction,
 /// added less tombstoned (an i64), so that an undirected store counts its edges from the
-/// headers: each other edge is two adjacency entries, a loop one. Bit 16, above the
-/// partition shift's byte.
+/// headers: each other edge is two adjacency entries, a loop one. Set in the runs of
+/// undirected stores (`build::Loops`). Bit 16, above the partition shift's byte.
 pub const LOOPS: u64 = 1 << 16;
 /// Per partition of `2^shift` ids among `parts`, the positions (ascending) of the runs
 /// that can hold its vertices, in one pass over `runs`: O(runs + partitions x runs that

@@ -6,7 +6,7 @@
 //! older edge is gone (tombstone); mixed, nothing changed. Merging into the base (the oldest
 //! run) drops tombstones entirely: finding one there means a run is damaged.
 
-use super::build::{DirPart, IndexBuilder, RunMeta};
+use super::build::{DirPart, IndexBuilder, Loops, RunMeta};
 use super::file::RunWriter;
 use super::format::WEIGHTED;
 use super::{Dir, Run};
@@ -296,7 +296,11 @@ fn merge_range(
             .first()
             .is_some_and(|r| r.header.flags & WEIGHTED != 0),
         base,
-        part: DirPart::default(),
+        // A directed run (one with in-lists) needs no loop count.
+        part: DirPart::new(match inputs.first().is_some_and(|r| r.inn.is_some()) {
+            true => Loops::Skip,
+            false => Loops::Count,
+        }),
         scratch: Vec::new(),
         events: Vec::new(),
         adds: Vec::new(),
