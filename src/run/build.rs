@@ -44,7 +44,7 @@ pub struct DirPart {
 }
 
 impl DirPart {
-    /// An empty part that counts self loops or not.
+    /// An empty part that counts self loops or not (`default()` counts none).
     pub fn new(loops: Loops) -> Self {
         DirPart {
             loops: (loops == Loops::Count).then_some(0),
@@ -73,10 +73,10 @@ impl DirPart {
         self.push(v, adds, tombs);
     }
 
-    /// Records vertex `v` whose `n` neighbors the caller already appended to `adds`.
-    #[inline]
-    /// A part that counts loops must hold the neighbors in `adds`; one that does not may
+    /// Records vertex `v` whose `n` neighbors the caller already appended to `adds`. A
+    /// part that counts loops must hold the neighbors in `adds`; one that does not may
     /// have had them placed anywhere.
+    #[inline]
     pub fn close(&mut self, v: VertexId, n: usize, tombs: &[VertexId]) {
         if self.loops.is_some() {
             let added = &self.adds[self.adds.len() - n..];
